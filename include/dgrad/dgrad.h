@@ -1,0 +1,301 @@
+/*
+ * dgrad — the transposed-convolution family on oneDNN.
+ *
+ * Public C API, in the style of oneDNN Graph: logical tensors describe
+ * operands, an op carries a kind and attributes, compiling an op for concrete
+ * input/output logical tensors yields a compiled op that executes on raw
+ * buffers.
+ *
+ * Conventions
+ * - Every function returns a dgrad_status_t. On failure a message naming the
+ *   op, the offending values and the rule is available from
+ *   dgrad_last_error_message() on the calling thread, and nothing is written
+ *   to the caller's output arguments or buffers.
+ * - create/destroy pairs: destroy functions accept NULL.
+ * - Dims and strides are counted in elements; strides may be any
+ *   non-negative values (dense NCX, NXC, channels-last strides under NCX
+ *   dims, padded rows ...).
+ * - Ops, logical tensors and compiled ops are plain values or handles that
+ *   dgrad does not share between threads except as documented:
+ *   dgrad_compiled_op_execute() may be called from several threads at once on
+ *   the same compiled op with different buffers.
+ */
+#ifndef DGRAD_DGRAD_H
+#define DGRAD_DGRAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(DGRAD_BUILDING_LIBRARY)
+#define DGRAD_API __attribute__((visibility("default")))
+#else
+#define DGRAD_API
+#endif
+
+#define DGRAD_VERSION_MAJOR 0
+#define DGRAD_VERSION_MINOR 1
+#define DGRAD_VERSION_PATCH 0
+
+/** Largest rank of any tensor dgrad accepts (weights of a 3D grouped op have 6). */
+#define DGRAD_MAX_NDIMS 8
+/** ndims of a logical tensor whose rank is not known yet. */
+#define DGRAD_UNKNOWN_NDIMS (-1)
+/** A dimension that is not known yet (only for outputs at compile time). */
+#define DGRAD_UNKNOWN_DIM (-1)
+
+/** Status codes, in the style of dnnl_status_t. */
+typedef enum dgrad_status {
+    dgrad_success = 0,
+    /** An allocation failed. */
+    dgrad_out_of_memory = 1,
+    /** The caller broke a rule: bad attribute, NULL pointer, wrong count. */
+    dgrad_invalid_arguments = 2,
+    /** Valid, but not supported here: a graph compiler may fall back. */
+    dgrad_unimplemented = 3,
+    /** Shapes are inconsistent or cannot be produced. */
+    dgrad_invalid_shape = 4,
+    /** A data type is unsupported for its role or the types are mixed. */
+    dgrad_invalid_data_type = 5,
+    /** oneDNN or the system failed at run time. */
+    dgrad_runtime_error = 6,
+    /** A struct or table crossing the plugin boundary has the wrong version. */
+    dgrad_abi_mismatch = 7,
+} dgrad_status_t;
+
+typedef enum dgrad_data_type {
+    dgrad_data_type_undef = 0,
+    dgrad_f32 = 1,
+    dgrad_bf16 = 2,
+    dgrad_f16 = 3,
+    /** Only for shape tensors (dst_shape / output_shape inputs). */
+    dgrad_s32 = 4,
+    dgrad_s64 = 5,
+} dgrad_data_type_t;
+
+typedef enum dgrad_layout_type {
+    dgrad_layout_type_undef = 0,
+    /** dims plus explicit strides (in elements). */
+    dgrad_layout_type_strided = 1,
+    /** Output only: dgrad chooses a strided layout at compile time. */
+    dgrad_layout_type_any = 2,
+} dgrad_layout_type_t;
+
+typedef enum dgrad_property_type {
+    dgrad_property_type_undef = 0,
+    /** Contents may change between executions. */
+    dgrad_property_type_variable = 1,
+    /** Contents never change (e.g. trained weights): dgrad may convert them
+     * once at the first execution and reuse the result. */
+    dgrad_property_type_constant = 2,
+} dgrad_property_type_t;
+
+/** Description of one operand, oneDNN-Graph style. A plain value. */
+typedef struct dgrad_logical_tensor {
+    /** Caller's id, only echoed back. */
+    size_t id;
+    /** Rank, or DGRAD_UNKNOWN_NDIMS. */
+    int32_t ndims;
+    /** Sizes; DGRAD_UNKNOWN_DIM where unknown (outputs only). */
+    int64_t dims[DGRAD_MAX_NDIMS];
+    dgrad_data_type_t data_type;
+    dgrad_property_type_t property;
+    dgrad_layout_type_t layout_type;
+    /** Element strides, meaningful when layout_type is strided. */
+    int64_t strides[DGRAD_MAX_NDIMS];
+} dgrad_logical_tensor_t;
+
+/** The op kinds (dialects) dgrad implements. */
+typedef enum dgrad_op_kind {
+    dgrad_op_kind_undef = 0,
+    /** oneDNN Graph ConvolutionBackwardData: inputs diff_dst, weights,
+     * optional dst_shape (1-D s32/s64, the full output shape). */
+    dgrad_op_convolution_backward_data = 1,
+    /** OpenVINO ConvolutionBackpropData-1: inputs data, weights, optional
+     * output_shape (1-D s32/s64, spatial only). */
+    dgrad_op_convolution_backprop_data = 2,
+    /** OpenVINO GroupConvolutionBackpropData-1: as above, grouped weights. */
+    dgrad_op_group_convolution_backprop_data = 3,
+    /** ONNX ConvTranspose: inputs X, W, optional bias B [Cout]. */
+    dgrad_op_conv_transpose = 4,
+} dgrad_op_kind_t;
+
+/** Attribute names. Each op kind accepts the attributes its dialect defines
+ * (see README); setting another is dgrad_invalid_arguments. */
+typedef enum dgrad_op_attr {
+    dgrad_op_attr_undef = 0,
+    dgrad_op_attr_strides = 1,        /**< s64 list, one per spatial axis */
+    dgrad_op_attr_pads_begin = 2,     /**< s64 list (oneDNN Graph, OpenVINO) */
+    dgrad_op_attr_pads_end = 3,       /**< s64 list (oneDNN Graph, OpenVINO) */
+    dgrad_op_attr_pads = 4,           /**< s64 list [b1..bn, e1..en] (ONNX) */
+    dgrad_op_attr_dilations = 5,      /**< s64 list */
+    dgrad_op_attr_output_padding = 6, /**< s64 list */
+    dgrad_op_attr_auto_pad = 7,       /**< string, values per dialect */
+    dgrad_op_attr_groups = 8,         /**< s64 (oneDNN Graph) */
+    dgrad_op_attr_group = 9,          /**< s64 (ONNX) */
+    dgrad_op_attr_data_format = 10,   /**< string NXC|NCX (oneDNN Graph) */
+    dgrad_op_attr_weights_format = 11,/**< string XIO|OIX (oneDNN Graph) */
+    dgrad_op_attr_dst_shape = 12,     /**< s64 list, full shape (oneDNN Graph) */
+    dgrad_op_attr_output_shape = 13,  /**< s64 list, spatial (ONNX) */
+    dgrad_op_attr_kernel_shape = 14,  /**< s64 list, checked against W (ONNX) */
+    dgrad_op_attr_count = 15,
+} dgrad_op_attr_t;
+
+/** An op under construction: kind plus attributes. */
+typedef struct dgrad_op dgrad_op_t;
+/** An op compiled for concrete logical tensors. */
+typedef struct dgrad_compiled_op dgrad_compiled_op_t;
+
+/** Message of the last failure on the calling thread ("" if none). The
+ * pointer stays valid until the next dgrad call on this thread. */
+DGRAD_API const char *dgrad_last_error_message(void);
+
+/** Name of a status code, e.g. "invalid_shape". Never NULL. */
+DGRAD_API const char *dgrad_status_name(dgrad_status_t status);
+
+/** Name of a data type ("f32", ...); "undef" for unknown values. */
+DGRAD_API const char *dgrad_data_type_name(dgrad_data_type_t data_type);
+
+/** Size of one element of @p data_type in bytes, 0 for undef. */
+DGRAD_API size_t dgrad_data_type_size(dgrad_data_type_t data_type);
+
+/**
+ * Initializes a logical tensor with dense row-major strides (or layout any).
+ * @param lt Output.
+ * @param id Caller's id.
+ * @param data_type Element type.
+ * @param ndims Rank (1..DGRAD_MAX_NDIMS) or DGRAD_UNKNOWN_NDIMS.
+ * @param dims Sizes (may contain DGRAD_UNKNOWN_DIM); may be NULL only when
+ *     ndims is DGRAD_UNKNOWN_NDIMS.
+ * @param layout_type strided (dense row-major strides are filled in when all
+ *     dims are known) or any.
+ * @param property variable or constant.
+ */
+DGRAD_API dgrad_status_t dgrad_logical_tensor_init(dgrad_logical_tensor_t *lt,
+        size_t id, dgrad_data_type_t data_type, int32_t ndims,
+        const int64_t *dims, dgrad_layout_type_t layout_type,
+        dgrad_property_type_t property);
+
+/**
+ * Initializes a strided logical tensor with explicit element strides.
+ * @param strides One non-negative stride per dimension.
+ */
+DGRAD_API dgrad_status_t dgrad_logical_tensor_init_with_strides(
+        dgrad_logical_tensor_t *lt, size_t id, dgrad_data_type_t data_type,
+        int32_t ndims, const int64_t *dims, const int64_t *strides,
+        dgrad_property_type_t property);
+
+/** Number of elements a buffer for @p lt must span (largest offset + 1),
+ * in @p n_elements. Fails for unknown dims. */
+DGRAD_API dgrad_status_t dgrad_logical_tensor_get_span(
+        const dgrad_logical_tensor_t *lt, int64_t *n_elements);
+
+/** Op kind from its dialect name ("ConvolutionBackwardData",
+ * "ConvolutionBackpropData", "GroupConvolutionBackpropData",
+ * "ConvTranspose"; case-sensitive). */
+DGRAD_API dgrad_status_t dgrad_op_kind_from_name(
+        const char *name, dgrad_op_kind_t *kind);
+
+/** Dialect name of an op kind; "undef" for unknown values. */
+DGRAD_API const char *dgrad_op_kind_name(dgrad_op_kind_t kind);
+
+/**
+ * Creates an op with default attributes.
+ * @param op Output handle; destroy with dgrad_op_destroy().
+ * @param id Caller's id.
+ * @param kind The dialect.
+ * @param name Caller's name for messages (may be NULL).
+ */
+DGRAD_API dgrad_status_t dgrad_op_create(dgrad_op_t **op, size_t id,
+        dgrad_op_kind_t kind, const char *name);
+
+/** Destroys an op; NULL is accepted. */
+DGRAD_API dgrad_status_t dgrad_op_destroy(dgrad_op_t *op);
+
+/** Sets an integer attribute (groups, group). */
+DGRAD_API dgrad_status_t dgrad_op_set_attr_s64(
+        dgrad_op_t *op, dgrad_op_attr_t attr, int64_t value);
+
+/** Sets an integer-list attribute (strides, pads, ...); @p count values. */
+DGRAD_API dgrad_status_t dgrad_op_set_attr_s64s(dgrad_op_t *op,
+        dgrad_op_attr_t attr, const int64_t *values, size_t count);
+
+/** Sets a string attribute (auto_pad, data_format, weights_format). */
+DGRAD_API dgrad_status_t dgrad_op_set_attr_str(
+        dgrad_op_t *op, dgrad_op_attr_t attr, const char *value);
+
+/**
+ * Sets an attribute from text, for text front ends. @p name is the
+ * dialect's attribute name ("strides", "pads", "auto_pad", ...); @p value is
+ * the text of the value: an integer ("2"), a list ("2,2", "[2, 2]", "2 2")
+ * or a string ("SAME_UPPER").
+ */
+DGRAD_API dgrad_status_t dgrad_op_set_attr_by_name(
+        dgrad_op_t *op, const char *name, const char *value);
+
+/**
+ * Compiles an op for concrete operands.
+ * @param compiled Output handle; destroy with dgrad_compiled_op_destroy().
+ * @param op The op (may be destroyed afterwards).
+ * @param n_inputs 2, or 3 with the dialect's optional third input.
+ * @param inputs The input logical tensors, in dialect order.
+ * @param output In: the requested output (dims may be unknown, layout may be
+ *     any). Out: the output with its inferred dims and chosen strides. When
+ *     a dst_shape/output_shape input is given and the output dims are not
+ *     known, the spatial dims stay DGRAD_UNKNOWN_DIM and are resolved at
+ *     execution from the input's values.
+ */
+DGRAD_API dgrad_status_t dgrad_compiled_op_create(
+        dgrad_compiled_op_t **compiled, const dgrad_op_t *op,
+        size_t n_inputs, const dgrad_logical_tensor_t *inputs,
+        dgrad_logical_tensor_t *output);
+
+/** Destroys a compiled op; NULL is accepted. */
+DGRAD_API dgrad_status_t dgrad_compiled_op_destroy(
+        dgrad_compiled_op_t *compiled);
+
+/** The output logical tensor as compiled (dims may be unknown). */
+DGRAD_API dgrad_status_t dgrad_compiled_op_query_output(
+        const dgrad_compiled_op_t *compiled, dgrad_logical_tensor_t *output);
+
+/**
+ * Name of the oneDNN implementation chosen (e.g. "jit:avx512_core"), or
+ * "deferred" when the plan is built at execution. The pointer lives as long
+ * as the compiled op.
+ */
+DGRAD_API const char *dgrad_compiled_op_impl_name(
+        const dgrad_compiled_op_t *compiled);
+
+/**
+ * Executes a compiled op. Safe to call from several threads at once on
+ * different output buffers.
+ * @param n_inputs Must equal the count given at compile time.
+ * @param inputs Input buffers in the layout of their logical tensors; a
+ *     dst_shape/output_shape input holds its s32/s64 values.
+ * @param output Output buffer in the compiled output layout.
+ */
+DGRAD_API dgrad_status_t dgrad_compiled_op_execute(
+        const dgrad_compiled_op_t *compiled, size_t n_inputs,
+        const void *const *inputs, void *output);
+
+/**
+ * Executes a compiled op whose output dims were unknown at compile time and
+ * reports the output actually produced.
+ * @param output_lt Optional (may be NULL): receives the resolved output
+ *     logical tensor (dims and strides used).
+ * @param output_capacity Size of @p output in bytes; if the resolved output
+ *     does not fit, dgrad_invalid_arguments and nothing is written.
+ */
+DGRAD_API dgrad_status_t dgrad_compiled_op_execute_dynamic(
+        const dgrad_compiled_op_t *compiled, size_t n_inputs,
+        const void *const *inputs, void *output, size_t output_capacity,
+        dgrad_logical_tensor_t *output_lt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DGRAD_DGRAD_H */

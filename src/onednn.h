@@ -1,0 +1,61 @@
+/*
+ * oneDNN lowering: canonical problem -> memory descriptors, primitives,
+ * reorders; a process-wide plan cache. This layer knows no dialects: it sees
+ * only dgrad_problem_t (problem.h).
+ */
+#ifndef DGRAD_ONEDNN_H
+#define DGRAD_ONEDNN_H
+
+#include <stddef.h>
+
+#include "problem.h"
+
+/* An executable plan for one canonical problem. Immutable after creation
+ * and shared (reference counted) between compiled ops through the cache;
+ * executing it from several threads at once is safe. */
+typedef struct dgrad_plan dgrad_plan_t;
+
+/*
+ * Returns a plan for @p problem, from the cache when an identical problem
+ * (bytewise equal dgrad_problem_t) was planned before, else newly created
+ * and inserted. The caller owns one reference: release it with
+ * dgrad_plan_release(). Fails with dgrad_unimplemented when oneDNN has no
+ * implementation, with a message naming the oneDNN status.
+ */
+dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
+        dgrad_plan_t **plan);
+
+/* Drops one reference; NULL accepted. */
+void dgrad_plan_release(dgrad_plan_t *plan);
+
+/* oneDNN implementation name, e.g. "jit:avx512_core" (or "none" when the
+ * output receives no term and no primitive runs). */
+const char *dgrad_plan_impl_name(const dgrad_plan_t *plan);
+
+/* Bytes of the weights in the primitive's own layout and type, or 0 when
+ * the primitive reads the user's weights directly. */
+size_t dgrad_plan_prepared_weights_size(const dgrad_plan_t *plan);
+
+/* Converts user weights (problem layout and type) into @p prepared
+ * (dgrad_plan_prepared_weights_size bytes, 64-byte aligned). Used once for
+ * constant weights. */
+dgrad_status_t dgrad_plan_prepare_weights(const dgrad_plan_t *plan,
+        const void *user_weights, void *prepared);
+
+/*
+ * Executes the plan.
+ * @param in, bias, out  User buffers in the problem's layouts (bias NULL
+ *     unless the problem has one).
+ * @param weights  User weights, or prepared weights when
+ *     @p weights_prepared is non-zero.
+ */
+dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out);
+
+/* Number of plans currently cached and the number of cache hits so far
+ * (for tests). */
+size_t dgrad_plan_cache_size(void);
+size_t dgrad_plan_cache_hits(void);
+
+#endif

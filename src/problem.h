@@ -1,0 +1,136 @@
+/*
+ * Dialect layer: op descriptions in the four dialects -> one canonical
+ * problem (DESIGN.md section 1). Validation and shape inference live here.
+ * This layer knows no oneDNN.
+ */
+#ifndef DGRAD_PROBLEM_H
+#define DGRAD_PROBLEM_H
+
+#include <stdint.h>
+
+#include "dgrad/dgrad.h"
+
+#define DGRAD_MAX_SPATIAL 3
+/* Longest list attribute: ONNX pads has 2 values per spatial axis; dst_shape
+ * has N, C and the spatial dims. */
+#define DGRAD_ATTR_MAX_VALUES 8
+#define DGRAD_ATTR_MAX_TEXT 24
+
+typedef enum dgrad_auto_pad {
+    dgrad_auto_pad_explicit = 0, /* oneDNN None/explicit, OpenVINO explicit/notset, ONNX NOTSET */
+    dgrad_auto_pad_same_upper = 1,
+    dgrad_auto_pad_same_lower = 2,
+    dgrad_auto_pad_valid = 3,
+} dgrad_auto_pad_t;
+
+typedef struct dgrad_attr_value {
+    int is_set;
+    int count;                              /* list length (1 for scalars) */
+    int64_t values[DGRAD_ATTR_MAX_VALUES];  /* integer / list attributes */
+    char text[DGRAD_ATTR_MAX_TEXT];         /* string attributes, as given */
+} dgrad_attr_value_t;
+
+/* An op as the user described it: kind plus raw attributes. */
+typedef struct dgrad_op_desc {
+    dgrad_op_kind_t kind;
+    dgrad_attr_value_t attrs[dgrad_op_attr_count];
+} dgrad_op_desc_t;
+
+/* The canonical problem. All fields zero-initialised before filling so the
+ * struct can be compared and hashed bytewise (it is the plan cache key).
+ * Tensors, in canonical dimension order:
+ *   in   [N, Cin, X...]           (diff_dst / data / X)
+ *   wei  [G, Cin/G, Cout/G, K...] (W[g][ci][co][k])
+ *   out  [N, Cout, Y...]          (diff_src / output / Y)
+ *   bias [Cout]                   (ONNX only)
+ * Strides are in elements and may be anything non-negative. */
+typedef struct dgrad_problem {
+    int32_t nsp;               /* spatial rank 1..3 */
+    dgrad_data_type_t dt;      /* data, weights, bias and output */
+    int64_t N, G, Cin, Cout;   /* channel counts over all groups */
+    int64_t X[DGRAD_MAX_SPATIAL], K[DGRAD_MAX_SPATIAL];
+    int64_t S[DGRAD_MAX_SPATIAL], D[DGRAD_MAX_SPATIAL];
+    int64_t PB[DGRAD_MAX_SPATIAL], Y[DGRAD_MAX_SPATIAL];
+    int64_t in_strides[2 + DGRAD_MAX_SPATIAL];
+    int64_t wei_strides[3 + DGRAD_MAX_SPATIAL];
+    int64_t out_strides[2 + DGRAD_MAX_SPATIAL];
+    int32_t has_bias;
+    int64_t bias_stride;
+} dgrad_problem_t;
+
+/* Role of the optional third input of an op kind. */
+typedef enum dgrad_third_input {
+    dgrad_third_input_none = 0,
+    dgrad_third_input_full_shape = 1,    /* oneDNN Graph dst_shape */
+    dgrad_third_input_spatial_shape = 2, /* OpenVINO output_shape */
+    dgrad_third_input_bias = 3,          /* ONNX B */
+} dgrad_third_input_t;
+
+dgrad_third_input_t dgrad_op_kind_third_input(dgrad_op_kind_t kind);
+
+/* Initialises @p desc with no attribute set. Fails for an unknown kind. */
+dgrad_status_t dgrad_op_desc_init(dgrad_op_desc_t *desc, dgrad_op_kind_t kind);
+
+/* Attribute setters. They check that the kind has the attribute, its value
+ * type, its length bound and (for strings) that the value is one the dialect
+ * accepts (auto_pad case-insensitive where the dialect allows). Range checks
+ * that need the tensors (length == spatial rank, stride >= 1 ...) happen in
+ * dgrad_problem_resolve so that they name the tensors. */
+dgrad_status_t dgrad_op_desc_set_s64(dgrad_op_desc_t *desc,
+        dgrad_op_attr_t attr, int64_t value);
+dgrad_status_t dgrad_op_desc_set_s64s(dgrad_op_desc_t *desc,
+        dgrad_op_attr_t attr, const int64_t *values, size_t count);
+dgrad_status_t dgrad_op_desc_set_str(dgrad_op_desc_t *desc,
+        dgrad_op_attr_t attr, const char *value);
+/* Text front ends: attribute by dialect name, value as text. */
+dgrad_status_t dgrad_op_desc_set_by_name(dgrad_op_desc_t *desc,
+        const char *name, const char *value);
+
+/* Attribute name <-> enum (names are the dialects' own). */
+const char *dgrad_op_attr_name(dgrad_op_attr_t attr);
+dgrad_op_attr_t dgrad_op_attr_from_name(const char *name);
+
+/* Result of dgrad_problem_resolve. */
+typedef struct dgrad_resolved {
+    dgrad_problem_t problem;
+    /* The output logical tensor in the dialect's order (e.g. NXC), with
+     * dims and strides filled in. */
+    dgrad_logical_tensor_t output;
+    /* 1 when a shape input's values are needed and were not given (and the
+     * output dims were unknown): problem's Y/PB and output spatial dims are
+     * not resolved yet (DGRAD_UNKNOWN_DIM). */
+    int deferred;
+} dgrad_resolved_t;
+
+/*
+ * Validates an op against its operands and resolves the canonical problem.
+ *
+ * @param desc      The op.
+ * @param n_inputs  2 or 3.
+ * @param inputs    Input logical tensors in dialect order (all strided,
+ *                  dims known).
+ * @param output    Requested output: ndims/dims may be unknown, layout
+ *                  strided or any. Known dims must agree with the inferred
+ *                  ones. For layout any, dgrad chooses channels-last strides.
+ * @param shape_values  Values of the dst_shape/output_shape input, or NULL
+ *                  when unknown (compile time). When NULL and the output dims
+ *                  are known, the output dims stand for the values.
+ * @param n_shape_values  Number of values.
+ * @param out       Result. Written only on success.
+ *
+ * Errors name the op kind, the values and the rule, e.g.
+ * "ConvolutionBackwardData: groups (3) does not divide diff_dst channels (16)".
+ */
+dgrad_status_t dgrad_problem_resolve(const dgrad_op_desc_t *desc,
+        size_t n_inputs, const dgrad_logical_tensor_t *inputs,
+        const dgrad_logical_tensor_t *output, const int64_t *shape_values,
+        size_t n_shape_values, dgrad_resolved_t *out);
+
+/* Natural output size F = S*(X-1) + (K-1)*D + 1 of axis @p i (resolve has
+ * checked that it does not overflow). */
+static inline int64_t dgrad_problem_natural_size(const dgrad_problem_t *p,
+        int i) {
+    return p->S[i] * (p->X[i] - 1) + (p->K[i] - 1) * p->D[i] + 1;
+}
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * Reference: the canonical gather of DESIGN.md section 1 in plain C,
+ * accumulating in double, for f32/bf16/f16 and any strides. The oracle of
+ * every test; never used by the execution path.
+ */
+#ifndef DGRAD_REFERENCE_H
+#define DGRAD_REFERENCE_H
+
+#include "problem.h"
+
+/* Computes the whole output (every element, zeros where no term lands).
+ * @param bias NULL or p->Cout values with stride p->bias_stride.
+ * @param out  Written in p->dt with p->out_strides.
+ * @param abs_sum NULL, or a dense array of N*Cout*prod(Y) doubles (canonical
+ *     row-major order [N][Cout][Y...]) receiving the sum of |terms| of each
+ *     element (for tolerances). */
+void dgrad_reference_compute(const dgrad_problem_t *p, const void *in,
+        const void *wei, const void *bias, void *out, double *abs_sum);
+
+/* Computes one output element in double: canonical indices n, c (over all
+ * groups) and y[0..nsp). @p abs_sum may be NULL. */
+double dgrad_reference_point(const dgrad_problem_t *p, const void *in,
+        const void *wei, const void *bias, int64_t n, int64_t c,
+        const int64_t *y, double *abs_sum);
+
+#endif
