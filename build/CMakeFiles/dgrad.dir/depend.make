@@ -1,0 +1,2 @@
+# Empty dependencies file for dgrad.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,12 @@
+/* Internal accessors of the API layer for the other dgrad components
+ * (tests, plugin, conformance runner). Not part of the public API. */
+#ifndef DGRAD_API_INTERNAL_H
+#define DGRAD_API_INTERNAL_H
+
+#include "dgrad/dgrad.h"
+#include "problem.h"
+
+/* The dialect description of an op. */
+const dgrad_op_desc_t *dgrad_op_get_desc(const dgrad_op_t *op);
+
+#endif

@@ -1,0 +1,576 @@
+/*
+ * The oneDNN lowering (src/onednn.c) against the reference gather, on
+ * hand-built canonical problems. Data are small integers so every dtype is
+ * exact (f32 accumulation of small integer products is exact and both
+ * sides round once); the random-float test uses a tolerance.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "onednn.h"
+#include "reference.h"
+
+/* Layouts of the activations and of the weights. */
+enum { NCX = 0, NXC = 1 };
+enum { WEI_CANONICAL = 0, WEI_XIO = 1, WEI_KFIRST = 2 };
+
+typedef struct shape {
+    int nsp;
+    dgrad_data_type_t dt;
+    int64_t N, G, Cin, Cout;
+    int64_t X[3], K[3], S[3], D[3], PB[3], Y[3];
+    int act_layout, wei_layout, has_bias;
+} shape_t;
+
+/* Dense strides of a tensor with dims [N, C, sp...]. */
+static void act_strides(int64_t *st, int64_t N, int64_t C, const int64_t *sp,
+        int nsp, int layout) {
+    (void)N;
+    int64_t acc = 1;
+    if (layout == NXC) {
+        st[1] = acc;
+        acc *= C;
+    }
+    for (int i = nsp - 1; i >= 0; i--) {
+        st[2 + i] = acc;
+        acc *= sp[i];
+    }
+    if (layout == NCX) {
+        st[1] = acc;
+        acc *= C;
+    }
+    st[0] = acc;
+}
+
+/* Weights W[g][ci][co][k...] stored as canonical [G][Cin/G][Cout/G][K...],
+ * as oneDNN Graph XIO [K..., Cout/G, Cin] (Cin = g*Cin/G + ci), or as
+ * [K...][G][Cout/G][Cin/G]. */
+static void wei_strides(int64_t *st, const shape_t *s) {
+    int64_t cig = s->Cin / s->G, cog = s->Cout / s->G, acc = 1;
+    if (s->wei_layout == WEI_CANONICAL) {
+        for (int i = s->nsp - 1; i >= 0; i--) {
+            st[3 + i] = acc;
+            acc *= s->K[i];
+        }
+        st[2] = acc;
+        st[1] = acc * cog;
+        st[0] = acc * cog * cig;
+        return;
+    }
+    if (s->wei_layout == WEI_XIO) {
+        st[1] = 1;
+        st[0] = cig;
+        st[2] = s->Cin;
+        acc = s->Cin * cog;
+    } else {
+        st[1] = 1;
+        st[2] = cig;
+        st[0] = cig * cog;
+        acc = cig * cog * s->G;
+    }
+    for (int i = s->nsp - 1; i >= 0; i--) {
+        st[3 + i] = acc;
+        acc *= s->K[i];
+    }
+}
+
+static dgrad_problem_t make_problem(const shape_t *s) {
+    dgrad_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.nsp = s->nsp;
+    p.dt = s->dt;
+    p.N = s->N;
+    p.G = s->G;
+    p.Cin = s->Cin;
+    p.Cout = s->Cout;
+    for (int i = 0; i < s->nsp; i++) {
+        p.X[i] = s->X[i];
+        p.K[i] = s->K[i];
+        p.S[i] = s->S[i] ? s->S[i] : 1;
+        p.D[i] = s->D[i] ? s->D[i] : 1;
+        p.PB[i] = s->PB[i];
+        p.Y[i] = s->Y[i];
+    }
+    act_strides(p.in_strides, p.N, p.Cin, p.X, p.nsp, s->act_layout);
+    act_strides(p.out_strides, p.N, p.Cout, p.Y, p.nsp, s->act_layout);
+    wei_strides(p.wei_strides, s);
+    p.has_bias = s->has_bias;
+    p.bias_stride = s->has_bias ? 1 : 0;
+    return p;
+}
+
+static size_t elsize(dgrad_data_type_t dt) {
+    return dt == dgrad_f32 ? 4 : 2;
+}
+
+/* Elements spanned by a tensor of @p n dims with these strides. */
+static int64_t span(const int64_t *dims, const int64_t *strides, int n) {
+    int64_t last = 0;
+    for (int i = 0; i < n; i++) {
+        if (dims[i] == 0) return 0;
+        last += (dims[i] - 1) * strides[i];
+    }
+    return last + 1;
+}
+
+typedef struct buffers {
+    int64_t n_in, n_wei, n_out, n_bias;
+    void *in, *wei, *bias, *out, *ref;
+    double *abs_sum;
+} buffers_t;
+
+static void fill_random(void *buf, dgrad_data_type_t dt, int64_t n,
+        int integers, unsigned *seed) {
+    for (int64_t i = 0; i < n; i++) {
+        double v = integers ? (double)(rand_r(seed) % 7 - 3)
+                            : (double)rand_r(seed) / RAND_MAX * 2.0 - 1.0;
+        dgrad_store(buf, dt, i, v);
+    }
+}
+
+static void *garbage(int64_t n, dgrad_data_type_t dt, int byte) {
+    size_t bytes = (size_t)(n > 0 ? n : 1) * elsize(dt);
+    void *b = malloc(bytes);
+    cr_assert(b);
+    memset(b, byte, bytes);
+    return b;
+}
+
+static void buffers_init(buffers_t *b, const dgrad_problem_t *p,
+        int integers, unsigned seed) {
+    int64_t din[5] = {p->N, p->Cin}, dout[5] = {p->N, p->Cout};
+    int64_t dwei[6] = {p->G, p->Cin / p->G, p->Cout / p->G};
+    for (int i = 0; i < p->nsp; i++) {
+        din[2 + i] = p->X[i];
+        dout[2 + i] = p->Y[i];
+        dwei[3 + i] = p->K[i];
+    }
+    b->n_in = span(din, p->in_strides, 2 + p->nsp);
+    b->n_wei = span(dwei, p->wei_strides, 3 + p->nsp);
+    b->n_out = span(dout, p->out_strides, 2 + p->nsp);
+    b->n_bias = p->has_bias ? p->Cout : 0;
+    b->in = garbage(b->n_in, p->dt, 0);
+    b->wei = garbage(b->n_wei, p->dt, 0);
+    b->bias = garbage(b->n_bias, p->dt, 0);
+    /* Different garbage on both sides: every element must be written. */
+    b->out = garbage(b->n_out, p->dt, 0x7b);
+    b->ref = garbage(b->n_out, p->dt, 0x3c);
+    int64_t n_elems = p->N * p->Cout;
+    for (int i = 0; i < p->nsp; i++) n_elems *= p->Y[i];
+    b->abs_sum = calloc((size_t)(n_elems > 0 ? n_elems : 1), sizeof(double));
+    cr_assert(b->abs_sum);
+    fill_random(b->in, p->dt, b->n_in, integers, &seed);
+    fill_random(b->wei, p->dt, b->n_wei, integers, &seed);
+    fill_random(b->bias, p->dt, b->n_bias, integers, &seed);
+}
+
+static void buffers_free(buffers_t *b) {
+    free(b->in);
+    free(b->wei);
+    free(b->bias);
+    free(b->out);
+    free(b->ref);
+    free(b->abs_sum);
+}
+
+/* Compares every output element (canonical order) with the reference:
+ * exactly, or within 4 * u * sum|terms| when @p tolerant. */
+static void compare(const dgrad_problem_t *p, const buffers_t *b,
+        int tolerant) {
+    double u = dgrad_data_type_unit_roundoff(p->dt);
+    int64_t idx = 0, bad = 0;
+    for (int64_t n = 0; n < p->N; n++)
+        for (int64_t c = 0; c < p->Cout; c++) {
+            int64_t y[3] = {0, 0, 0};
+            for (;;) {
+                int64_t off = n * p->out_strides[0] + c * p->out_strides[1];
+                for (int i = 0; i < p->nsp; i++)
+                    off += y[i] * p->out_strides[2 + i];
+                double got = dgrad_load(b->out, p->dt, off);
+                double want = dgrad_load(b->ref, p->dt, off);
+                double tol = tolerant ? 4 * u * b->abs_sum[idx] : 0.0;
+                if (!(fabs(got - want) <= tol) && bad++ < 5)
+                    cr_log_error("n=%lld c=%lld y=%lld,%lld,%lld: got %g "
+                            "want %g", (long long)n, (long long)c,
+                            (long long)y[0], (long long)y[1],
+                            (long long)y[2], got, want);
+                idx++;
+                int i = p->nsp - 1;
+                while (i >= 0 && ++y[i] == p->Y[i]) y[i--] = 0;
+                if (i < 0) break;
+            }
+        }
+    cr_assert_eq(bad, 0, "%lld mismatches", (long long)bad);
+}
+
+/* Plans, executes and compares one problem; returns nothing, asserts. */
+static void check_problem_ex(const dgrad_problem_t *p, int integers,
+        int prepared) {
+    buffers_t b;
+    buffers_init(&b, p, integers, 1234u);
+    dgrad_reference_compute(p, b.in, b.wei, p->has_bias ? b.bias : NULL,
+            b.ref, b.abs_sum);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(p, &plan), dgrad_success, "%s",
+            dgrad_last_error_message());
+    const void *wei = b.wei;
+    void *prep = NULL;
+    if (prepared && dgrad_plan_prepared_weights_size(plan) > 0) {
+        size_t size = dgrad_plan_prepared_weights_size(plan);
+        prep = aligned_alloc(64, (size + 63) / 64 * 64);
+        cr_assert(prep);
+        cr_assert_eq(dgrad_plan_prepare_weights(plan, b.wei, prep),
+                dgrad_success, "%s", dgrad_last_error_message());
+        wei = prep;
+    }
+    cr_assert_eq(dgrad_plan_execute(plan, b.in, wei, prepared,
+                         p->has_bias ? b.bias : NULL, b.out),
+            dgrad_success, "%s", dgrad_last_error_message());
+    compare(p, &b, !integers);
+    cr_log_info("impl %s", dgrad_plan_impl_name(plan));
+    dgrad_plan_release(plan);
+    free(prep);
+    buffers_free(&b);
+}
+
+static void check_shape(const shape_t *s) {
+    dgrad_problem_t p = make_problem(s);
+    check_problem_ex(&p, 1, 0);
+}
+
+/* Every layout combination of one shape. */
+static void check_all_layouts(shape_t s) {
+    for (int a = NCX; a <= NXC; a++)
+        for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++) {
+            s.act_layout = a;
+            s.wei_layout = w;
+            check_shape(&s);
+        }
+}
+
+static int64_t natural(const shape_t *s, int i) {
+    return s->S[i] * (s->X[i] - 1) + (s->K[i] - 1) * s->D[i] + 1;
+}
+
+/* Sets Y to the natural size minus PB and @p crop_end on every axis. */
+static void set_natural_y(shape_t *s, int64_t crop_end) {
+    for (int i = 0; i < s->nsp; i++)
+        s->Y[i] = natural(s, i) - s->PB[i] - crop_end;
+}
+
+Test(onednn, conv1d_strides_dilations) {
+    for (int64_t st = 1; st <= 3; st++)
+        for (int64_t d = 1; d <= 2; d++) {
+            shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 1,
+                    .Cin = 3, .Cout = 5, .X = {7}, .K = {3}, .S = {st},
+                    .D = {d}, .PB = {1}};
+            set_natural_y(&s, 1);
+            check_all_layouts(s);
+        }
+}
+
+Test(onednn, conv2d_groups) {
+    for (int64_t g = 1; g <= 2; g++) {
+        shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = g,
+                .Cin = 4, .Cout = 6, .X = {5, 4}, .K = {3, 2},
+                .S = {2, 1}, .D = {1, 2}, .PB = {1, 0}};
+        set_natural_y(&s, 0);
+        check_all_layouts(s);
+    }
+}
+
+Test(onednn, conv3d) {
+    shape_t s = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 4,
+            .Cout = 2, .X = {3, 4, 3}, .K = {2, 3, 2}, .S = {2, 1, 3},
+            .D = {1, 2, 1}, .PB = {0, 1, 1}};
+    set_natural_y(&s, 1);
+    check_all_layouts(s);
+}
+
+Test(onednn, depthwise) {
+    for (int nsp = 1; nsp <= 3; nsp++) {
+        shape_t s = {.nsp = nsp, .dt = dgrad_f32, .N = 2, .G = 17,
+                .Cin = 17, .Cout = 17, .X = {5, 4, 3}, .K = {3, 2, 2},
+                .S = {2, 2, 1}, .D = {1, 1, 2}, .PB = {1, 0, 0}};
+        set_natural_y(&s, 0);
+        check_all_layouts(s);
+    }
+}
+
+Test(onednn, channels_17_batch_3) {
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 3, .G = 1, .Cin = 17,
+            .Cout = 17, .X = {4, 5}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}};
+    set_natural_y(&s, 1);
+    check_all_layouts(s);
+}
+
+Test(onednn, negative_pb) {
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 3,
+            .Cout = 4, .X = {4, 3}, .K = {3, 2}, .S = {2, 3}, .D = {1, 2},
+            .PB = {-3, -1}};
+    set_natural_y(&s, 0);
+    check_all_layouts(s);
+}
+
+Test(onednn, y_larger_than_natural) {
+    /* More than a stride of extra tail, plus a negative PB head. */
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 3, .X = {3, 4}, .K = {2, 3}, .S = {2, 1}, .D = {1, 1},
+            .PB = {0, -2}};
+    set_natural_y(&s, -5);
+    check_all_layouts(s);
+}
+
+Test(onednn, y_smaller_than_natural) {
+    /* Large crop at the end: most of the natural output is dropped. */
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 2, .Cin = 4,
+            .Cout = 4, .X = {6, 5}, .K = {3, 3}, .S = {2, 2}, .D = {1, 2},
+            .PB = {2, 1}};
+    set_natural_y(&s, 7);
+    check_all_layouts(s);
+}
+
+Test(onednn, kernel_larger_than_input) {
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 3,
+            .Cout = 2, .X = {2, 3}, .K = {5, 4}, .S = {3, 1}, .D = {2, 1},
+            .PB = {2, 3}};
+    set_natural_y(&s, 2);
+    check_all_layouts(s);
+}
+
+/* The output receives no term: all zeros written over garbage, no
+ * primitive. */
+static void check_empty(shape_t s) {
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "none");
+    cr_assert_eq(dgrad_plan_prepared_weights_size(plan), 0);
+    dgrad_plan_release(plan);
+    check_problem_ex(&p, 1, 0);
+}
+
+Test(onednn, empty_region_writes_zeros) {
+    /* Crop beyond the natural size. */
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 3,
+            .Cout = 5, .X = {3, 3}, .K = {2, 2}, .S = {1, 1}, .D = {1, 1},
+            .PB = {0, 9}, .Y = {4, 3}};
+    check_empty(s);
+    /* Negative PB larger than Y: only leading positions, none reached. */
+    shape_t t = {.nsp = 1, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 3, .X = {3}, .K = {2}, .S = {2}, .D = {1}, .PB = {-6},
+            .Y = {5}, .act_layout = NXC};
+    check_empty(t);
+    /* With a bias the output is the bias everywhere. */
+    shape_t u = s;
+    u.has_bias = 1;
+    u.dt = dgrad_f16;
+    check_empty(u);
+}
+
+Test(onednn, bf16_and_f16) {
+    dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 2; i++) {
+        shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = 1, .Cin = 17,
+                .Cout = 5, .X = {4, 5}, .K = {3, 3}, .S = {2, 1},
+                .D = {1, 2}, .PB = {1, -1}};
+        set_natural_y(&s, 2);
+        check_all_layouts(s);
+        shape_t d = {.nsp = 1, .dt = dts[i], .N = 3, .G = 8, .Cin = 8,
+                .Cout = 8, .X = {6}, .K = {4}, .S = {2}, .D = {1},
+                .PB = {1}};
+        set_natural_y(&d, 1);
+        check_all_layouts(d);
+    }
+}
+
+Test(onednn, bias_all_dtypes) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        /* Negative PB and a longer tail: border elements get the bias. */
+        shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = 2, .Cin = 4,
+                .Cout = 6, .X = {3, 4}, .K = {2, 3}, .S = {2, 1},
+                .D = {1, 1}, .PB = {-1, 1}, .has_bias = 1};
+        set_natural_y(&s, -3);
+        check_all_layouts(s);
+    }
+}
+
+Test(onednn, random_floats_tolerance) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = 1, .Cin = 24,
+                .Cout = 16, .X = {6, 6}, .K = {3, 3}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .act_layout = NXC,
+                .has_bias = 1};
+        set_natural_y(&s, 1);
+        dgrad_problem_t p = make_problem(&s);
+        check_problem_ex(&p, 0, 0);
+    }
+}
+
+Test(onednn, prepared_weights) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = 1, .Cin = 32,
+                .Cout = 16, .X = {5, 5}, .K = {3, 3}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .wei_layout = WEI_XIO};
+        set_natural_y(&s, 1);
+        dgrad_problem_t p = make_problem(&s);
+        dgrad_plan_t *plan = NULL;
+        cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+        /* f16 always converts; others depend on the layout choice. */
+        if (dts[i] == dgrad_f16)
+            cr_assert_gt(dgrad_plan_prepared_weights_size(plan), 0);
+        dgrad_plan_release(plan);
+        check_problem_ex(&p, 1, 1);
+    }
+}
+
+Test(onednn, cache_hits) {
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 8,
+            .Cout = 8, .X = {4, 4}, .K = {3, 3}, .S = {1, 1}, .D = {1, 1},
+            .PB = {1, 1}, .act_layout = NXC};
+    set_natural_y(&s, 0);
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *a = NULL, *b = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, &a), dgrad_success);
+    size_t size = dgrad_plan_cache_size(), hits = dgrad_plan_cache_hits();
+    dgrad_problem_t q = make_problem(&s);
+    cr_assert_eq(dgrad_plan_get(&q, &b), dgrad_success);
+    cr_assert_str_eq(dgrad_plan_impl_name(a), dgrad_plan_impl_name(b));
+    cr_assert_eq(a, b);
+    cr_assert_eq(dgrad_plan_cache_size(), size);
+    cr_assert_eq(dgrad_plan_cache_hits(), hits + 1);
+    /* A different problem is a new entry. */
+    dgrad_plan_t *c = NULL;
+    q.PB[0] = 0;
+    q.Y[0] += 1;
+    cr_assert_eq(dgrad_plan_get(&q, &c), dgrad_success);
+    cr_assert_neq(c, a);
+    cr_assert_eq(dgrad_plan_cache_size(), size + 1);
+    dgrad_plan_release(a);
+    dgrad_plan_release(b);
+    dgrad_plan_release(c);
+}
+
+Test(onednn, cache_eviction_keeps_held_plans) {
+    shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 2, .X = {3}, .K = {2}, .S = {1}, .D = {1}};
+    dgrad_problem_t p = make_problem(&s);
+    p.Y[0] = 1;
+    dgrad_plan_t *held = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, &held), dgrad_success);
+    /* Flood the cache with 300 cheap (empty-region) problems. */
+    for (int i = 0; i < 300; i++) {
+        dgrad_problem_t q = p;
+        q.PB[0] = 100 + i;
+        dgrad_plan_t *t = NULL;
+        cr_assert_eq(dgrad_plan_get(&q, &t), dgrad_success);
+        dgrad_plan_release(t);
+    }
+    cr_assert_leq(dgrad_plan_cache_size(), 256);
+    check_problem_ex(&p, 1, 0); /* re-planned after eviction */
+    buffers_t b;
+    buffers_init(&b, &p, 1, 7u);
+    dgrad_reference_compute(&p, b.in, b.wei, NULL, b.ref, NULL);
+    cr_assert_eq(dgrad_plan_execute(held, b.in, b.wei, 0, NULL, b.out),
+            dgrad_success);
+    compare(&p, &b, 0);
+    buffers_free(&b);
+    dgrad_plan_release(held);
+}
+
+typedef struct thread_arg {
+    const dgrad_plan_t *plan;
+    const dgrad_problem_t *p;
+    buffers_t b;
+    void *expected;
+    int ok;
+} thread_arg_t;
+
+static void *thread_main(void *opaque) {
+    thread_arg_t *t = opaque;
+    size_t bytes = (size_t)t->b.n_out * elsize(t->p->dt);
+    t->ok = 1;
+    for (int it = 0; it < 20 && t->ok; it++) {
+        memset(t->b.out, it, bytes);
+        if (dgrad_plan_execute(t->plan, t->b.in, t->b.wei, 0, t->b.bias,
+                    t->b.out) != dgrad_success
+                || memcmp(t->b.out, t->expected, bytes) != 0)
+            t->ok = 0;
+    }
+    return NULL;
+}
+
+static void check_threads(shape_t s) {
+    enum { THREADS = 4 };
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+    thread_arg_t args[THREADS];
+    pthread_t tid[THREADS];
+    size_t bytes = 0;
+    for (int i = 0; i < THREADS; i++) {
+        args[i] = (thread_arg_t){.plan = plan, .p = &p};
+        buffers_init(&args[i].b, &p, 1, 100u + (unsigned)i);
+        bytes = (size_t)args[i].b.n_out * elsize(p.dt);
+        /* Single-threaded result first. */
+        cr_assert_eq(dgrad_plan_execute(plan, args[i].b.in, args[i].b.wei,
+                             0, args[i].b.bias, args[i].b.out),
+                dgrad_success);
+        args[i].expected = malloc(bytes);
+        cr_assert(args[i].expected);
+        memcpy(args[i].expected, args[i].b.out, bytes);
+    }
+    for (int i = 0; i < THREADS; i++)
+        cr_assert_eq(pthread_create(&tid[i], NULL, thread_main, &args[i]),
+                0);
+    for (int i = 0; i < THREADS; i++) pthread_join(tid[i], NULL);
+    for (int i = 0; i < THREADS; i++) {
+        cr_expect(args[i].ok, "thread %d differs from one thread", i);
+        free(args[i].expected);
+        buffers_free(&args[i].b);
+    }
+    dgrad_plan_release(plan);
+}
+
+Test(onednn, threads_share_a_plan) {
+    /* NCX f32 (reorders and scratch buffers) and f16 (conversions). */
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 32,
+            .Cout = 16, .X = {6, 6}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {-1, 1}, .has_bias = 1};
+    set_natural_y(&s, 0);
+    check_threads(s);
+    s.dt = dgrad_f16;
+    check_threads(s);
+}
+
+Test(onednn, null_arguments) {
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(NULL, &plan), dgrad_invalid_arguments);
+    dgrad_problem_t p;
+    memset(&p, 0, sizeof p);
+    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_invalid_arguments);
+    cr_assert_null(plan);
+    dgrad_plan_release(NULL);
+}
+
+Test(onednn, bias_on_user_memory) {
+    /* Channels-last bf16 runs on the user's strided sub-box directly (no
+     * reorders); the bias then goes into a non-dense sub-box. */
+    shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 2, .G = 1, .Cin = 32,
+            .Cout = 32, .X = {5, 6}, .K = {3, 3}, .S = {1, 1}, .D = {1, 1},
+            .PB = {-1, 1}, .act_layout = NXC, .has_bias = 1};
+    set_natural_y(&s, -2);
+    check_shape(&s);
+    s.dt = dgrad_f32;
+    check_shape(&s);
+}

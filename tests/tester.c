@@ -1,0 +1,412 @@
+#include "tester.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "problem.h"
+#include "reference.h"
+
+void tester_init(tester_t *t, dgrad_op_kind_t kind, int nsp) {
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->nsp = nsp;
+    t->N = 1;
+    t->G = 1;
+    t->Cin = 3;
+    t->Cout = 3;
+    for (int i = 0; i < 3; i++) {
+        t->X[i] = 5;
+        t->K[i] = 3;
+        t->S[i] = 1;
+        t->D[i] = 1;
+    }
+    t->dt = dgrad_f32;
+    t->executions = 1;
+    t->seed = 1;
+    if (kind == dgrad_op_convolution_backward_data)
+        t->shape_mode = tester_shape_attr;
+}
+
+static const char *kind_short(dgrad_op_kind_t k) {
+    switch (k) {
+        case dgrad_op_convolution_backward_data: return "onednn";
+        case dgrad_op_convolution_backprop_data: return "ov";
+        case dgrad_op_group_convolution_backprop_data: return "ovgroup";
+        case dgrad_op_conv_transpose: return "onnx";
+        default: return "?";
+    }
+}
+
+const char *tester_describe(const tester_t *t, char *buf, size_t size) {
+    size_t u = (size_t)snprintf(buf, size,
+            "%s %dD N%ld G%ld Cin%ld Cout%ld %s layout%d%s shape%d%s%s%s",
+            kind_short(t->kind), t->nsp, t->N, t->G, t->Cin, t->Cout,
+            dgrad_data_type_name(t->dt), t->channels_last,
+            t->weights_xio ? " XIO" : "", (int)t->shape_mode,
+            t->constant_weights ? " const" : "", t->bias ? " bias" : "",
+            t->output_any ? " any" : "");
+    for (int i = 0; i < t->nsp && u < size; i++)
+        u += (size_t)snprintf(buf + u, size - u,
+                " [X%ld K%ld S%ld D%ld p%ld,%ld op%ld]", t->X[i], t->K[i],
+                t->S[i], t->D[i], t->pb[i], t->pe[i], t->op[i]);
+    return buf;
+}
+
+static int fail(char *why, size_t size, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(why, size, fmt, args);
+    va_end(args);
+    return 0;
+}
+
+/* Canonical strides of an activation [N, C, sp...] stored NCX or
+ * channels-last, densely. */
+static void activation_strides(const tester_t *t, long C, const int64_t *sp,
+        int64_t *s) {
+    int nsp = t->nsp;
+    if (t->channels_last) {
+        int64_t acc = 1;
+        s[1] = acc;
+        acc *= C;
+        for (int i = nsp - 1; i >= 0; i--) {
+            s[2 + i] = acc;
+            acc *= sp[i];
+        }
+        s[0] = acc;
+    } else {
+        int64_t acc = 1;
+        for (int i = nsp - 1; i >= 0; i--) {
+            s[2 + i] = acc;
+            acc *= sp[i];
+        }
+        s[1] = acc;
+        s[0] = acc * C;
+    }
+}
+
+/* The user's logical tensor of an activation from its canonical strides. */
+static void activation_lt(const tester_t *t, size_t id, long C,
+        const int64_t *sp, const int64_t *s, dgrad_logical_tensor_t *lt) {
+    int64_t dims[5], strides[5];
+    int nd = 2 + t->nsp;
+    int nxc = t->kind == dgrad_op_convolution_backward_data
+            && t->channels_last == 1;
+    dims[0] = t->N;
+    strides[0] = s[0];
+    if (nxc) {
+        for (int i = 0; i < t->nsp; i++) {
+            dims[1 + i] = sp[i];
+            strides[1 + i] = s[2 + i];
+        }
+        dims[nd - 1] = C;
+        strides[nd - 1] = s[1];
+    } else {
+        dims[1] = C;
+        strides[1] = s[1];
+        for (int i = 0; i < t->nsp; i++) {
+            dims[2 + i] = sp[i];
+            strides[2 + i] = s[2 + i];
+        }
+    }
+    dgrad_logical_tensor_init_with_strides(lt, id, t->dt, nd, dims, strides,
+            dgrad_property_type_variable);
+}
+
+/* Output canonical strides from the logical tensor dgrad returned. */
+static void canonical_from_lt(const tester_t *t,
+        const dgrad_logical_tensor_t *lt, int64_t *s) {
+    int nxc = t->kind == dgrad_op_convolution_backward_data
+            && t->channels_last == 1;
+    s[0] = lt->strides[0];
+    if (nxc) {
+        s[1] = lt->strides[lt->ndims - 1];
+        for (int i = 0; i < t->nsp; i++) s[2 + i] = lt->strides[1 + i];
+    } else {
+        for (int i = 1; i < lt->ndims; i++) s[i] = lt->strides[i];
+    }
+}
+
+/* User weights logical tensor plus canonical strides [G, ci, co, K...]. */
+static void weights_layout(const tester_t *t, dgrad_logical_tensor_t *lt,
+        int64_t *s) {
+    const long cin_g = t->Cin / t->G, cout_g = t->Cout / t->G;
+    int nsp = t->nsp;
+    int64_t dims[6];
+    int nd = 0;
+    int64_t kprod = 1;
+    for (int i = 0; i < nsp; i++) kprod *= t->K[i];
+    if (t->weights_xio) { /* [K..., Cout/G, Cin] */
+        int64_t acc = t->Cin * cout_g;
+        for (int i = nsp - 1; i >= 0; i--) {
+            s[3 + i] = acc;
+            acc *= t->K[i];
+        }
+        s[0] = cin_g;
+        s[1] = 1;
+        s[2] = t->Cin;
+        for (int i = 0; i < nsp; i++) dims[nd++] = t->K[i];
+        dims[nd++] = cout_g;
+        dims[nd++] = t->Cin;
+    } else { /* bytes [G][Cin/G][Cout/G][K...] */
+        int64_t acc = 1;
+        for (int i = nsp - 1; i >= 0; i--) {
+            s[3 + i] = acc;
+            acc *= t->K[i];
+        }
+        s[2] = kprod;
+        s[1] = kprod * cout_g;
+        s[0] = kprod * cout_g * cin_g;
+        if (t->kind == dgrad_op_group_convolution_backprop_data) {
+            dims[nd++] = t->G;
+            dims[nd++] = cin_g;
+        } else {
+            dims[nd++] = t->Cin;
+        }
+        dims[nd++] = cout_g;
+        for (int i = 0; i < nsp; i++) dims[nd++] = t->K[i];
+    }
+    dgrad_logical_tensor_init(lt, 2, t->dt, nd, dims,
+            dgrad_layout_type_strided,
+            t->constant_weights ? dgrad_property_type_constant
+                                : dgrad_property_type_variable);
+}
+
+static int64_t span_of(const int64_t *dims, const int64_t *s, int nd) {
+    int64_t last = 0;
+    for (int i = 0; i < nd; i++) last += (dims[i] - 1) * s[i];
+    return last + 1;
+}
+
+static void fill_random(void *buf, dgrad_data_type_t dt, int64_t n,
+        unsigned *state) {
+    for (int64_t i = 0; i < n; i++) {
+        *state = *state * 1103515245u + 12345u;
+        dgrad_store(buf, dt, i, (double)((int)((*state >> 16) % 7u) - 3));
+    }
+}
+
+/* Expected PB of axis i: the dialect's rule for an output shape equal to
+ * F - pb - pe + op, written independently of src/problem.c. */
+static long expected_pb(const tester_t *t, int i) {
+    if (t->shape_mode == tester_shape_none
+            || t->kind == dgrad_op_convolution_backward_data)
+        return t->pb[i];
+    long total = t->pb[i] + t->pe[i]; /* F + op - Y */
+    if (t->kind == dgrad_op_conv_transpose) return total - total / 2;
+    return total / 2; /* OpenVINO explicit */
+}
+
+static dgrad_op_t *build_op(const tester_t *t, const int64_t *Y) {
+    dgrad_op_t *op = NULL;
+    if (dgrad_op_create(&op, 0, t->kind, "tester") != dgrad_success)
+        return NULL;
+    int n = t->nsp;
+    int64_t v[8];
+    int onednn = t->kind == dgrad_op_convolution_backward_data;
+    int onnx = t->kind == dgrad_op_conv_transpose;
+#define LIST(field) (v[0] = t->field[0], v[1] = t->field[1], v[2] = t->field[2], v)
+    int ok = dgrad_op_set_attr_s64s(op, dgrad_op_attr_strides, LIST(S), n) == 0
+            && dgrad_op_set_attr_s64s(op, dgrad_op_attr_dilations, LIST(D), n) == 0
+            && dgrad_op_set_attr_s64s(op, dgrad_op_attr_output_padding, LIST(op), n) == 0;
+#undef LIST
+    if (onnx) {
+        for (int i = 0; i < n; i++) {
+            v[i] = t->pb[i];
+            v[n + i] = t->pe[i];
+        }
+        ok = ok && dgrad_op_set_attr_s64s(op, dgrad_op_attr_pads, v, 2 * n) == 0;
+        ok = ok && dgrad_op_set_attr_s64(op, dgrad_op_attr_group, t->G) == 0;
+    } else {
+        for (int i = 0; i < n; i++) v[i] = t->pb[i];
+        ok = ok && dgrad_op_set_attr_s64s(op, dgrad_op_attr_pads_begin, v, n) == 0;
+        for (int i = 0; i < n; i++) v[i] = t->pe[i];
+        ok = ok && dgrad_op_set_attr_s64s(op, dgrad_op_attr_pads_end, v, n) == 0;
+    }
+    if (onednn) {
+        ok = ok && dgrad_op_set_attr_s64(op, dgrad_op_attr_groups, t->G) == 0;
+        ok = ok && dgrad_op_set_attr_str(op, dgrad_op_attr_data_format,
+                t->channels_last == 1 ? "NXC" : "NCX") == 0;
+        ok = ok && dgrad_op_set_attr_str(op, dgrad_op_attr_weights_format,
+                t->weights_xio ? "XIO" : "OIX") == 0;
+    }
+    if (t->shape_mode == tester_shape_attr) {
+        if (onednn) {
+            int nxc = t->channels_last == 1;
+            v[0] = t->N;
+            for (int i = 0; i < n; i++) v[(nxc ? 1 : 2) + i] = Y[i];
+            v[nxc ? n + 1 : 1] = t->Cout;
+            ok = ok && dgrad_op_set_attr_s64s(op, dgrad_op_attr_dst_shape, v, n + 2) == 0;
+        } else {
+            for (int i = 0; i < n; i++) v[i] = Y[i];
+            ok = ok && dgrad_op_set_attr_s64s(op, dgrad_op_attr_output_shape, v, n) == 0;
+        }
+    }
+    if (!ok) {
+        dgrad_op_destroy(op);
+        return NULL;
+    }
+    return op;
+}
+
+int tester_run(const tester_t *t, char *why, size_t why_size) {
+    const int nsp = t->nsp;
+    const int onednn = t->kind == dgrad_op_convolution_backward_data;
+    unsigned state = t->seed;
+    int passed = 0;
+    dgrad_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.nsp = nsp;
+    p.dt = t->dt;
+    p.N = t->N;
+    p.G = t->G;
+    p.Cin = t->Cin;
+    p.Cout = t->Cout;
+    int64_t X[3], Y[3];
+    for (int i = 0; i < nsp; i++) {
+        p.X[i] = X[i] = t->X[i];
+        p.K[i] = t->K[i];
+        p.S[i] = t->S[i];
+        p.D[i] = t->D[i];
+        int64_t F = t->S[i] * (t->X[i] - 1) + (t->K[i] - 1) * t->D[i] + 1;
+        p.Y[i] = Y[i] = F - t->pb[i] - t->pe[i] + t->op[i];
+        p.PB[i] = expected_pb(t, i);
+    }
+    activation_strides(t, t->Cin, X, p.in_strides);
+    activation_strides(t, t->Cout, Y, p.out_strides);
+
+    dgrad_logical_tensor_t lts[3], out_lt;
+    activation_lt(t, 1, t->Cin, X, p.in_strides, &lts[0]);
+    weights_layout(t, &lts[1], p.wei_strides);
+    size_t n_inputs = 2;
+    int64_t shape_vals[8];
+    int n_shape = 0;
+    if (t->shape_mode >= tester_shape_input) {
+        if (onednn) {
+            dgrad_logical_tensor_t o;
+            activation_lt(t, 3, t->Cout, Y, p.out_strides, &o);
+            for (int i = 0; i < o.ndims; i++) shape_vals[n_shape++] = o.dims[i];
+        } else {
+            for (int i = 0; i < nsp; i++) shape_vals[n_shape++] = Y[i];
+        }
+        int64_t d = n_shape;
+        dgrad_logical_tensor_init(&lts[2], 4, dgrad_s64, 1, &d,
+                dgrad_layout_type_strided, dgrad_property_type_variable);
+        n_inputs = 3;
+    }
+    if (t->bias) {
+        int64_t d = t->Cout;
+        dgrad_logical_tensor_init(&lts[2], 4, t->dt, 1, &d,
+                dgrad_layout_type_strided, dgrad_property_type_variable);
+        p.has_bias = 1;
+        p.bias_stride = 1;
+        n_inputs = 3;
+    }
+    if (t->shape_mode == tester_shape_input_deferred) {
+        dgrad_logical_tensor_init(&out_lt, 3, t->dt, DGRAD_UNKNOWN_NDIMS,
+                NULL, dgrad_layout_type_strided, dgrad_property_type_variable);
+    } else {
+        activation_lt(t, 3, t->Cout, Y, p.out_strides, &out_lt);
+        if (t->output_any) out_lt.layout_type = dgrad_layout_type_any;
+    }
+    dgrad_logical_tensor_t expected_out;
+    activation_lt(t, 3, t->Cout, Y, p.out_strides, &expected_out);
+
+    size_t es = dgrad_data_type_size(t->dt);
+    int64_t in_span = span_of(lts[0].dims, lts[0].strides, lts[0].ndims);
+    int64_t wei_span = span_of(lts[1].dims, lts[1].strides, lts[1].ndims);
+    /* Any output layout dgrad may choose is dense: size by element count. */
+    int64_t out_count = t->N * t->Cout;
+    for (int i = 0; i < nsp; i++) out_count *= Y[i];
+    void *in = malloc((size_t)in_span * es);
+    void *wei = malloc((size_t)wei_span * es);
+    void *bias = malloc((size_t)t->Cout * es);
+    void *out = malloc((size_t)out_count * es);
+    void *ref = malloc((size_t)out_count * es);
+    dgrad_op_t *op = NULL;
+    dgrad_compiled_op_t *c = NULL;
+    if (!in || !wei || !bias || !out || !ref) {
+        fail(why, why_size, "out of memory");
+        goto done;
+    }
+    fill_random(in, t->dt, in_span, &state);
+    fill_random(wei, t->dt, wei_span, &state);
+    fill_random(bias, t->dt, t->Cout, &state);
+    memset(out, 0x7f, (size_t)out_count * es); /* garbage dgrad must overwrite */
+
+    op = build_op(t, Y);
+    if (!op) {
+        fail(why, why_size, "building the op failed: %s",
+                dgrad_last_error_message());
+        goto done;
+    }
+    dgrad_status_t st = dgrad_compiled_op_create(&c, op, n_inputs, lts, &out_lt);
+    if (st != dgrad_success) {
+        fail(why, why_size, "compile failed: %s: %s", dgrad_status_name(st),
+                dgrad_last_error_message());
+        goto done;
+    }
+    const void *bufs[3] = {in, wei, t->bias ? bias : shape_vals};
+    for (int e = 0; e < t->executions; e++) {
+        if (t->shape_mode == tester_shape_input_deferred)
+            st = dgrad_compiled_op_execute_dynamic(c, n_inputs, bufs, out,
+                    (size_t)out_count * es, &out_lt);
+        else
+            st = dgrad_compiled_op_execute(c, n_inputs, bufs, out);
+        if (st != dgrad_success) {
+            fail(why, why_size, "execute failed: %s: %s",
+                    dgrad_status_name(st), dgrad_last_error_message());
+            goto done;
+        }
+    }
+    for (int i = 0; i < expected_out.ndims; i++)
+        if (out_lt.ndims != expected_out.ndims
+                || out_lt.dims[i] != expected_out.dims[i]) {
+            fail(why, why_size, "output dim %d is %lld, expected %lld", i,
+                    (long long)out_lt.dims[i],
+                    (long long)expected_out.dims[i]);
+            goto done;
+        }
+    canonical_from_lt(t, &out_lt, p.out_strides);
+    if (span_of(out_lt.dims, out_lt.strides, out_lt.ndims) > out_count) {
+        fail(why, why_size, "dgrad chose a non-dense output layout");
+        goto done;
+    }
+    dgrad_reference_compute(&p, in, wei, t->bias ? bias : NULL, ref, NULL);
+
+    /* Compare every element through the canonical index space. */
+    int64_t idx[5] = {0};
+    int nd = 2 + nsp;
+    int64_t cdims[5] = {t->N, t->Cout, Y[0], Y[1], Y[2]};
+    for (;;) {
+        int64_t off = 0;
+        for (int i = 0; i < nd; i++) off += idx[i] * p.out_strides[i];
+        double got = dgrad_load(out, t->dt, off);
+        double want = dgrad_load(ref, t->dt, off);
+        if (!(got == want)) {
+            fail(why, why_size,
+                    "mismatch at canonical index [%lld,%lld,%lld,%lld,%lld]: "
+                    "got %g, want %g (impl %s)",
+                    (long long)idx[0], (long long)idx[1], (long long)idx[2],
+                    (long long)idx[3], (long long)idx[4], got, want,
+                    dgrad_compiled_op_impl_name(c));
+            goto done;
+        }
+        int i = nd - 1;
+        while (i >= 0 && ++idx[i] == cdims[i]) idx[i--] = 0;
+        if (i < 0) break;
+    }
+    passed = 1;
+done:
+    dgrad_compiled_op_destroy(c);
+    dgrad_op_destroy(op);
+    free(in);
+    free(wei);
+    free(bias);
+    free(out);
+    free(ref);
+    return passed;
+}
