@@ -71,7 +71,6 @@ struct dgrad_plan {
     size_t elsize;                 /* bytes per user element */
     int empty;                     /* no primitive: output is all bias/zero */
     int staged;                    /* compute type differs from the user's */
-    int bias_by_loop;              /* bias added by add_bias_loop() */
     int64_t lo[DGRAD_MAX_SPATIAL]; /* sub-box of the output the primitive */
     int64_t hi[DGRAD_MAX_SPATIAL]; /* computes: [lo, hi) per axis */
     int64_t out_offset;            /* elements from out to the sub-box */
@@ -454,13 +453,6 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
         if (fast) break;
     }
     if (!pd) return dnnl_unimplemented;
-    /* oneDNN's reference binary is very slow (70 ns per element); on the
-     * user's own memory (a strided sub-box) a plain loop does better. */
-    if (impl_rank(pd) == 0 && !plan->out.reorder.prim && !plan->staged) {
-        dnnl_primitive_desc_destroy(pd);
-        plan->bias_by_loop = 1;
-        return dnnl_success;
-    }
     dnnl_status_t s = make_step(&plan->bias_add, pd, &plan->scratch_size);
     dnnl_primitive_desc_destroy(pd);
     return s;
@@ -521,6 +513,10 @@ static dgrad_status_t check_problem(const dgrad_problem_t *p) {
             && to_dnnl_dt(p->dt) != dnnl_data_type_undef;
     for (int i = 0; ok && i < p->nsp; i++)
         ok = p->S[i] >= 1 && p->D[i] >= 1 && p->K[i] >= 1 && p->Y[i] >= 0;
+    for (int i = 0; ok && i < 2 + p->nsp; i++)
+        ok = p->in_strides[i] >= 0 && p->out_strides[i] >= 0
+                && p->wei_strides[i] >= 0 && p->wei_strides[i + 1] >= 0;
+    ok = ok && p->bias_stride >= 0;
     if (ok) return dgrad_success;
     char desc[512];
     describe_problem(p, desc, sizeof desc);
@@ -774,29 +770,6 @@ static void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
     }
 }
 
-/* out_box[n][c][y...] += bias[c] over the computed sub-box, in the user's
- * type and strides. */
-static void add_bias_loop(const dgrad_plan_t *plan, const void *bias,
-        void *out_box) {
-    const dgrad_problem_t *p = &plan->p;
-    int nd = 2 + p->nsp, inner = nd - 1;
-    int64_t dims[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout};
-    int64_t idx[2 + DGRAD_MAX_SPATIAL] = {0};
-    for (int i = 0; i < p->nsp; i++) dims[2 + i] = plan->hi[i] - plan->lo[i];
-    for (;;) {
-        int64_t off = 0;
-        for (int j = 0; j < inner; j++) off += idx[j] * p->out_strides[j];
-        double b = dgrad_load(bias, p->dt, idx[1] * p->bias_stride);
-        for (int64_t y = 0; y < dims[inner]; y++) {
-            int64_t o = off + y * p->out_strides[inner];
-            dgrad_store(out_box, p->dt, o, dgrad_load(out_box, p->dt, o) + b);
-        }
-        int j = inner - 1;
-        while (j >= 0 && ++idx[j] == dims[j]) idx[j--] = 0;
-        if (j < 0) break;
-    }
-}
-
 /* Writes @p count elements of @p elsize bytes (pattern @p pat) at element
  * offset @p off with element stride @p stride. */
 static void fill_run(char *base, size_t elsize, int64_t off, int64_t count,
@@ -893,8 +866,7 @@ static dnnl_status_t ctx_init(exec_ctx_t *c, unsigned tensors, int bias) {
         sizes[2 + 2 * t] = used && needs_conv_buf(plan, t)
                 ? dnnl_memory_desc_get_size(&tp->conv_md) : 0;
     }
-    sizes[7] = bias && !plan->bias_by_loop
-            ? dnnl_memory_desc_get_size(&plan->bias_md) : 0;
+    sizes[7] = bias ? dnnl_memory_desc_get_size(&plan->bias_md) : 0;
     for (int i = 0; i < 8; i++) total += align_up(sizes[i]);
     dnnl_status_t s = dnnl_stream_create(&c->stream, engine,
             dnnl_stream_default_flags);
@@ -1025,10 +997,7 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
     if (s == dnnl_success) s = run_conv(c, conv_in, conv_wei, conv_out);
-    if (s == dnnl_success && bias && !plan->bias_by_loop)
-        s = run_bias(c, bias, conv_out);
-    if (s == dnnl_success && bias && plan->bias_by_loop)
-        add_bias_loop(plan, bias, out_box);
+    if (s == dnnl_success && bias) s = run_bias(c, bias, conv_out);
     if (s == dnnl_success) s = bring_out(c, conv_out, out_box);
     return s;
 }

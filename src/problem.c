@@ -320,11 +320,12 @@ static dgrad_status_t type_error(const kind_info_t *ki, dgrad_op_attr_t attr,
 
 static void store_ints(dgrad_op_desc_t *desc, dgrad_op_attr_t attr,
         const int64_t *values, size_t count) {
-    dgrad_attr_value_t *v = &desc->attrs[attr];
-    memset(v, 0, sizeof *v);
-    v->is_set = 1;
-    v->count = (int)count;
-    if (count) memcpy(v->values, values, count * sizeof *values);
+    dgrad_attr_value_t v; /* built aside: @p values may point into desc */
+    memset(&v, 0, sizeof v);
+    v.is_set = 1;
+    v.count = (int)count;
+    if (count) memcpy(v.values, values, count * sizeof *values);
+    desc->attrs[attr] = v;
 }
 
 dgrad_status_t dgrad_op_desc_set_s64(dgrad_op_desc_t *desc,

@@ -553,6 +553,23 @@ Test(onednn, threads_share_a_plan) {
     check_threads(s);
 }
 
+Test(onednn, onednn_failure_is_reported) {
+    /* A dilation so large that oneDNN rejects the descriptor: the status
+     * is mapped, the message names oneDNN's status and the problem, and
+     * nothing leaks. */
+    shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 3, .X = {4}, .K = {3}, .S = {1}, .D = {(int64_t)1 << 61},
+            .Y = {5}};
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_runtime_error);
+    cr_assert_null(plan);
+    cr_assert(strstr(dgrad_last_error_message(), "invalid_arguments"), "%s",
+            dgrad_last_error_message());
+    cr_assert(strstr(dgrad_last_error_message(), "Cin=2 Cout=3"));
+    cr_assert_eq(dgrad_plan_cache_size(), 0);
+}
+
 Test(onednn, null_arguments) {
     dgrad_plan_t *plan = NULL;
     cr_assert_eq(dgrad_plan_get(NULL, &plan), dgrad_invalid_arguments);
@@ -560,17 +577,35 @@ Test(onednn, null_arguments) {
     memset(&p, 0, sizeof p);
     cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_invalid_arguments);
     cr_assert_null(plan);
+    shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 3, .X = {4}, .K = {3}, .S = {1}, .D = {1}, .Y = {6}};
+    p = make_problem(&s);
+    p.in_strides[2] = -1;
+    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_invalid_arguments);
+    p = make_problem(&s);
+    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+    cr_assert_eq(dgrad_plan_execute(plan, NULL, NULL, 0, NULL, NULL),
+            dgrad_invalid_arguments);
+    dgrad_plan_release(plan);
     dgrad_plan_release(NULL);
 }
 
-Test(onednn, bias_on_user_memory) {
-    /* Channels-last bf16 runs on the user's strided sub-box directly (no
-     * reorders); the bias then goes into a non-dense sub-box. */
+Test(onednn, bias_on_chosen_layouts) {
+    /* Blocked (f32) and channels-last (bf16) results with a cropped,
+     * hence non-dense, user sub-box: bias added before the output
+     * reorder. */
     shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 2, .G = 1, .Cin = 32,
             .Cout = 32, .X = {5, 6}, .K = {3, 3}, .S = {1, 1}, .D = {1, 1},
             .PB = {-1, 1}, .act_layout = NXC, .has_bias = 1};
     set_natural_y(&s, -2);
     check_shape(&s);
     s.dt = dgrad_f32;
+    check_shape(&s);
+    s.nsp = 3;
+    s.X[2] = 3;
+    s.K[2] = 2;
+    s.S[2] = 2;
+    s.D[2] = 1;
+    set_natural_y(&s, 1);
     check_shape(&s);
 }

@@ -1,3 +1,0 @@
-file(REMOVE_RECURSE
-  "libdgrad_internal.a"
-)

@@ -1,2 +1,0 @@
-# Empty compiler generated dependencies file for dgrad_internal.
-# This may be replaced when dependencies are built.
