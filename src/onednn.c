@@ -774,8 +774,17 @@ static void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
  * offset @p off with element stride @p stride. */
 static void fill_run(char *base, size_t elsize, int64_t off, int64_t count,
         int64_t stride, const void *pat) {
-    for (int64_t j = 0; j < count; j++)
-        memcpy(base + (off + j * stride) * (int64_t)elsize, pat, elsize);
+    if (elsize == 4) {
+        uint32_t v;
+        memcpy(&v, pat, 4);
+        for (int64_t j = 0; j < count; j++)
+            ((uint32_t *)base)[off + j * stride] = v;
+    } else {
+        uint16_t v;
+        memcpy(&v, pat, 2);
+        for (int64_t j = 0; j < count; j++)
+            ((uint16_t *)base)[off + j * stride] = v;
+    }
 }
 
 /* Fills the part of one (n, c) spatial block outside the computed box
@@ -947,8 +956,9 @@ static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
         void *user_box) {
     const dgrad_plan_t *plan = c->plan;
     const tensor_path_t *tp = &plan->out;
-    void *io = plan->staged ? (tp->reorder.prim ? c->stage[T_OUT] : c->conv[T_OUT])
-                            : user_box;
+    void *io = !plan->staged ? user_box
+            : tp->reorder.prim ? (void *)c->stage[T_OUT]
+                               : (void *)c->conv[T_OUT];
     dnnl_status_t s = dnnl_success;
     if (tp->reorder.prim)
         s = run_reorder(c, &tp->reorder, &tp->conv_md, conv, &tp->io_md, io);

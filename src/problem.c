@@ -1233,6 +1233,21 @@ static dgrad_status_t channels_last_strides(ctx_t *c,
     return dgrad_success;
 }
 
+/* Dense row-major strides over the dialect's own dims order (what a caller
+ * asking for a strided output without giving strides expects). */
+static dgrad_status_t row_major_strides(ctx_t *c, dgrad_logical_tensor_t *o) {
+    int64_t s = 1;
+    char buf[200];
+    for (int d = o->ndims - 1; d >= 0; d--) {
+        o->strides[d] = s;
+        if (__builtin_mul_overflow(s, o->dims[d], &s))
+            return op_error(c->op, dgrad_invalid_shape, "%s (dims %s) element "
+                    "count overflows 64 bits", tname(c, T_OUT),
+                    DIMS(buf, o->dims, o->ndims));
+    }
+    return dgrad_success;
+}
+
 static dgrad_status_t check_requested_dims(const ctx_t *c,
         const dgrad_logical_tensor_t *o) {
     const dgrad_logical_tensor_t *r = c->req;
@@ -1265,12 +1280,18 @@ static dgrad_status_t fill_output(ctx_t *c) {
         o->layout_type = c->req->layout_type;
         return dgrad_success;
     }
+    /* Strides: the caller's when given; layout any gets channels-last (what
+     * oneDNN's fastest kernels write directly); strided without dims gets
+     * row-major in the dialect's order. */
     o->layout_type = dgrad_layout_type_strided;
     if (c->req->layout_type == dgrad_layout_type_strided
             && all_dims_known(c->req))
         memcpy(o->strides, c->req->strides, (size_t)o->ndims * sizeof(int64_t));
-    else if ((st = channels_last_strides(c, o)) != dgrad_success)
-        return st;
+    else if (c->req->layout_type == dgrad_layout_type_any)
+        st = channels_last_strides(c, o);
+    else
+        st = row_major_strides(c, o);
+    if (st != dgrad_success) return st;
     st = check_extent(c, o, tname(c, T_OUT));
     for (int d = 0; d < o->ndims; d++)
         p->out_strides[d] = o->strides[act_pos(c, d)];
