@@ -453,7 +453,7 @@ dgrad_status_t dgrad_op_desc_set_by_name(dgrad_op_desc_t *desc,
     if (attr_infos[attr].type == ATTR_STRING)
         return dgrad_op_desc_set_str(desc, attr, value);
     int64_t values[DGRAD_ATTR_MAX_VALUES];
-    size_t count;
+    size_t count = 0;
     dgrad_status_t st = parse_ints(ki->name, name, value, values, &count);
     if (st != dgrad_success) return st;
     return dgrad_op_desc_set_s64s(desc, attr, values, count);
