@@ -135,15 +135,20 @@ static void describe_problem(const dgrad_problem_t *p, char *buf,
 
 /* Maps a oneDNN failure to a dgrad status with a message naming the step,
  * the problem and the oneDNN status. */
-static dgrad_status_t dnnl_fail(const dgrad_problem_t *p, dnnl_status_t s,
-        const char *what) {
+static dgrad_status_t dnnl_fail_as(const dgrad_problem_t *p, dnnl_status_t s,
+        const char *what, dgrad_status_t otherwise) {
     char desc[512];
     describe_problem(p, desc, sizeof desc);
     dgrad_status_t st = s == dnnl_out_of_memory ? dgrad_out_of_memory
             : s == dnnl_unimplemented ? dgrad_unimplemented
-            : dgrad_runtime_error;
+            : otherwise;
     return dgrad_error(st, "oneDNN %s failed (%s) for %s", what,
             dnnl_status2str(s), desc);
+}
+
+static dgrad_status_t dnnl_fail(const dgrad_problem_t *p, dnnl_status_t s,
+        const char *what) {
+    return dnnl_fail_as(p, s, what, dgrad_runtime_error);
 }
 
 /* ---------------------------------------------------------------------
@@ -517,11 +522,28 @@ static dgrad_status_t check_problem(const dgrad_problem_t *p) {
         ok = p->in_strides[i] >= 0 && p->out_strides[i] >= 0
                 && p->wei_strides[i] >= 0 && p->wei_strides[i + 1] >= 0;
     ok = ok && p->bias_stride >= 0;
-    if (ok) return dgrad_success;
     char desc[512];
+    if (!ok) {
+        describe_problem(p, desc, sizeof desc);
+        return dgrad_error(dgrad_invalid_arguments,
+                "oneDNN lowering: malformed canonical problem (%s)", desc);
+    }
+    /* oneDNN 2.6 computes some blockings in 32-bit ints: a channel count of
+     * 2^32 crashes primitive creation (SIGFPE), so larger dims are refused
+     * before oneDNN sees them. */
+    int64_t largest = p->N > p->Cin ? p->N : p->Cin;
+    if (p->Cout > largest) largest = p->Cout;
+    for (int i = 0; i < p->nsp; i++) {
+        int64_t sp[] = {p->X[i], p->K[i], p->Y[i], p->S[i], p->D[i],
+                p->PB[i] < 0 ? -p->PB[i] : p->PB[i]};
+        for (size_t j = 0; j < sizeof sp / sizeof sp[0]; j++)
+            if (sp[j] > largest) largest = sp[j];
+    }
+    if (largest <= INT32_MAX) return dgrad_success;
     describe_problem(p, desc, sizeof desc);
-    return dgrad_error(dgrad_invalid_arguments,
-            "oneDNN lowering: malformed canonical problem (%s)", desc);
+    return dgrad_error(dgrad_unimplemented,
+            "oneDNN lowering: a size (%lld) exceeds 2^31-1, the largest "
+            "oneDNN 2.6 handles safely (%s)", (long long)largest, desc);
 }
 
 static dgrad_status_t plan_create(const dgrad_problem_t *problem,
@@ -544,7 +566,9 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
     const char *what = "";
     dnnl_status_t s = build_primitives(plan, &what);
     if (s != dnnl_success) {
-        dgrad_status_t st = dnnl_fail(problem, s, what);
+        /* The canonical problem is valid, so oneDNN refusing to build it
+         * means "not supported here": a compiler may fall back. */
+        dgrad_status_t st = dnnl_fail_as(problem, s, what, dgrad_unimplemented);
         plan_destroy(plan);
         return st;
     }

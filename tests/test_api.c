@@ -353,3 +353,22 @@ Test(api, threads_planning_deferred_shapes_concurrently) {
     dgrad_compiled_op_destroy(solo);
     dgrad_op_destroy(f.op);
 }
+
+Test(api, sizes_beyond_onednn_limits_are_unimplemented_not_a_crash) {
+    /* A 2^32 channel count is a valid shape that crashes oneDNN 2.6's
+     * primitive creation; dgrad refuses it first so a compiler can fall
+     * back. Compiling for shape only allocates no data. */
+    dgrad_op_t *op;
+    cr_assert_eq(dgrad_op_create(&op, 0, dgrad_op_conv_transpose, NULL), 0);
+    const int64_t dd[] = {1, INT64_C(1) << 32, 1, 1}, wd[] = {INT64_C(1) << 32, 1, 1, 1};
+    dgrad_logical_tensor_t in[2], out;
+    dgrad_logical_tensor_init(&in[0], 0, dgrad_f32, 4, dd, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[1], 1, dgrad_f32, 4, wd, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&out, 2, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_compiled_op_t *c = NULL;
+    ASSERT_FAILS(dgrad_compiled_op_create(&c, op, 2, in, &out),
+            dgrad_unimplemented, "a size (4294967296) exceeds 2^31-1");
+    cr_assert_null(c);
+    cr_assert_eq(out.ndims, DGRAD_UNKNOWN_NDIMS);
+    dgrad_op_destroy(op);
+}
