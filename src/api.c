@@ -67,6 +67,7 @@ dgrad_status_t dgrad_logical_tensor_init(dgrad_logical_tensor_t *lt,
                 "or any", (int)layout_type);
     dgrad_logical_tensor_t t;
     memset(&t, 0, sizeof t);
+    t.struct_size = sizeof t;
     t.id = id;
     t.ndims = ndims;
     t.data_type = data_type;

@@ -1266,6 +1266,7 @@ static dgrad_status_t check_requested_dims(const ctx_t *c,
 static dgrad_status_t fill_output(ctx_t *c) {
     dgrad_problem_t *p = &c->r.problem;
     dgrad_logical_tensor_t *o = &c->r.output;
+    o->struct_size = sizeof *o;
     o->id = c->req->id;
     o->property = c->req->property;
     o->data_type = p->dt;

@@ -95,6 +95,10 @@ typedef enum dgrad_property_type {
 
 /** Description of one operand, oneDNN-Graph style. A plain value. */
 typedef struct dgrad_logical_tensor {
+    /** sizeof(dgrad_logical_tensor_t) as the caller's header defines it; set
+     * by the init functions. Only the plugin ABI reads it (to accept tensors
+     * from hosts built against another minor version). */
+    size_t struct_size;
     /** Caller's id, only echoed back. */
     size_t id;
     /** Rank, or DGRAD_UNKNOWN_NDIMS. */

@@ -1,0 +1,239 @@
+/*
+ * dgrad plugin ABI: what a host (a graph compiler) sees of
+ * libdgrad_plugin.so.
+ *
+ * Entry point
+ *   The module exports exactly one symbol, DGRAD_PLUGIN_ENTRY_SYMBOL
+ *   ("dgrad_plugin_get_api"), of type dgrad_plugin_get_api_fn. The host
+ *   passes the ABI major version it was built for; the plugin returns its
+ *   function table for that major version, or NULL when it does not
+ *   implement it.
+ *
+ * Versioning rules
+ *   - The major version changes only when something is removed or changes
+ *     meaning. Within one major version everything is append-only: new
+ *     table entries and new struct fields are added at the end, and the
+ *     minor version grows.
+ *   - The table starts with struct_size, the ABI major and minor version:
+ *     a host built against a newer minor must check struct_size (or
+ *     DGRAD_PLUGIN_API_HAS) before calling an entry the plugin may lack.
+ *   - Every struct the host passes in starts with struct_size, set by the
+ *     host to sizeof the struct as its header defines it (the *_init
+ *     helpers below and dgrad_logical_tensor_init do it). The plugin
+ *     accepts a larger struct from a newer host (it reads only the fields
+ *     it knows) and rejects a smaller one than it needs with
+ *     dgrad_abi_mismatch. Arrays of structs are strided by the first
+ *     element's struct_size.
+ *
+ * Lifetimes
+ *   - The table and the strings in it belong to the plugin and live until
+ *     the module is unloaded.
+ *   - Ops and compiled ops are created and destroyed through the table;
+ *     destroy functions accept NULL. A compiled op does not refer to the
+ *     op it was compiled from.
+ *   - Strings returned by queries (reasons, implementation names) live as
+ *     long as the object they describe; last_error_message() lives until
+ *     the calling thread's next call into the plugin.
+ *   - Partition results belong to the dgrad_plugin_partitions_t handle and
+ *     live until partitions_destroy().
+ *   - Buffers are always the host's; the plugin never keeps a pointer to
+ *     one after a call returns (constant weights are copied when converted).
+ *
+ * Threads
+ *   Every entry may be called from any thread. compiled_op_execute may run
+ *   concurrently on one compiled op with different output buffers; other
+ *   objects must not be used from two threads at once.
+ */
+#ifndef DGRAD_DGRAD_PLUGIN_H
+#define DGRAD_DGRAD_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dgrad/dgrad.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DGRAD_PLUGIN_ABI_MAJOR 1
+#define DGRAD_PLUGIN_ABI_MINOR 0
+#define DGRAD_PLUGIN_ENTRY_SYMBOL "dgrad_plugin_get_api"
+
+/* ------------------------------------------------------------ args structs */
+
+/** Arguments of compiled_op_create. */
+typedef struct dgrad_plugin_compile_args {
+    size_t struct_size; /**< sizeof(dgrad_plugin_compile_args_t) */
+    const dgrad_op_t *op;
+    size_t n_inputs;
+    const dgrad_logical_tensor_t *inputs;
+    /** In: requested output. Out: inferred output (see dgrad.h). */
+    dgrad_logical_tensor_t *output;
+    /** Out: the compiled op. */
+    dgrad_compiled_op_t *compiled;
+} dgrad_plugin_compile_args_t;
+
+/** Arguments of compiled_op_execute. */
+typedef struct dgrad_plugin_execute_args {
+    size_t struct_size; /**< sizeof(dgrad_plugin_execute_args_t) */
+    const dgrad_compiled_op_t *compiled;
+    size_t n_inputs;
+    const void *const *inputs;
+    void *output;
+    /** Bytes available at output; 0 means "as compiled, unchecked". */
+    size_t output_capacity;
+    /** Optional out: the output actually produced (dims resolved at
+     * execution for ops whose output dims were unknown at compile time). */
+    dgrad_logical_tensor_t *output_lt;
+} dgrad_plugin_execute_args_t;
+
+/** Support answers. */
+typedef enum dgrad_plugin_support {
+    dgrad_plugin_supported = 0,
+    dgrad_plugin_unsupported = 1,
+} dgrad_plugin_support_t;
+
+/** Arguments of query_support: may dgrad run this op on these tensors? */
+typedef struct dgrad_plugin_support_args {
+    size_t struct_size; /**< sizeof(dgrad_plugin_support_args_t) */
+    /** Op kind by dialect name; unknown names are answered unsupported. */
+    const char *op_kind;
+    size_t n_inputs;
+    const dgrad_logical_tensor_t *inputs;
+    /** Out. */
+    dgrad_plugin_support_t support;
+    /** Out: why unsupported (static string owned by the plugin), or "". */
+    const char *reason;
+} dgrad_plugin_support_args_t;
+
+/** One attribute of a graph op, as text (name and value as in
+ * dgrad_op_set_attr_by_name). */
+typedef struct dgrad_plugin_attr {
+    size_t struct_size; /**< sizeof(dgrad_plugin_attr_t) */
+    const char *name;
+    const char *value;
+} dgrad_plugin_attr_t;
+
+/** One op of a host graph, oneDNN-Graph style: ops are connected through
+ * the ids of their logical tensors. */
+typedef struct dgrad_plugin_graph_op {
+    size_t struct_size; /**< sizeof(dgrad_plugin_graph_op_t) */
+    size_t id;
+    /** Kind name; may be one dgrad does not implement ("ReLU"). */
+    const char *kind;
+    size_t n_attrs;
+    const dgrad_plugin_attr_t *attrs;
+    size_t n_inputs;
+    const dgrad_logical_tensor_t *inputs;
+    size_t n_outputs;
+    const dgrad_logical_tensor_t *outputs;
+} dgrad_plugin_graph_op_t;
+
+/** Arguments of graph_partition. */
+typedef struct dgrad_plugin_partition_args {
+    size_t struct_size; /**< sizeof(dgrad_plugin_partition_args_t) */
+    size_t n_ops;
+    const dgrad_plugin_graph_op_t *ops;
+    /** Out: the result; destroy with partitions_destroy(). */
+    struct dgrad_plugin_partitions *partitions;
+} dgrad_plugin_partition_args_t;
+
+/** Opaque result of a partitioning. */
+typedef struct dgrad_plugin_partitions dgrad_plugin_partitions_t;
+
+/** One partition as reported by partitions_get. */
+typedef struct dgrad_plugin_partition_info {
+    size_t struct_size; /**< sizeof(dgrad_plugin_partition_info_t) */
+    /** Out: 1 when dgrad claims the partition's ops. */
+    int claimed;
+    /** Out: ids of the partition's ops (one op per partition). */
+    size_t n_op_ids;
+    const size_t *op_ids;
+    /** Out: for claimed partitions, the op built from the graph op, ready
+     * to compile with compiled_op_create (owned by the partitions handle);
+     * NULL otherwise. */
+    const dgrad_op_t *op;
+    /** Out: why dgrad leaves the op, or "" for claimed partitions. */
+    const char *reason;
+} dgrad_plugin_partition_info_t;
+
+/* ------------------------------------------------------------- the table */
+
+typedef struct dgrad_plugin_api {
+    size_t struct_size; /**< sizeof(dgrad_plugin_api_t) in the plugin */
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    const char *plugin_name;
+    const char *plugin_version;
+
+    /* Errors and names (see dgrad.h for each function's contract). */
+    const char *(*last_error_message)(void);
+    const char *(*status_name)(dgrad_status_t status);
+    const char *(*data_type_name)(dgrad_data_type_t data_type);
+
+    /* Logical tensors. */
+    dgrad_status_t (*logical_tensor_init)(dgrad_logical_tensor_t *lt,
+            size_t id, dgrad_data_type_t data_type, int32_t ndims,
+            const int64_t *dims, dgrad_layout_type_t layout_type,
+            dgrad_property_type_t property);
+    dgrad_status_t (*logical_tensor_init_with_strides)(
+            dgrad_logical_tensor_t *lt, size_t id,
+            dgrad_data_type_t data_type, int32_t ndims, const int64_t *dims,
+            const int64_t *strides, dgrad_property_type_t property);
+    dgrad_status_t (*logical_tensor_get_span)(
+            const dgrad_logical_tensor_t *lt, int64_t *n_elements);
+
+    /* Ops and attributes. */
+    dgrad_status_t (*op_kind_from_name)(const char *name,
+            dgrad_op_kind_t *kind);
+    dgrad_status_t (*op_create)(dgrad_op_t **op, size_t id,
+            dgrad_op_kind_t kind, const char *name);
+    dgrad_status_t (*op_destroy)(dgrad_op_t *op);
+    dgrad_status_t (*op_set_attr_s64)(dgrad_op_t *op, dgrad_op_attr_t attr,
+            int64_t value);
+    dgrad_status_t (*op_set_attr_s64s)(dgrad_op_t *op, dgrad_op_attr_t attr,
+            const int64_t *values, size_t count);
+    dgrad_status_t (*op_set_attr_str)(dgrad_op_t *op, dgrad_op_attr_t attr,
+            const char *value);
+    dgrad_status_t (*op_set_attr_by_name)(dgrad_op_t *op, const char *name,
+            const char *value);
+
+    /* Compile, query, execute, destroy. */
+    dgrad_status_t (*compiled_op_create)(dgrad_plugin_compile_args_t *args);
+    dgrad_status_t (*compiled_op_destroy)(dgrad_compiled_op_t *compiled);
+    dgrad_status_t (*compiled_op_query_output)(
+            const dgrad_compiled_op_t *compiled,
+            dgrad_logical_tensor_t *output);
+    const char *(*compiled_op_impl_name)(const dgrad_compiled_op_t *compiled);
+    dgrad_status_t (*compiled_op_execute)(dgrad_plugin_execute_args_t *args);
+
+    /* Capability query: allocates nothing. Unsupported is a normal
+     * answer (dgrad_success with support = unsupported); invalid input
+     * (NULL pointers, bad struct sizes) is an error. */
+    dgrad_status_t (*query_support)(dgrad_plugin_support_args_t *args);
+
+    /* Partition flow. */
+    dgrad_status_t (*graph_partition)(dgrad_plugin_partition_args_t *args);
+    dgrad_status_t (*partitions_count)(
+            const dgrad_plugin_partitions_t *partitions, size_t *count);
+    dgrad_status_t (*partitions_get)(
+            const dgrad_plugin_partitions_t *partitions, size_t index,
+            dgrad_plugin_partition_info_t *info);
+    dgrad_status_t (*partitions_destroy)(dgrad_plugin_partitions_t *partitions);
+} dgrad_plugin_api_t;
+
+/** True when a plugin table of @p api is large enough to hold @p member. */
+#define DGRAD_PLUGIN_API_HAS(api, member)                                   \
+    ((api)->struct_size >= offsetof(dgrad_plugin_api_t, member)            \
+                    + sizeof(((dgrad_plugin_api_t *)0)->member))
+
+/** Type of the exported entry symbol. */
+typedef const dgrad_plugin_api_t *(*dgrad_plugin_get_api_fn)(
+        uint32_t host_abi_major);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DGRAD_DGRAD_PLUGIN_H */
