@@ -23,11 +23,14 @@ typedef struct dgrad_loader_plugin dgrad_loader_plugin_t;
  * @param plugin Out: the loaded plugin; release with dgrad_loader_close().
  * @param error  Out, on failure: a message naming the path and the cause
  *     ("no such file", "not a dgrad plugin: symbol ... not found", "ABI
- *     mismatch: host major 1, plugin major 2 ...").
+ *     mismatch with plugin '...': host ABI major 2, plugin ABI 1.1", or a
+ *     major-1 table smaller than ABI 1.0's). Not written on success.
  * @param error_size Bytes available at @p error.
  * @returns dgrad_success, dgrad_invalid_arguments (NULL arguments, or the
- *     file cannot be loaded), dgrad_unimplemented (not a dgrad plugin) or
- *     dgrad_abi_mismatch.
+ *     file cannot be loaded), dgrad_unimplemented (not a dgrad plugin),
+ *     dgrad_abi_mismatch or dgrad_out_of_memory. On success every ABI 1.0
+ *     entry of the table may be called without a DGRAD_PLUGIN_API_HAS
+ *     check.
  */
 dgrad_status_t dgrad_loader_open(const char *path,
         dgrad_loader_plugin_t **plugin, char *error, size_t error_size);

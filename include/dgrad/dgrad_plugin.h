@@ -18,12 +18,43 @@
  *     a host built against a newer minor must check struct_size (or
  *     DGRAD_PLUGIN_API_HAS) before calling an entry the plugin may lack.
  *   - Every struct the host passes in starts with struct_size, set by the
- *     host to sizeof the struct as its header defines it (the *_init
- *     helpers below and dgrad_logical_tensor_init do it). The plugin
- *     accepts a larger struct from a newer host (it reads only the fields
- *     it knows) and rejects a smaller one than it needs with
- *     dgrad_abi_mismatch. Arrays of structs are strided by the first
- *     element's struct_size.
+ *     host to sizeof the struct as its header defines it (the args,
+ *     attribute, graph-op and partition-info structs: set it by hand, e.g.
+ *     `args.struct_size = sizeof args;`; logical tensors: the init
+ *     functions do it). The plugin accepts a larger struct from a newer
+ *     host (it reads only the fields it knows) and rejects a smaller one
+ *     than it needs (up to the last field it reads or writes) with
+ *     dgrad_abi_mismatch and a message naming both sizes. Out-fields of
+ *     those structs (compile's `compiled`, query_support's answer,
+ *     partitions_get's info) are written only within the host's
+ *     struct_size, which the plugin never changes.
+ *   - Arrays of structs are strided by the first element's struct_size;
+ *     every element must carry that same struct_size (and it must be a
+ *     multiple of the struct's alignment), else dgrad_abi_mismatch. A host
+ *     whose dgrad_logical_tensor_t is larger than the plugin's and that
+ *     initialises tensors through the table must set struct_size back to
+ *     its own sizeof before passing them in an array (see below).
+ *   - Logical tensors by direction:
+ *       in (inputs, get_span, graph ops): struct_size must be at least
+ *         DGRAD_PLUGIN_LOGICAL_TENSOR_SIZE_1_0; the plugin copies what it
+ *         knows and never writes.
+ *       in/out (compile's output): the same check; the plugin writes back
+ *         at most min(host struct_size, its own) bytes and keeps the
+ *         host's struct_size.
+ *       out only (logical_tensor_init*, compiled_op_query_output,
+ *         execute's output_lt): the plugin cannot know the size of a struct
+ *         it fills from nothing, so it writes exactly the ABI 1.0 struct
+ *         (DGRAD_PLUGIN_LOGICAL_TENSOR_SIZE_1_0 bytes, which every major-1
+ *         host has) and sets struct_size to that; bytes beyond are not
+ *         touched.
+ *   - The loader (dgrad_loader.h) refuses a table smaller than the ABI 1.0
+ *     table (DGRAD_PLUGIN_API_SIZE_1_0), so a host may call every 1.0
+ *     entry unchecked; entries added by later minors are checked with
+ *     DGRAD_PLUGIN_API_HAS.
+ *
+ * ABI history (major 1)
+ *   1.0  the table up to partitions_destroy.
+ *   1.1  op_kind_name, data_type_size (the rest of dgrad.h's API).
  *
  * Lifetimes
  *   - The table and the strings in it belong to the plugin and live until
@@ -31,11 +62,17 @@
  *   - Ops and compiled ops are created and destroyed through the table;
  *     destroy functions accept NULL. A compiled op does not refer to the
  *     op it was compiled from.
- *   - Strings returned by queries (reasons, implementation names) live as
- *     long as the object they describe; last_error_message() lives until
- *     the calling thread's next call into the plugin.
- *   - Partition results belong to the dgrad_plugin_partitions_t handle and
- *     live until partitions_destroy().
+ *   - Strings returned by queries live as long as the object they
+ *     describe: implementation names as long as the compiled op, partition
+ *     reasons as long as the partitions handle. query_support's reason is
+ *     a string constant or a per-thread buffer of the plugin, valid until
+ *     the calling thread's next query_support call. last_error_message()
+ *     lives until the calling thread's next call into the plugin (a call
+ *     that succeeds may leave it unchanged; read it only after a failure).
+ *   - Partition results (infos, op ids, ops, reasons) belong to the
+ *     dgrad_plugin_partitions_t handle and live until partitions_destroy().
+ *     An op returned in a partition info may be compiled any number of
+ *     times; it is destroyed with the handle, never by the host.
  *   - Buffers are always the host's; the plugin never keeps a pointer to
  *     one after a call returns (constant weights are copied when converted).
  *
@@ -57,8 +94,15 @@ extern "C" {
 #endif
 
 #define DGRAD_PLUGIN_ABI_MAJOR 1
-#define DGRAD_PLUGIN_ABI_MINOR 0
+#define DGRAD_PLUGIN_ABI_MINOR 1
 #define DGRAD_PLUGIN_ENTRY_SYMBOL "dgrad_plugin_get_api"
+
+/** Bytes of the ABI 1.0 dgrad_logical_tensor_t (through strides): the least
+ * struct_size the plugin accepts for a logical tensor, and what it writes
+ * into an out-only one. */
+#define DGRAD_PLUGIN_LOGICAL_TENSOR_SIZE_1_0                                 \
+    (offsetof(dgrad_logical_tensor_t, strides)                              \
+            + sizeof(((dgrad_logical_tensor_t *)0)->strides))
 
 /* ------------------------------------------------------------ args structs */
 
@@ -81,10 +125,15 @@ typedef struct dgrad_plugin_execute_args {
     size_t n_inputs;
     const void *const *inputs;
     void *output;
-    /** Bytes available at output; 0 means "as compiled, unchecked". */
+    /** Bytes available at output; 0 means "as compiled, unchecked" (the
+     * host vouches that the buffer holds the compiled output). Non-zero:
+     * an output that does not fit is dgrad_invalid_arguments and nothing
+     * is written (what ops with output dims unknown at compile time
+     * need). */
     size_t output_capacity;
-    /** Optional out: the output actually produced (dims resolved at
-     * execution for ops whose output dims were unknown at compile time). */
+    /** Optional out (may be NULL): the output actually produced (dims
+     * resolved at execution for ops whose output dims were unknown at
+     * compile time), written as an out-only tensor (see the rules). */
     dgrad_logical_tensor_t *output_lt;
 } dgrad_plugin_execute_args_t;
 
@@ -103,7 +152,8 @@ typedef struct dgrad_plugin_support_args {
     const dgrad_logical_tensor_t *inputs;
     /** Out. */
     dgrad_plugin_support_t support;
-    /** Out: why unsupported (static string owned by the plugin), or "". */
+    /** Out: why unsupported, or "" (plugin-owned: a constant or a
+     * per-thread buffer valid until this thread's next query_support). */
     const char *reason;
 } dgrad_plugin_support_args_t;
 
@@ -130,7 +180,19 @@ typedef struct dgrad_plugin_graph_op {
     const dgrad_logical_tensor_t *outputs;
 } dgrad_plugin_graph_op_t;
 
-/** Arguments of graph_partition. */
+/** Arguments of graph_partition.
+ *
+ * Every op becomes one partition, in the order of @p ops. dgrad claims an
+ * op when its kind is one of dgrad's four, every attribute is accepted
+ * and its inputs and single output resolve (dgrad_op_set_attr_by_name and
+ * the checks of compile, without building a oneDNN primitive); any other
+ * op is left unclaimed with the reason (unknown kind, the rejected
+ * attribute, the shape rule). Claimed means the op passed every check of
+ * dgrad's own; compile may still answer dgrad_unimplemented for a problem
+ * oneDNN cannot run, and the host falls back then. A graph that is
+ * malformed as a whole (NULL pointers, struct sizes, an op without a kind
+ * name, an attribute without name or value, two ops with one id) is an
+ * error and no handle is returned. */
 typedef struct dgrad_plugin_partition_args {
     size_t struct_size; /**< sizeof(dgrad_plugin_partition_args_t) */
     size_t n_ops;
@@ -142,7 +204,8 @@ typedef struct dgrad_plugin_partition_args {
 /** Opaque result of a partitioning. */
 typedef struct dgrad_plugin_partitions dgrad_plugin_partitions_t;
 
-/** One partition as reported by partitions_get. */
+/** One partition as reported by partitions_get. The host sets struct_size
+ * before the call; the plugin fills the other fields. */
 typedef struct dgrad_plugin_partition_info {
     size_t struct_size; /**< sizeof(dgrad_plugin_partition_info_t) */
     /** Out: 1 when dgrad claims the partition's ops. */
@@ -208,9 +271,14 @@ typedef struct dgrad_plugin_api {
     const char *(*compiled_op_impl_name)(const dgrad_compiled_op_t *compiled);
     dgrad_status_t (*compiled_op_execute)(dgrad_plugin_execute_args_t *args);
 
-    /* Capability query: allocates nothing. Unsupported is a normal
-     * answer (dgrad_success with support = unsupported); invalid input
-     * (NULL pointers, bad struct sizes) is an error. */
+    /* Capability query: allocates nothing and builds nothing. It judges
+     * what it is given: the kind name, the input count, the data types
+     * (f32/bf16/f16 data and weights of one type; s32/s64 shape inputs)
+     * and known ranks; attributes, shapes and layouts are judged by
+     * compile (or by graph_partition, which takes attributes).
+     * Unsupported is a normal answer (dgrad_success with support =
+     * unsupported and a reason); invalid input (NULL pointers, bad struct
+     * sizes) is an error. */
     dgrad_status_t (*query_support)(dgrad_plugin_support_args_t *args);
 
     /* Partition flow. */
@@ -221,7 +289,17 @@ typedef struct dgrad_plugin_api {
             const dgrad_plugin_partitions_t *partitions, size_t index,
             dgrad_plugin_partition_info_t *info);
     dgrad_status_t (*partitions_destroy)(dgrad_plugin_partitions_t *partitions);
+
+    /* ---- ABI 1.1: check with DGRAD_PLUGIN_API_HAS before calling. */
+    const char *(*op_kind_name)(dgrad_op_kind_t kind);
+    size_t (*data_type_size)(dgrad_data_type_t data_type);
 } dgrad_plugin_api_t;
+
+/** Bytes of the ABI 1.0 table (through partitions_destroy): every major-1
+ * plugin's table is at least this large (the loader checks it). */
+#define DGRAD_PLUGIN_API_SIZE_1_0                                           \
+    (offsetof(dgrad_plugin_api_t, partitions_destroy)                       \
+            + sizeof(((dgrad_plugin_api_t *)0)->partitions_destroy))
 
 /** True when a plugin table of @p api is large enough to hold @p member. */
 #define DGRAD_PLUGIN_API_HAS(api, member)                                   \

@@ -1,0 +1,280 @@
+/*
+ * The partition flow: a host hands over a graph of ops (kind names, text
+ * attributes, logical tensors with ids); every op becomes one partition,
+ * claimed when dgrad can run it, otherwise left with the reason.
+ *
+ * "Can run" is decided by the same code as compile, minus oneDNN: the op
+ * is built with dgrad_op_set_attr_by_name and its tensors are resolved
+ * with dgrad_problem_resolve. Building no primitive keeps partitioning
+ * cheap; the claimed op is kept in the result, so compiling it later
+ * cannot disagree with the attributes that were checked.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "dgrad/dgrad.h"
+#include "error.h"
+#include "plugin_internal.h"
+#include "problem.h"
+
+typedef struct partition {
+    int claimed;
+    size_t op_id;
+    dgrad_op_t *op; /* claimed partitions only */
+    char *reason;   /* unclaimed partitions only */
+} partition_t;
+
+struct dgrad_plugin_partitions {
+    size_t count;
+    partition_t *items;
+};
+
+#define GRAPH_OP_SIZE PLUGIN_SIZE_THROUGH(dgrad_plugin_graph_op_t, outputs)
+#define ATTR_SIZE PLUGIN_SIZE_THROUGH(dgrad_plugin_attr_t, value)
+
+/* ------------------------------------------------------ graph checks */
+
+/* An op's attribute array, inputs and outputs; NULL name or value texts
+ * are errors (the host's graph is malformed, not merely unsupported). */
+static dgrad_status_t check_graph_op(const dgrad_plugin_graph_op_t *g,
+        size_t index) {
+    char what[96];
+    size_t stride;
+    if (!g->kind)
+        return dgrad_error(dgrad_invalid_arguments,
+                "plugin: graph_partition ops[%zu] (id %zu) kind (NULL): "
+                "every op needs a kind name", index, g->id);
+    snprintf(what, sizeof what, "graph_partition ops[%zu] attrs", index);
+    dgrad_status_t st = plugin_check_array(g->attrs, g->n_attrs, ATTR_SIZE,
+            _Alignof(dgrad_plugin_attr_t), what, &stride);
+    for (size_t a = 0; st == dgrad_success && a < g->n_attrs; a++) {
+        const dgrad_plugin_attr_t *attr = plugin_element(g->attrs, stride, a);
+        if (!attr->name || !attr->value)
+            st = dgrad_error(dgrad_invalid_arguments,
+                    "plugin: %s[%zu] %s (NULL): an attribute has a name and "
+                    "a value text", what, a, !attr->name ? "name" : "value");
+    }
+    if (st == dgrad_success) {
+        snprintf(what, sizeof what, "graph_partition ops[%zu] inputs", index);
+        st = plugin_check_tensors(g->inputs, g->n_inputs, what, &stride);
+    }
+    if (st == dgrad_success) {
+        snprintf(what, sizeof what, "graph_partition ops[%zu] outputs",
+                index);
+        st = plugin_check_tensors(g->outputs, g->n_outputs, what, &stride);
+    }
+    return st;
+}
+
+typedef struct id_owner {
+    size_t id;
+    size_t index;
+} id_owner_t;
+
+static int by_id_then_index(const void *a, const void *b) {
+    const id_owner_t *x = a, *y = b;
+    if (x->id != y->id) return x->id < y->id ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Partitions are reported by op id: two ops with one id would make the
+ * answer ambiguous. Sorting keeps this O(n log n) for large graphs. */
+static dgrad_status_t check_unique_op_ids(const dgrad_plugin_graph_op_t *ops,
+        size_t n_ops, size_t stride) {
+    if (n_ops < 2) return dgrad_success;
+    id_owner_t *owners = malloc(n_ops * sizeof *owners);
+    if (!owners)
+        return dgrad_error(dgrad_out_of_memory,
+                "plugin: graph_partition (%zu ops): out of memory checking "
+                "op ids", n_ops);
+    for (size_t i = 0; i < n_ops; i++) {
+        const dgrad_plugin_graph_op_t *g = plugin_element(ops, stride, i);
+        owners[i] = (id_owner_t){g->id, i};
+    }
+    qsort(owners, n_ops, sizeof *owners, by_id_then_index);
+    dgrad_status_t st = dgrad_success;
+    for (size_t i = 1; i < n_ops && st == dgrad_success; i++)
+        if (owners[i].id == owners[i - 1].id)
+            st = dgrad_error(dgrad_invalid_arguments,
+                    "plugin: graph_partition ops[%zu] and ops[%zu] id (%zu): "
+                    "op ids must be unique", owners[i - 1].index,
+                    owners[i].index, owners[i].id);
+    free(owners);
+    return st;
+}
+
+/* ------------------------------------------------------ classification */
+
+/* Leaves the op unclaimed with a formatted reason. */
+static dgrad_status_t leave(partition_t *p, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+
+static dgrad_status_t leave(partition_t *p, const char *fmt, ...) {
+    char text[1024];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(text, sizeof text, fmt, args);
+    va_end(args);
+    p->reason = strdup(text);
+    if (!p->reason)
+        return dgrad_error(dgrad_out_of_memory,
+                "plugin: graph_partition: out of memory keeping a reason");
+    return dgrad_success;
+}
+
+/* Builds the op of a dgrad kind and resolves its tensors. A failure of
+ * the op's description is the reason it stays unclaimed (the core's
+ * message names the kind, the values and the rule); only running out of
+ * memory fails the whole partitioning. */
+static dgrad_status_t classify_dgrad_op(const dgrad_plugin_graph_op_t *g,
+        dgrad_op_kind_t kind, partition_t *p) {
+    const char *kind_name = dgrad_op_kind_name(kind);
+    dgrad_op_t *op = NULL;
+    dgrad_logical_tensor_t inputs[PLUGIN_MAX_INPUTS], output;
+    dgrad_resolved_t resolved;
+    dgrad_status_t st = dgrad_op_create(&op, g->id, kind, NULL);
+    if (st != dgrad_success) return st; /* out of memory, nothing held */
+    /* The first rule the op breaks is its reason. */
+    size_t attr_stride = g->n_attrs ? g->attrs->struct_size : 0;
+    dgrad_status_t rule = dgrad_success;
+    for (size_t a = 0; rule == dgrad_success && a < g->n_attrs; a++) {
+        const dgrad_plugin_attr_t *attr =
+                plugin_element(g->attrs, attr_stride, a);
+        rule = dgrad_op_set_attr_by_name(op, attr->name, attr->value);
+    }
+    if (rule == dgrad_success && g->n_outputs != 1)
+        rule = dgrad_error(dgrad_invalid_arguments,
+                "%s: outputs (%zu given): the op has one output", kind_name,
+                g->n_outputs);
+    if (rule == dgrad_success && g->n_inputs > PLUGIN_MAX_INPUTS)
+        rule = dgrad_error(dgrad_invalid_arguments,
+                "%s: inputs (%zu given): the op takes 2 or 3", kind_name,
+                g->n_inputs);
+    if (rule == dgrad_success) {
+        size_t stride = g->n_inputs ? g->inputs->struct_size : 0;
+        for (size_t i = 0; i < g->n_inputs; i++)
+            plugin_tensor_copy_in(&inputs[i],
+                    plugin_element(g->inputs, stride, i));
+        plugin_tensor_copy_in(&output, g->outputs);
+        rule = dgrad_problem_resolve(dgrad_op_get_desc(op), g->n_inputs,
+                inputs, &output, NULL, 0, &resolved);
+    }
+    if (rule == dgrad_success) {
+        p->claimed = 1;
+        p->op = op;
+    } else {
+        dgrad_op_destroy(op);
+        st = leave(p, "%s", dgrad_last_error_message());
+    }
+    return st;
+}
+
+static dgrad_status_t classify(const dgrad_plugin_graph_op_t *g,
+        partition_t *p) {
+    p->op_id = g->id;
+    dgrad_op_kind_t kind = plugin_kind_named(g->kind);
+    if (kind == dgrad_op_kind_undef)
+        return leave(p, "op kind '%.64s' is not implemented by dgrad",
+                g->kind);
+    return classify_dgrad_op(g, kind, p);
+}
+
+/* --------------------------------------------------------------- entries */
+
+dgrad_status_t plugin_partitions_destroy(
+        dgrad_plugin_partitions_t *partitions) {
+    if (!partitions) return dgrad_success;
+    for (size_t i = 0; i < partitions->count; i++) {
+        dgrad_op_destroy(partitions->items[i].op);
+        free(partitions->items[i].reason);
+    }
+    free(partitions->items);
+    free(partitions);
+    return dgrad_success;
+}
+
+static dgrad_status_t partitions_create(size_t count,
+        dgrad_plugin_partitions_t **out) {
+    dgrad_plugin_partitions_t *result = calloc(1, sizeof *result);
+    if (result && count) {
+        result->items = calloc(count, sizeof *result->items);
+        if (result->items) result->count = count;
+    }
+    if (!result || (count && !result->items)) {
+        free(result);
+        return dgrad_error(dgrad_out_of_memory,
+                "plugin: graph_partition (%zu ops): out of memory", count);
+    }
+    *out = result;
+    return dgrad_success;
+}
+
+dgrad_status_t plugin_graph_partition(dgrad_plugin_partition_args_t *args) {
+    dgrad_error_clear();
+    dgrad_plugin_partitions_t *result = NULL;
+    size_t stride = 0;
+    dgrad_status_t st = plugin_check_struct(args,
+            PLUGIN_SIZE_THROUGH(dgrad_plugin_partition_args_t, partitions),
+            "graph_partition args");
+    if (st == dgrad_success)
+        st = plugin_check_array(args->ops, args->n_ops, GRAPH_OP_SIZE,
+                _Alignof(dgrad_plugin_graph_op_t), "graph_partition ops",
+                &stride);
+    for (size_t i = 0; st == dgrad_success && i < args->n_ops; i++)
+        st = check_graph_op(plugin_element(args->ops, stride, i), i);
+    if (st == dgrad_success)
+        st = check_unique_op_ids(args->ops, args->n_ops, stride);
+    if (st == dgrad_success) st = partitions_create(args->n_ops, &result);
+    for (size_t i = 0; st == dgrad_success && i < args->n_ops; i++)
+        st = classify(plugin_element(args->ops, stride, i),
+                &result->items[i]);
+    if (st == dgrad_success) {
+        args->partitions = result;
+        /* Reasons of unclaimed ops passed through the error message; a
+         * successful call leaves none behind. */
+        dgrad_error_clear();
+    } else {
+        plugin_partitions_destroy(result);
+    }
+    return st;
+}
+
+dgrad_status_t plugin_partitions_count(
+        const dgrad_plugin_partitions_t *partitions, size_t *count) {
+    dgrad_error_clear();
+    if (!partitions || !count)
+        return dgrad_error(dgrad_invalid_arguments,
+                "plugin: partitions_count %s (NULL): required",
+                !partitions ? "partitions" : "count");
+    *count = partitions->count;
+    return dgrad_success;
+}
+
+dgrad_status_t plugin_partitions_get(
+        const dgrad_plugin_partitions_t *partitions, size_t index,
+        dgrad_plugin_partition_info_t *info) {
+    dgrad_error_clear();
+    dgrad_status_t st = partitions ? dgrad_success
+            : dgrad_error(dgrad_invalid_arguments,
+                    "plugin: partitions_get partitions (NULL): required");
+    if (st == dgrad_success)
+        st = plugin_check_struct(info,
+                PLUGIN_SIZE_THROUGH(dgrad_plugin_partition_info_t, reason),
+                "partitions_get info");
+    if (st == dgrad_success && index >= partitions->count)
+        st = dgrad_error(dgrad_invalid_arguments,
+                "plugin: partitions_get index (%zu, %zu partitions): must be "
+                "below the count", index, partitions->count);
+    if (st == dgrad_success) {
+        const partition_t *p = &partitions->items[index];
+        info->claimed = p->claimed;
+        info->n_op_ids = 1;
+        info->op_ids = &p->op_id;
+        info->op = p->op;
+        info->reason = p->reason ? p->reason : "";
+    }
+    return st;
+}
