@@ -12,6 +12,16 @@ awk '/<!-- readme-example -->/ {found=1; next}
      inside && /^```/ {exit}
      inside {print}' "$root/README.md" > "$work/example.c"
 [ -s "$work/example.c" ] || { echo "no readme-example block in README.md" >&2; exit 1; }
+# The graph-compiler example must be plugin/example_host.c, which a test runs.
+awk '/<!-- readme-host-example -->/ {found=1; next}
+     found && /^```c/ {inside=1; next}
+     inside && /^```/ {exit}
+     inside {print}' "$root/README.md" > "$work/example_host.c"
+if ! cmp -s "$work/example_host.c" "$root/plugin/example_host.c"; then
+    echo "README's graph-compiler example differs from plugin/example_host.c:" >&2
+    diff "$work/example_host.c" "$root/plugin/example_host.c" >&2 || true
+    exit 1
+fi
 cc -std=c11 -Wall -Werror -I"$root/include" "$work/example.c" -L"$build_dir" \
    -ldgrad -Wl,-rpath,"$build_dir" ${DGRAD_EXTRA_LDFLAGS:-} -o "$work/example"
 "$work/example"
