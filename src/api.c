@@ -23,12 +23,18 @@ struct dgrad_op {
     dgrad_op_desc_t desc;
 };
 
+/* Deferred ops keep at most this many variants (distinct shape values);
+ * beyond it a value is planned for its execution only, so a stream of
+ * ever-new shapes costs time, not unbounded memory. */
+#define DGRAD_VARIANTS_KEPT 64
+
 typedef struct variant {
     int64_t shape_values[DGRAD_MAX_NDIMS];
     size_t n_shape_values;
     dgrad_resolved_t resolved;
     dgrad_plan_t *plan;
     void *prepared_weights; /* constant weights in the plan's layout */
+    int transient;          /* not kept: freed after its execution */
     struct variant *next;
 } variant_t;
 
@@ -41,6 +47,7 @@ struct dgrad_compiled_op {
     int constant_weights;
     pthread_mutex_t lock; /* guards the variant list and weight preparation */
     variant_t *variants;
+    size_t n_variants;
 };
 
 /* ---------------------------------------------------------------- tensors */
@@ -269,6 +276,7 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
                 "dgrad_compiled_op_create: cannot create a mutex");
     }
     if (!c->deferred) {
+        c->n_variants = 1;
         st = variant_create(&resolved, NULL, 0, &c->variants);
         if (st != dgrad_success) {
             pthread_mutex_destroy(&c->lock);
@@ -396,8 +404,13 @@ static dgrad_status_t find_variant(dgrad_compiled_op_t *c,
     variant_t *v;
     st = variant_create(&r, values, n, &v);
     if (st != dgrad_success) return st;
-    v->next = c->variants;
-    c->variants = v;
+    if (c->n_variants >= DGRAD_VARIANTS_KEPT) {
+        v->transient = 1;
+    } else {
+        v->next = c->variants;
+        c->variants = v;
+        c->n_variants++;
+    }
     *out = v;
     return dgrad_success;
 }
@@ -425,6 +438,29 @@ static int64_t output_bytes(const dgrad_logical_tensor_t *lt) {
     return n * (int64_t)dgrad_data_type_size(lt->data_type);
 }
 
+/* Runs one variant: output capacity check, then the plan. */
+static dgrad_status_t execute_variant(const dgrad_compiled_op_t *c,
+        const variant_t *v, const void *const *inputs, void *output,
+        int64_t capacity, dgrad_logical_tensor_t *output_lt) {
+    const char *kind = dgrad_op_kind_name(c->desc.kind);
+    const dgrad_logical_tensor_t *out_lt = &v->resolved.output;
+    if (capacity >= 0 && output_bytes(out_lt) > capacity) {
+        char dims[160];
+        return dgrad_error(dgrad_invalid_arguments,
+                "%s: output (%s) needs %lld bytes, the buffer has %lld", kind,
+                dgrad_format_dims(dims, sizeof dims, out_lt->dims,
+                        out_lt->ndims),
+                (long long)output_bytes(out_lt), (long long)capacity);
+    }
+    int prepared = v->prepared_weights != NULL;
+    const void *bias = v->resolved.problem.has_bias ? inputs[2] : NULL;
+    dgrad_status_t st = dgrad_plan_execute(v->plan, inputs[0],
+            prepared ? v->prepared_weights : inputs[1], prepared, bias,
+            output);
+    if (st == dgrad_success && output_lt) *output_lt = *out_lt;
+    return st;
+}
+
 static dgrad_status_t execute(const dgrad_compiled_op_t *compiled,
         size_t n_inputs, const void *const *inputs, void *output,
         int64_t capacity, dgrad_logical_tensor_t *output_lt) {
@@ -449,26 +485,12 @@ static dgrad_status_t execute(const dgrad_compiled_op_t *compiled,
     pthread_mutex_lock(&c->lock);
     variant_t *v = NULL;
     dgrad_status_t st = find_variant(c, inputs, &v);
-    if (st == dgrad_success && c->constant_weights)
+    if (st == dgrad_success && c->constant_weights && !v->transient)
         st = prepare_weights(v, inputs[1]);
     pthread_mutex_unlock(&c->lock);
     if (st != dgrad_success) return st;
-
-    const dgrad_logical_tensor_t *out_lt = &v->resolved.output;
-    if (capacity >= 0 && output_bytes(out_lt) > capacity) {
-        char dims[160];
-        return dgrad_error(dgrad_invalid_arguments,
-                "%s: output (%s) needs %lld bytes, the buffer has %lld", kind,
-                dgrad_format_dims(dims, sizeof dims, out_lt->dims,
-                        out_lt->ndims),
-                (long long)output_bytes(out_lt), (long long)capacity);
-    }
-    int prepared = v->prepared_weights != NULL;
-    const void *bias = v->resolved.problem.has_bias ? inputs[2] : NULL;
-    st = dgrad_plan_execute(v->plan, inputs[0],
-            prepared ? v->prepared_weights : inputs[1], prepared, bias,
-            output);
-    if (st == dgrad_success && output_lt) *output_lt = *out_lt;
+    st = execute_variant(c, v, inputs, output, capacity, output_lt);
+    if (v->transient) variant_free(v);
     return st;
 }
 

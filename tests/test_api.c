@@ -372,3 +372,37 @@ Test(api, sizes_beyond_onednn_limits_are_unimplemented_not_a_crash) {
     cr_assert_eq(out.ndims, DGRAD_UNKNOWN_NDIMS);
     dgrad_op_destroy(op);
 }
+
+Test(api, deferred_ops_plan_unbounded_streams_of_shapes_without_keeping_them) {
+    /* OpenVINO output_shape input unknown at compile time: 100 distinct
+     * shapes, more than a compiled op keeps; each result equals the op
+     * compiled for that shape. */
+    dgrad_op_t *op;
+    cr_assert_eq(dgrad_op_create(&op, 0, dgrad_op_convolution_backprop_data, NULL), 0);
+    const int64_t dd[] = {1, 2, 3}, wd[] = {2, 3, 3}, sd[] = {1};
+    dgrad_logical_tensor_t in[3], out;
+    dgrad_logical_tensor_init(&in[0], 0, dgrad_f32, 3, dd, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[1], 1, dgrad_f32, 3, wd, dgrad_layout_type_strided, dgrad_property_type_constant);
+    dgrad_logical_tensor_init(&in[2], 2, dgrad_s64, 1, sd, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&out, 3, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_compiled_op_t *c;
+    cr_assert_eq(dgrad_compiled_op_create(&c, op, 3, in, &out), 0, "%s", dgrad_last_error_message());
+    float x[6] = {1, -2, 3, 2, 0, -1}, w[18], got[3 * 100], want[3 * 100];
+    for (int i = 0; i < 18; i++) w[i] = (float)(i % 5 - 2);
+    for (int round = 0; round < 2; round++)
+        for (int64_t y = 1; y <= 100; y++) {
+            const void *bufs[] = {x, w, &y};
+            cr_assert_eq(dgrad_compiled_op_execute_dynamic(c, 3, bufs, got,
+                    sizeof got, NULL), 0, "%s", dgrad_last_error_message());
+            const int64_t od[] = {1, 3, y};
+            dgrad_logical_tensor_t known;
+            dgrad_logical_tensor_init(&known, 3, dgrad_f32, 3, od, dgrad_layout_type_strided, dgrad_property_type_variable);
+            dgrad_compiled_op_t *k;
+            cr_assert_eq(dgrad_compiled_op_create(&k, op, 3, in, &known), 0);
+            cr_assert_eq(dgrad_compiled_op_execute(k, 3, bufs, want), 0);
+            cr_assert(!memcmp(got, want, (size_t)(3 * y) * sizeof(float)), "y=%lld", (long long)y);
+            dgrad_compiled_op_destroy(k);
+        }
+    dgrad_compiled_op_destroy(c);
+    dgrad_op_destroy(op);
+}
