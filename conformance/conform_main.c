@@ -1,14 +1,28 @@
-/* `dgrad conform` (issue 4): the name is reserved until the runner lands. */
+/* `dgrad conform`: the runner over the plugin table, loaded through the
+ * loader as a graph compiler would load it. */
 #include <stdio.h>
-#include <string.h>
 
+#include "conform.h"
 #include "tool.h"
 
 int dgrad_conform_main(int argc, char **argv) {
-    if (argc > 1 && !strcmp(argv[1], "--help")) {
-        printf("usage: dgrad conform [options] PATH...\n(not implemented yet)\n");
-        return 0;
+    cf_cli_t cli;
+    int status = cf_cli_parse(argc, argv, &cli, stdout, stderr);
+    if (status >= 0) {
+        cf_cli_free(&cli);
+        return status;
     }
-    fprintf(stderr, "dgrad conform: not implemented yet\n");
-    return 2;
+    dgrad_loader_plugin_t *plugin = NULL;
+    const dgrad_plugin_api_t *api = tool_load_plugin(tool_plugin_path, &plugin);
+    if (!api) {
+        fprintf(stderr, "dgrad conform: cannot run without the plugin\n");
+        cf_cli_free(&cli);
+        return 2;
+    }
+    cf_backend_t backend;
+    cf_backend_plugin_init(&backend, api);
+    status = cf_cli_run(&cli, &backend, stdout, stderr);
+    cf_cli_free(&cli);
+    dgrad_loader_close(plugin);
+    return status;
 }

@@ -1,0 +1,90 @@
+/* Case helpers shared by the readers, the generator and the runner. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conform.h"
+
+void cf_case_init(cf_case_t *c) {
+    memset(c, 0, sizeof *c);
+    c->output.ndims = DGRAD_UNKNOWN_NDIMS;
+    c->shape_dt = dgrad_s64;
+}
+
+void cf_case_free(cf_case_t *c) {
+    cf_tensor_t *t[] = {&c->data, &c->weights, &c->bias, &c->output,
+            &c->expected};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        free(t[i]->data);
+        t[i]->data = NULL;
+        t[i]->count = 0;
+    }
+}
+
+int cf_case_add_attr(cf_case_t *c, const char *name, const char *value) {
+    if (c->n_attrs == CF_MAX_ATTRS || strlen(name) >= CF_ATTR_NAME
+            || strlen(value) >= CF_ATTR_VALUE)
+        return 0;
+    cf_attr_t *a = &c->attrs[c->n_attrs++];
+    snprintf(a->name, sizeof a->name, "%s", name);
+    snprintf(a->value, sizeof a->value, "%s", value);
+    return 1;
+}
+
+const char *cf_case_attr(const cf_case_t *c, const char *name) {
+    /* The last one wins, as repeated setter calls would. */
+    for (int i = c->n_attrs - 1; i >= 0; i--)
+        if (!strcmp(c->attrs[i].name, name)) return c->attrs[i].value;
+    return NULL;
+}
+
+const char *cf_format_ints(char *buf, size_t size, const int64_t *v, int n) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < size; i++) {
+        int w = snprintf(buf + used, size - used, i ? ",%lld" : "%lld",
+                (long long)v[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+    return buf;
+}
+
+int cf_parse_ints(const char *text, int64_t *values, int max, int *count) {
+    const char *p = text;
+    int n = 0;
+    while (*p == ' ' || *p == '[') p++;
+    while (*p && *p != ']') {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || errno == ERANGE || n == max) return 0;
+        values[n++] = (int64_t)v;
+        p = end;
+        while (*p == ' ' || *p == ',') p++;
+    }
+    if (*p == ']') p++;
+    while (*p == ' ') p++;
+    *count = n;
+    return *p == '\0';
+}
+
+int64_t cf_dims_count(const int64_t *dims, int ndims) {
+    int64_t n = 1;
+    for (int i = 0; i < ndims; i++)
+        if (dims[i] < 0 || __builtin_mul_overflow(n, dims[i], &n)) return -1;
+    return n;
+}
+
+void cf_sink_errorf(cf_sink_t *sink, const char *suite, const char *where,
+        const char *what, const char *fmt, ...) {
+    char rule[CF_MESSAGE / 2], msg[CF_MESSAGE];
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(rule, sizeof rule, fmt, args);
+    va_end(args);
+    snprintf(msg, sizeof msg, "%s: %s: %s", where, what, rule);
+    sink->on_error(sink, suite, msg);
+}

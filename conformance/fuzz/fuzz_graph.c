@@ -1,0 +1,13 @@
+/* libFuzzer target: the graph reader on arbitrary bytes, and every case
+ * it accepts through attribute/shape resolution (fuzz_common.h). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    cf_read_graph_buffer("fuzz-input", (const char *)data, size, &fuzz_sink);
+    return 0;
+}

@@ -1,0 +1,110 @@
+/*
+ * From command-line paths to readers: a directory is read recursively
+ * (its .json and .xml files, in name order, so reports are stable); a file
+ * goes to the reader of its extension, or of its first character when the
+ * extension says nothing ('{' JSON, '<' XML). A JSON file is a vector file
+ * when it has "cases", a oneDNN Graph file when it has "graph".
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "json_common.h"
+
+/* Bounds the recursion (symbolic links may form cycles). */
+#define MAX_DEPTH 32
+
+int cf_read_json_file(const char *path, cf_sink_t *sink) {
+    jctx_t j = {sink, path, 0};
+    json_t *root = jload_file(&j);
+    if (!root) return j.errors;
+    if (json_is_object(root) && json_object_get(root, "cases"))
+        cf_vectors_from_json(&j, root);
+    else if (json_is_object(root) && json_object_get(root, "graph"))
+        cf_graph_from_json(&j, root);
+    else
+        jerr(&j, "$", "missing field", "neither a vector file ('cases') nor a "
+                "oneDNN Graph file ('graph')");
+    json_decref(root);
+    return j.errors;
+}
+
+static int has_suffix(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int read_file(const char *path, cf_sink_t *sink) {
+    if (has_suffix(path, ".json")) return cf_read_json_file(path, sink);
+    if (has_suffix(path, ".xml")) return cf_read_ir_file(path, sink);
+    FILE *f = fopen(path, "rb");
+    int ch = EOF;
+    if (f) {
+        do ch = fgetc(f);
+        while (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r');
+        fclose(f);
+    }
+    if (ch == '{') return cf_read_json_file(path, sink);
+    if (ch == '<') return cf_read_ir_file(path, sink);
+    cf_sink_errorf(sink, path, path, "unreadable", "%s", f ? "neither JSON nor "
+            "XML (expected a .json or .xml file)" : strerror(errno));
+    return 1;
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int read_dir(const char *path, cf_sink_t *sink, int depth) {
+    if (depth > MAX_DEPTH) {
+        cf_sink_errorf(sink, path, path, "unreadable", "directories nested "
+                "deeper than %d (a link cycle?)", MAX_DEPTH);
+        return 1;
+    }
+    DIR *dir = opendir(path);
+    if (!dir) {
+        cf_sink_errorf(sink, path, path, "unreadable", "%s", strerror(errno));
+        return 1;
+    }
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int errors = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        if (e->d_name[0] == '.') continue; /* ., .., hidden files */
+        if (n == cap) {
+            cap = cap ? 2 * cap : 32;
+            char **grown = realloc(names, cap * sizeof *names);
+            if (!grown) break;
+            names = grown;
+        }
+        size_t len = strlen(path) + strlen(e->d_name) + 2;
+        if (!(names[n] = malloc(len))) break;
+        snprintf(names[n++], len, "%s%s%s", path,
+                has_suffix(path, "/") ? "" : "/", e->d_name);
+    }
+    closedir(dir);
+    if (n) qsort(names, n, sizeof *names, by_name);
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
+            errors += read_dir(names[i], sink, depth + 1);
+        else if (has_suffix(names[i], ".json") || has_suffix(names[i], ".xml"))
+            errors += read_file(names[i], sink);
+        free(names[i]);
+    }
+    free(names);
+    return errors;
+}
+
+int cf_read_path(const char *path, cf_sink_t *sink) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        cf_sink_errorf(sink, path, path, "unreadable", "%s", strerror(errno));
+        return 1;
+    }
+    return S_ISDIR(st.st_mode) ? read_dir(path, sink, 0) : read_file(path, sink);
+}

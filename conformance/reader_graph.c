@@ -1,0 +1,311 @@
+/*
+ * Reader of oneDNN Graph JSON graph files, in benchdnn's format: version,
+ * engine_kind, fpmath_mode, input_ports, output_ports and graph[] of ops
+ * (id, name, kind, attrs as {type, value}, inputs and outputs as logical
+ * tensors with id, dtype, shape, stride, layout_type, property_type).
+ *
+ * Every ConvolutionBackwardData op runs on its own, on generated data,
+ * with the logical tensors the file gives (strides included). Ops of other
+ * kinds are skipped with their kind named. The dst_shape input's values
+ * are not in such files: they are the output's dims.
+ *
+ * benchdnn writes an unset list attribute as DNNL_MAX_NDIMS (12) zeros
+ * (e.g. "output_padding" or "dst_shape" of ops that do not set them); such
+ * a value is read as "not set".
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "json_common.h"
+
+#define BENCHDNN_UNSET_LIST 12
+
+typedef enum { A_LIST, A_INT, A_STRING } atype_t;
+static const struct {
+    const char *name;
+    atype_t type;
+} conv_attrs[] = {
+        {"strides", A_LIST},        {"pads_begin", A_LIST},
+        {"pads_end", A_LIST},       {"dilations", A_LIST},
+        {"auto_pad", A_STRING},     {"output_padding", A_LIST},
+        {"groups", A_INT},          {"data_format", A_STRING},
+        {"weights_format", A_STRING}, {"dst_shape", A_LIST},
+};
+#define N_CONV_ATTRS (sizeof conv_attrs / sizeof conv_attrs[0])
+static const char *const type_names[] = {"s64[]", "s64", "string"};
+
+/* One {type, value} attribute; *text empty when the value means unset. */
+static int read_attr(jctx_t *j, const char *name, json_t *obj,
+        const char *path, char *text, size_t size) {
+    char p[JPATH];
+    size_t a = 0;
+    while (a < N_CONV_ATTRS && strcmp(conv_attrs[a].name, name)) a++;
+    if (a == N_CONV_ATTRS) {
+        char list[256] = "";
+        for (size_t i = 0; i < N_CONV_ATTRS; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
+                    i ? ", " : "", conv_attrs[i].name);
+        return jerr(j, path, "unknown attribute", "'%.64s' is not an attribute "
+                "of ConvolutionBackwardData (it has %s)", name, list);
+    }
+    const char *type = NULL;
+    if (!jexpect_object(j, obj, path)
+            || !jget_string(j, obj, path, "type", 1, &type))
+        return 0;
+    json_t *v = json_object_get(obj, "value");
+    if (!v) return jerr(j, path, "missing field", "an attribute has a 'value'");
+    const char *want = type_names[conv_attrs[a].type];
+    if (strcmp(type, want))
+        return jerr(j, jpath_key(p, path, "type"), "wrong type", "%s is %s, "
+                "not '%.32s'", name, want, type);
+    jpath_key(p, path, "value");
+    text[0] = '\0';
+    if (conv_attrs[a].type == A_LIST) {
+        int64_t vals[BENCHDNN_UNSET_LIST];
+        int n, zero = 1;
+        if (!jget_ints(j, v, p, INT64_MIN, vals, BENCHDNN_UNSET_LIST, &n))
+            return 0;
+        for (int i = 0; i < n; i++) zero = zero && vals[i] == 0;
+        if (!(zero && n == BENCHDNN_UNSET_LIST)) cf_format_ints(text, size, vals, n);
+    } else if (conv_attrs[a].type == A_INT) {
+        if (!json_is_integer(v))
+            return jerr(j, p, "wrong type", "expected an integer, got %s",
+                    jtype(v));
+        snprintf(text, size, "%lld", (long long)json_integer_value(v));
+    } else {
+        if (!json_is_string(v))
+            return jerr(j, p, "wrong type", "expected a string, got %s", jtype(v));
+        if (strlen(json_string_value(v)) >= size)
+            return jerr(j, p, "too large", "the string is too long");
+        snprintf(text, size, "%s", json_string_value(v));
+    }
+    return 1;
+}
+
+static int parse_dtype(const char *s, dgrad_data_type_t *dt) {
+    static const struct {
+        const char *name;
+        dgrad_data_type_t dt;
+    } names[] = {{"f32", dgrad_f32}, {"bf16", dgrad_bf16}, {"f16", dgrad_f16},
+            {"s32", dgrad_s32}, {"s64", dgrad_s64}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(s, names[i].name)) {
+            *dt = names[i].dt;
+            return 1;
+        }
+    return 0;
+}
+
+/* One logical tensor. Outputs may have unknown (-1) dims and layout any. */
+static int read_lt(jctx_t *j, json_t *obj, const char *path, int output,
+        cf_tensor_t *t, dgrad_data_type_t *dt, int *constant) {
+    char p[JPATH];
+    const char *dtype = NULL, *layout = "strided", *property = "undef";
+    int64_t id;
+    if (!jexpect_object(j, obj, path)
+            || !jget_int(j, obj, path, "id", 1, &id, NULL)
+            || !jget_string(j, obj, path, "dtype", 1, &dtype)
+            || !jget_string(j, obj, path, "layout_type", 0, &layout)
+            || !jget_string(j, obj, path, "property_type", 0, &property))
+        return 0;
+    if (!parse_dtype(dtype, dt))
+        return jerr(j, jpath_key(p, path, "dtype"), "bad value", "'%.32s' is "
+                "not one of f32, bf16, f16, s32, s64", dtype);
+    json_t *shape = json_object_get(obj, "shape");
+    if (!shape) return jerr(j, path, "missing field", "a logical tensor has a 'shape'");
+    int nd;
+    if (!jget_dims(j, shape, jpath_key(p, path, "shape"), output ? -1 : 0,
+                t->dims, &nd))
+        return 0;
+    t->ndims = nd;
+    if (!strcmp(layout, "any")) {
+        if (!output)
+            return jerr(j, jpath_key(p, path, "layout_type"), "bad value",
+                    "an input's layout is strided (the runner provides it)");
+        t->layout_any = 1;
+    } else if (strcmp(layout, "strided") && strcmp(layout, "undef")) {
+        return jerr(j, jpath_key(p, path, "layout_type"), "bad value", "'%.32s'"
+                " is not strided, any or undef", layout);
+    }
+    if (strcmp(property, "constant") && strcmp(property, "variable")
+            && strcmp(property, "undef"))
+        return jerr(j, jpath_key(p, path, "property_type"), "bad value",
+                "'%.32s' is not undef, variable or constant", property);
+    *constant = !strcmp(property, "constant");
+    json_t *stride = json_object_get(obj, "stride");
+    if (stride && !t->layout_any) {
+        int64_t s[DGRAD_MAX_NDIMS];
+        int ns, unknown = 0;
+        if (!jget_ints(j, stride, jpath_key(p, path, "stride"), -1, s,
+                    DGRAD_MAX_NDIMS, &ns))
+            return 0;
+        for (int i = 0; i < ns; i++) unknown |= s[i] < 0;
+        /* Empty or unknown (-1) strides: dense, as for layout undef. */
+        if (ns && !unknown) {
+            if (ns != nd)
+                return jerr(j, jpath_key(p, path, "stride"), "inconsistent",
+                        "%d strides for %d dims", ns, nd);
+            memcpy(t->strides, s, (size_t)nd * sizeof *s);
+            t->has_strides = 1;
+        }
+    }
+    return 1;
+}
+
+static void read_op(jctx_t *j, json_t *op, const char *path) {
+    char p[JPATH], q[JPATH];
+    int64_t id;
+    const char *kind = NULL, *name = NULL;
+    if (!jexpect_object(j, op, path) || !jget_int(j, op, path, "id", 1, &id, NULL)
+            || !jget_string(j, op, path, "kind", 1, &kind)
+            || !jget_string(j, op, path, "name", 0, &name))
+        return;
+    cf_case_t c;
+    cf_case_init(&c);
+    snprintf(c.name, sizeof c.name, "%s#op%lld:%.64s", j->file, (long long)id,
+            name ? name : kind);
+    snprintf(c.suite, sizeof c.suite, "%s", j->file);
+    snprintf(c.where, sizeof c.where, "%s:%s", j->file, path);
+    if (strcmp(kind, "ConvolutionBackwardData")) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "op kind %.64s is not run (dgrad runs "
+                "ConvolutionBackwardData)", kind);
+        j->sink->on_skip(j->sink, j->file, c.name, reason);
+        return;
+    }
+    c.kind = dgrad_op_convolution_backward_data;
+    json_t *attrs = json_object_get(op, "attrs");
+    if (attrs) {
+        jpath_key(p, path, "attrs");
+        if (!jexpect_object(j, attrs, p)) return;
+        const char *key;
+        json_t *v;
+        json_object_foreach(attrs, key, v) {
+            char text[CF_ATTR_VALUE];
+            if (!read_attr(j, key, v, jpath_key(q, p, key), text, sizeof text))
+                return;
+            if (text[0] && !cf_case_add_attr(&c, key, text)) {
+                jerr(j, q, "too large", "too many attributes");
+                return;
+            }
+        }
+    }
+    json_t *ins = json_object_get(op, "inputs"), *outs = json_object_get(op, "outputs");
+    if (!ins || !outs) {
+        jerr(j, path, "missing field", "an op has '%s'", ins ? "outputs" : "inputs");
+        return;
+    }
+    if (!json_is_array(ins) || json_array_size(ins) < 2 || json_array_size(ins) > 3) {
+        jerr(j, jpath_key(p, path, "inputs"), "bad value", "ConvolutionBackwardData"
+                " takes 2 or 3 inputs (diff_dst, weights, optional dst_shape)");
+        return;
+    }
+    if (!json_is_array(outs) || json_array_size(outs) != 1) {
+        jerr(j, jpath_key(p, path, "outputs"), "bad value",
+                "ConvolutionBackwardData has 1 output (diff_src)");
+        return;
+    }
+    dgrad_data_type_t dt;
+    int constant, unused;
+    jpath_key(p, path, "inputs");
+    if (!read_lt(j, json_array_get(ins, 0), jpath_index(q, p, 0), 0, &c.data,
+                &dt, &unused)
+            || !read_lt(j, json_array_get(ins, 1), jpath_index(q, p, 1), 0,
+                    &c.weights, &dt, &constant))
+        return;
+    c.constant_weights = constant;
+    if (!read_lt(j, json_array_get(outs, 0),
+                jpath_index(q, jpath_key(p, path, "outputs"), 0), 1, &c.output,
+                &dt, &unused))
+        return;
+    if (json_array_size(ins) == 3) {
+        cf_tensor_t shape;
+        memset(&shape, 0, sizeof shape);
+        jpath_index(q, jpath_key(p, path, "inputs"), 2);
+        if (!read_lt(j, json_array_get(ins, 2), q, 0, &shape, &c.shape_dt, &unused))
+            return;
+        if (c.shape_dt != dgrad_s32 && c.shape_dt != dgrad_s64) {
+            jerr(j, q, "bad value", "the dst_shape input is s32 or s64");
+            return;
+        }
+        if (shape.ndims != 1 || shape.dims[0] != c.output.ndims) {
+            jerr(j, q, "inconsistent", "the dst_shape input is 1-D with one "
+                    "value per output dim (%d)", (int)c.output.ndims);
+            return;
+        }
+        for (int d = 0; d < c.output.ndims; d++)
+            if (c.output.dims[d] < 0) {
+                jerr(j, q, "inconsistent", "the dst_shape input's values are "
+                        "not in the file and the output dims are unknown");
+                return;
+            }
+        c.third = cf_third_shape;
+        c.n_shape = (int)c.output.ndims;
+        memcpy(c.shape_values, c.output.dims, sizeof c.shape_values);
+    }
+    for (const char *s = c.name; *s; s++) c.seed = c.seed * 31u + (unsigned char)*s;
+    j->sink->on_case(j->sink, &c);
+}
+
+static void read_root(jctx_t *j, json_t *root) {
+    char p[JPATH];
+    if (!jexpect_object(j, root, "$")) return;
+    const char *s;
+    if (!jget_string(j, root, "$", "version", 0, &s)
+            || !jget_string(j, root, "$", "engine_kind", 0, &s)
+            || !jget_string(j, root, "$", "fpmath_mode", 0, &s))
+        return;
+    static const char *const ports[] = {"input_ports", "output_ports"};
+    for (int k = 0; k < 2; k++) {
+        json_t *v = json_object_get(root, ports[k]);
+        size_t i;
+        json_t *e;
+        if (!v) continue;
+        if (!json_is_array(v)) {
+            jerr(j, jpath_key(p, "$", ports[k]), "wrong type", "expected a list "
+                    "of tensor ids, got %s", jtype(v));
+            return;
+        }
+        json_array_foreach(v, i, e) if (!json_is_integer(e)) {
+            char q[JPATH];
+            jerr(j, jpath_index(q, jpath_key(p, "$", ports[k]), i),
+                    "wrong type", "expected an integer, got %s", jtype(e));
+            return;
+        }
+    }
+    json_t *graph = json_object_get(root, "graph");
+    if (!graph) {
+        jerr(j, "$", "missing field", "a oneDNN Graph file has 'graph'");
+        return;
+    }
+    if (!json_is_array(graph)) {
+        jerr(j, "$.graph", "wrong type", "expected an array of ops, got %s",
+                jtype(graph));
+        return;
+    }
+    size_t i;
+    json_t *op;
+    json_array_foreach(graph, i, op) read_op(j, op, jpath_index(p, "$.graph", i));
+}
+
+int cf_graph_from_json(jctx_t *j, json_t *root) {
+    read_root(j, root);
+    return j->errors;
+}
+
+int cf_read_graph_file(const char *path, cf_sink_t *sink) {
+    jctx_t j = {sink, path, 0};
+    json_t *root = jload_file(&j);
+    if (root) read_root(&j, root);
+    json_decref(root);
+    return j.errors;
+}
+
+int cf_read_graph_buffer(const char *name, const char *buf, size_t size,
+        cf_sink_t *sink) {
+    jctx_t j = {sink, name, 0};
+    json_t *root = jload_buffer(&j, buf, size);
+    if (root) read_root(&j, root);
+    json_decref(root);
+    return j.errors;
+}

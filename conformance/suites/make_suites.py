@@ -1,0 +1,456 @@
+#!/usr/bin/env python3
+"""Writes the generated part of dgrad's committed conformance suites:
+
+  vectors/edge_cases.json   vector cases with expected data
+  graph/*.json              oneDNN Graph JSON graph files (benchdnn format)
+
+The expected data come from a direct transposed convolution written here in
+plain Python from ../shared/DESIGN.md section 1 (the gather, and each
+dialect's rule for the crop at the beginning and the output size). It is a
+third implementation, independent of src/problem.c and of the runner's
+conformance model, and only used to author files: CI reads the committed
+JSON. Run it from anywhere; it rewrites the files next to it.
+
+    python3 conformance/suites/make_suites.py
+"""
+import itertools
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def floor_half(a):
+    return a // 2  # Python floors toward minus infinity
+
+
+def resolve(op, attrs, x_sp, k_sp, out_given, nsp):
+    """(PB, Y) per axis, DESIGN.md section 1."""
+    s = attrs.get("strides", [1] * nsp)
+    d = attrs.get("dilations", [1] * nsp)
+    opad = attrs.get("output_padding", [0] * nsp)
+    if op == "ConvTranspose":
+        pads = attrs.get("pads", [0] * 2 * nsp)
+        pb, pe = pads[:nsp], pads[nsp:]
+    else:
+        pb = attrs.get("pads_begin", [0] * nsp)
+        pe = attrs.get("pads_end", [0] * nsp)
+    ap = attrs.get("auto_pad", "explicit").lower()
+    if ap in ("none", "notset"):
+        ap = "explicit"
+    PB, Y = [], []
+    for i in range(nsp):
+        F = s[i] * (x_sp[i] - 1) + (k_sp[i] - 1) * d[i] + 1
+        if out_given is not None:
+            y = out_given[i]
+            total = F + opad[i] - y
+            t = max(total, 0)
+            if op == "ConvolutionBackwardData":
+                if ap == "same_upper":
+                    p = t // 2
+                elif ap == "same_lower":
+                    p = t - t // 2
+                else:
+                    b, e = (0, 0) if ap == "valid" else (pb[i], pe[i])
+                    assert 0 <= y - (F - b - e) < s[i], "bad oneDNN output size"
+                    p = b
+            elif op == "ConvTranspose":
+                p = floor_half(total) if ap == "same_upper" else total - floor_half(total)
+            else:
+                p = t - t // 2 if ap == "same_upper" else 0 if ap == "valid" else t // 2
+        else:
+            if op == "ConvTranspose" and ap in ("same_upper", "same_lower"):
+                y = x_sp[i] * s[i]
+                total = F + opad[i] - y
+                p = floor_half(total) if ap == "same_upper" else total - floor_half(total)
+            elif ap == "explicit":
+                p, y = pb[i], F - pb[i] - pe[i] + opad[i]
+            else:
+                p, y = 0, F + opad[i]
+        PB.append(p)
+        Y.append(y)
+    return PB, Y, s, d
+
+
+def transposed_conv(x, w, N, G, cin, cout, X, K, S, D, PB, Y, bias=None):
+    """Canonical gather: x[n][ci][X...], w[g][ci_g][co_g][K...] (nested by
+    flat index functions), returns out[n][co][Y...] flat row-major."""
+    cin_g, cout_g = cin // G, cout // G
+    nsp = len(X)
+    out = []
+    for n in range(N):
+        for c in range(cout):
+            g, co = divmod(c, cout_g)
+            for y in itertools.product(*[range(v) for v in Y]):
+                acc = bias[c] if bias else 0.0
+                for k in itertools.product(*[range(v) for v in K]):
+                    xs = []
+                    for i in range(nsp):
+                        t = y[i] + PB[i] - k[i] * D[i]
+                        if t < 0 or t % S[i] or t // S[i] >= X[i]:
+                            break
+                        xs.append(t // S[i])
+                    else:
+                        for ci in range(cin_g):
+                            acc += x(n, g * cin_g + ci, xs) * w(g, ci, co, k)
+                out.append(float(acc))
+    return out
+
+
+def ints(count, seed, lo=-3, hi=3):
+    """Deterministic small integers."""
+    vals, state = [], seed
+    for _ in range(count):
+        state = (state * 1103515245 + 12345) % 2**31
+        vals.append(float(lo + (state >> 8) % (hi - lo + 1)))
+    return vals
+
+
+def prod(v):
+    r = 1
+    for e in v:
+        r *= e
+    return r
+
+
+def strides_of(dims):
+    s, acc = [0] * len(dims), 1
+    for i in reversed(range(len(dims))):
+        s[i] = acc
+        acc *= dims[i]
+    return s
+
+
+def vector_case(name, op, attrs, data_shape, w_shape, output_shape=None,
+                dst_shape_input=None, bias=False, seed=1, expect_error=None,
+                comment=None):
+    """A vector case in the schema of ../shared/conformance/vectors."""
+    nsp = len(data_shape) - 2
+    df = attrs.get("data_format", "NXC") if op == "ConvolutionBackwardData" else "NCX"
+    wf = attrs.get("weights_format", "XIO") if op == "ConvolutionBackwardData" else "OIX"
+    xd = ints(prod(data_shape), seed)
+    wd = ints(prod(w_shape), seed + 1)
+    case = {"name": name, "op": op, "dtype": "f32"}
+    if comment:
+        case["comment"] = comment
+    schema_attrs = dict(attrs)
+    if op == "ConvTranspose" and "pads" in schema_attrs:
+        pads = schema_attrs.pop("pads")
+        schema_attrs["pads_begin"], schema_attrs["pads_end"] = pads[:nsp], pads[nsp:]
+    if op == "ConvTranspose" and "group" in schema_attrs:
+        schema_attrs["groups"] = schema_attrs.pop("group")
+    schema_attrs.pop("output_shape", None)  # the schema's own field
+    if op == "ConvTranspose" and schema_attrs.get("auto_pad") == "NOTSET":
+        schema_attrs["auto_pad"] = "explicit"
+    case["attrs"] = schema_attrs
+    case["diff_dst"] = {"shape": data_shape, "data": xd}
+    case["weights"] = {"shape": w_shape, "data": wd}
+    if op in ("ConvolutionBackpropData", "GroupConvolutionBackpropData", "ConvTranspose"):
+        case["output_shape"] = output_shape
+    if dst_shape_input is not None:
+        case["dst_shape_input"] = dst_shape_input
+    bd = None
+    if bias:
+        cout = w_shape[1] * attrs.get("group", 1)
+        bd = ints(cout, seed + 2)
+        case["bias"] = {"shape": [cout], "data": bd}
+    if expect_error:
+        case["expect_error"] = expect_error
+        return case
+
+    # Canonical view of the operands.
+    if df == "NXC":
+        N, cin, X = data_shape[0], data_shape[-1], data_shape[1:-1]
+        xs = strides_of(data_shape)
+        x = lambda n, c, sp: xd[n * xs[0] + c * xs[-1] + sum(sp[i] * xs[1 + i] for i in range(nsp))]
+    else:
+        N, cin, X = data_shape[0], data_shape[1], data_shape[2:]
+        xs = strides_of(data_shape)
+        x = lambda n, c, sp: xd[n * xs[0] + c * xs[1] + sum(sp[i] * xs[2 + i] for i in range(nsp))]
+    ws = strides_of(w_shape)
+    if op == "GroupConvolutionBackpropData":
+        G, cout_g, K = w_shape[0], w_shape[2], w_shape[3:]
+        w = lambda g, ci, co, k: wd[g * ws[0] + ci * ws[1] + co * ws[2] + sum(k[i] * ws[3 + i] for i in range(nsp))]
+    else:
+        G = attrs.get("groups", attrs.get("group", 1)) if op != "ConvolutionBackpropData" else 1
+        cin_g = cin // G
+        if wf == "XIO":
+            K, cout_g = w_shape[:nsp], w_shape[nsp]
+            w = lambda g, ci, co, k: wd[(g * cin_g + ci) * ws[-1] + co * ws[nsp] + sum(k[i] * ws[i] for i in range(nsp))]
+        else:
+            cout_g, K = w_shape[1], w_shape[2:]
+            w = lambda g, ci, co, k: wd[(g * cin_g + ci) * ws[0] + co * ws[1] + sum(k[i] * ws[2 + i] for i in range(nsp))]
+    cout = G * cout_g
+    given = None
+    full = dst_shape_input if dst_shape_input is not None else attrs.get("dst_shape")
+    if op == "ConvolutionBackwardData" and full and any(full):
+        given = full[1:-1] if df == "NXC" else full[2:]
+    elif op != "ConvolutionBackwardData":
+        given = output_shape if output_shape is not None else attrs.get("output_shape")
+    PB, Y, S, D = resolve(op, attrs, X, K, given, nsp)
+    out = transposed_conv(x, w, N, G, cin, cout, X, K, S, D, PB, Y, bd)
+    shape = [N, cout] + Y
+    if df == "NXC":  # canonical [N][C][Y] -> [N][Y][C]
+        ys = prod(Y)
+        out = [out[(n * cout + c) * ys + p] for n in range(N) for p in range(ys) for c in range(cout)]
+        shape = [N] + Y + [cout]
+    case["expected"] = {"shape": shape, "data": out}
+    return case
+
+
+def write_vectors():
+    C = []
+    # ONNX: output larger than natural (negative total): SAME_UPPER gives
+    # PB = floor(total/2) < 0 (the data shift right, zeros lead), NOTSET and
+    # SAME_LOWER PB = total - floor(total/2).
+    C.append(vector_case("onnx_output_larger_same_upper", "ConvTranspose",
+        {"strides": [1, 1], "auto_pad": "SAME_UPPER", "output_shape": [8, 6]},
+        [1, 1, 3, 3], [1, 2, 3, 3], output_shape=[8, 6], seed=11,
+        comment="total = 5 - 8 = -3 on axis 0: PB = floor(-3/2) = -2 (negative crop)"))
+    C.append(vector_case("onnx_output_larger_notset", "ConvTranspose",
+        {"strides": [2, 1], "auto_pad": "NOTSET"},
+        [1, 2, 2, 3], [2, 1, 2, 2], output_shape=[6, 7], seed=12,
+        comment="total = 4 - 6 = -2: PB = -2 - floor(-1) = -1"))
+    C.append(vector_case("onnx_same_lower_no_output_shape", "ConvTranspose",
+        {"strides": [2, 3], "auto_pad": "SAME_LOWER", "dilations": [1, 2]},
+        [1, 1, 3, 2], [1, 2, 3, 2], seed=13, comment="Y = X * S; PB = total - floor(total/2)"))
+    C.append(vector_case("onnx_bias_group", "ConvTranspose",
+        {"strides": [2], "group": 2, "pads": [1, 0], "output_padding": [1]},
+        [2, 4, 3], [4, 3, 3], bias=True, seed=14))
+    C.append(vector_case("onnx_kernel_larger_than_input_3d", "ConvTranspose",
+        {"strides": [1, 2, 1], "dilations": [2, 1, 1], "pads": [0, 1, 0, 2, 0, 1]},
+        [1, 2, 1, 2, 2], [2, 1, 3, 3, 4], seed=15))
+    # OpenVINO: output_shape with explicit pads (the specification's rule:
+    # pads ignored, PB = floor(total/2); OpenVINO's reference code would
+    # keep pads_begin).
+    C.append(vector_case("openvino_explicit_with_output_shape", "ConvolutionBackpropData",
+        {"strides": [2, 2], "pads_begin": [3, 0], "pads_end": [0, 3], "auto_pad": "explicit"},
+        [1, 2, 3, 3], [2, 1, 3, 3], output_shape=[5, 6], seed=21,
+        comment="F = 7: totals 2 and 1 give PB 1 and 0; the pads are ignored"))
+    C.append(vector_case("openvino_same_upper_odd_total", "ConvolutionBackpropData",
+        {"strides": [1], "auto_pad": "same_upper"},
+        [1, 1, 5], [1, 2, 4], output_shape=[5], seed=22,
+        comment="F = 8, total 3: same_upper crops ceil(3/2) = 2 at the beginning"))
+    C.append(vector_case("openvino_same_lower_odd_total", "ConvolutionBackpropData",
+        {"strides": [1], "auto_pad": "same_lower"},
+        [1, 1, 5], [1, 2, 4], output_shape=[5], seed=22,
+        comment="same data: same_lower crops floor(3/2) = 1"))
+    C.append(vector_case("openvino_output_shape_larger_valid", "GroupConvolutionBackpropData",
+        {"strides": [1, 1], "auto_pad": "valid"},
+        [1, 4, 2, 2], [2, 2, 1, 3, 3], output_shape=[6, 5], seed=23,
+        comment="output larger than natural: trailing zeros"))
+    C.append(vector_case("openvino_output_padding_stride_1", "GroupConvolutionBackpropData",
+        {"strides": [1, 1], "pads_begin": [1, 1], "pads_end": [1, 1], "output_padding": [1, 0]},
+        [1, 3, 3, 2], [3, 1, 1, 3, 3], seed=24,
+        comment="OpenVINO sets no bound on output_padding (depthwise)"))
+    # oneDNN Graph: the auto_pad example of the specification with data.
+    C.append(vector_case("onednn_same_upper_pads_1_2", "ConvolutionBackwardData",
+        {"strides": [1, 1], "auto_pad": "SAME_UPPER", "data_format": "NCX",
+         "weights_format": "OIX", "dst_shape": [1, 1, 6, 6]},
+        [1, 1, 6, 6], [1, 1, 4, 4], seed=31, comment="pads (1, 2): the adjoint of Convolution SAME_UPPER"))
+    C.append(vector_case("onednn_same_lower_pads_2_1", "ConvolutionBackwardData",
+        {"strides": [1, 1], "auto_pad": "SAME_LOWER", "data_format": "NCX",
+         "weights_format": "OIX", "dst_shape": [1, 1, 6, 6]},
+        [1, 1, 6, 6], [1, 1, 4, 4], seed=31))
+    C.append(vector_case("onednn_valid_dst_9x9", "ConvolutionBackwardData",
+        {"strides": [1, 1], "auto_pad": "VALID", "data_format": "NCX",
+         "weights_format": "OIX", "dst_shape": [1, 1, 9, 9]},
+        [1, 1, 6, 6], [1, 1, 4, 4], seed=31))
+    C.append(vector_case("onednn_nxc_xio_groups_output_tail", "ConvolutionBackwardData",
+        {"strides": [2, 2], "pads_begin": [1, 0], "pads_end": [0, 1], "groups": 2,
+         "dst_shape": [2, 7, 4, 6]},
+        [2, 3, 2, 4], [3, 2, 3, 4], seed=32,
+        comment="NXC/XIO defaults; Y exceeds F - pads by 1 < stride (the output-padding tail)"))
+    C.append(vector_case("onednn_dst_shape_input_wins", "ConvolutionBackwardData",
+        {"strides": [2], "data_format": "NCX", "weights_format": "OIX",
+         "dst_shape": [1, 2, 5]},
+        [1, 1, 3], [1, 2, 2], dst_shape_input=[1, 2, 6], seed=33,
+        comment="the attribute says 5, the input 6: the input wins"))
+    C.append(vector_case("onednn_same_upper_output_padding", "ConvolutionBackwardData",
+        {"strides": [3], "auto_pad": "SAME_UPPER", "output_padding": [2], "data_format": "NCX",
+         "weights_format": "OIX", "dst_shape": [1, 1, 6]},
+        [1, 1, 3], [1, 1, 2], seed=34, comment="total = F + output_padding - Y = 7 + 2 - 6 = 3: PB 1"))
+    # Cases that must be rejected.
+    C.append(vector_case("onednn_no_output_shape", "ConvolutionBackwardData",
+        {"strides": [1], "data_format": "NCX", "weights_format": "OIX"},
+        [1, 1, 3], [1, 1, 2], expect_error="invalid_arguments"))
+    C.append(vector_case("onednn_output_too_large_for_pads", "ConvolutionBackwardData",
+        {"strides": [2], "data_format": "NCX", "weights_format": "OIX", "dst_shape": [1, 1, 8]},
+        [1, 1, 3], [1, 1, 2], expect_error="invalid_shape"))
+    C.append(vector_case("onnx_output_padding_not_below_stride", "ConvTranspose",
+        {"strides": [2], "output_padding": [2]},
+        [1, 1, 3], [1, 1, 2], expect_error="invalid_arguments"))
+    C.append(vector_case("onnx_group_does_not_divide", "ConvTranspose",
+        {"group": 2}, [1, 3, 3], [3, 1, 2], expect_error="invalid_arguments"))
+    C.append(vector_case("openvino_channel_mismatch", "ConvolutionBackpropData",
+        {"strides": [1]}, [1, 2, 3], [3, 1, 2], expect_error="invalid_shape"))
+    C.append(vector_case("openvino_zero_stride", "ConvolutionBackpropData",
+        {"strides": [0]}, [1, 1, 3], [1, 1, 2], expect_error="invalid_arguments"))
+    doc = {
+        "source": "dgrad conformance/suites/make_suites.py",
+        "license": "same as dgrad",
+        "notes": "Edge cases found while building dgrad. Expected data from a direct "
+                 "transposed convolution in make_suites.py (DESIGN.md section 1), "
+                 "independent of src/ and of the runner's model.",
+        "cases": C,
+    }
+    path = os.path.join(HERE, "vectors", "edge_cases.json")
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def lt(tid, dtype, shape, stride=None, layout="strided", prop="variable"):
+    return {"id": tid, "dtype": dtype, "shape": shape,
+            "stride": stride if stride is not None else (strides_of(shape) if layout == "strided" else []),
+            "layout_type": layout, "property_type": prop}
+
+
+def a_list(v):
+    return {"type": "s64[]", "value": v}
+
+
+def a_str(v):
+    return {"type": "string", "value": v}
+
+
+def a_int(v):
+    return {"type": "s64", "value": v}
+
+
+def conv_op(oid, name, attrs, inputs, outputs):
+    return {"id": oid, "name": name, "kind": "ConvolutionBackwardData",
+            "attrs": attrs, "inputs": inputs, "outputs": outputs}
+
+
+def graph(ops, inputs, outputs):
+    return {"version": "3.0.0", "engine_kind": "cpu", "fpmath_mode": "strict",
+            "input_ports": inputs, "output_ports": outputs, "graph": ops}
+
+
+def write_graphs():
+    G = {}
+    G["nxc_xio_explicit_pads.json"] = graph([conv_op(0, "bwd_d_nxc_xio", {
+        "strides": a_list([2, 2]), "pads_begin": a_list([1, 0]), "pads_end": a_list([0, 1]),
+        "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(1),
+        "data_format": a_str("NXC"), "weights_format": a_str("XIO"),
+        "dst_shape": a_list([2, 9, 10, 17])},
+        [lt(0, "f32", [2, 4, 5, 16]), lt(1, "f32", [3, 3, 17, 16], prop="constant")],
+        [lt(2, "f32", [2, 9, 10, 17])])], [0, 1], [2])
+    G["ncx_oix_groups_dilations.json"] = graph([conv_op(0, "grouped", {
+        "strides": a_list([1, 2]), "pads_begin": a_list([2, 1]), "pads_end": a_list([1, 2]),
+        "dilations": a_list([2, 1]), "auto_pad": a_str("None"), "groups": a_int(2),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 6, 7, 7])},
+        [lt(0, "f32", [1, 4, 6, 4]), lt(1, "f32", [4, 3, 3, 3])],
+        [lt(2, "f32", [1, 6, 7, 7])])], [0, 1], [2])
+    # The oneDNN Graph specification's auto_pad example.
+    for ap, name in (("SAME_UPPER", "same_upper"), ("SAME_LOWER", "same_lower")):
+        G["auto_pad_%s.json" % name] = graph([conv_op(0, name, {
+            "strides": a_list([1, 1]), "pads_begin": a_list([0, 0]), "pads_end": a_list([0, 0]),
+            "dilations": a_list([1, 1]), "auto_pad": a_str(ap), "groups": a_int(1),
+            "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+            "dst_shape": a_list([1, 1, 6, 6])},
+            [lt(0, "f32", [1, 1, 6, 6]), lt(1, "f32", [1, 1, 4, 4])],
+            [lt(2, "f32", [1, 1, 6, 6])])], [0, 1], [2])
+    G["auto_pad_valid.json"] = graph([conv_op(0, "valid", {
+        "strides": a_list([1, 1]), "dilations": a_list([1, 1]), "auto_pad": a_str("VALID"),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 1, 9, 9])},
+        [lt(0, "f32", [1, 1, 6, 6]), lt(1, "f32", [1, 1, 4, 4])],
+        [lt(2, "f32", [1, 1, 9, 9])])], [0, 1], [2])
+    G["output_padding.json"] = graph([conv_op(0, "output_padding", {
+        "strides": a_list([3]), "pads_begin": a_list([1]), "pads_end": a_list([0]),
+        "output_padding": a_list([2]), "dilations": a_list([1]), "auto_pad": a_str("None"),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([2, 3, 9])},
+        [lt(0, "f32", [2, 5, 3]), lt(1, "f32", [5, 3, 2])],
+        [lt(2, "f32", [2, 3, 9])])], [0, 1], [2])
+    G["same_upper_output_padding.json"] = graph([conv_op(0, "same_upper_op", {
+        "strides": a_list([2, 2]), "output_padding": a_list([1, 0]),
+        "auto_pad": a_str("SAME_UPPER"), "data_format": a_str("NXC"),
+        "weights_format": a_str("XIO"), "dst_shape": a_list([1, 5, 6, 3])},
+        [lt(0, "f32", [1, 3, 3, 2]), lt(1, "f32", [3, 2, 3, 2])],
+        [lt(2, "f32", [1, 5, 6, 3])])], [0, 1], [2])
+    G["dst_shape_input_s64.json"] = graph([conv_op(0, "dst_shape_input", {
+        "strides": a_list([2, 2]), "pads_begin": a_list([0, 0]), "pads_end": a_list([0, 0]),
+        "auto_pad": a_str("SAME_LOWER"), "data_format": a_str("NXC"), "weights_format": a_str("XIO"),
+        "dst_shape": a_list([0] * 12)},
+        [lt(0, "f32", [1, 4, 4, 3]), lt(1, "f32", [3, 3, 5, 3]), lt(3, "s64", [4])],
+        [lt(2, "f32", [1, 8, 8, 5])])], [0, 1, 3], [2])
+    G["dst_shape_input_s32_3d.json"] = graph([conv_op(0, "dst_shape_input_3d", {
+        "strides": a_list([1, 2, 1]), "pads_begin": a_list([1, 0, 0]), "pads_end": a_list([0, 0, 1]),
+        "dilations": a_list([1, 1, 2]), "auto_pad": a_str("None"), "groups": a_int(1),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "output_padding": a_list([0] * 12)},
+        [lt(0, "f32", [1, 3, 2, 3, 3]), lt(1, "f32", [3, 2, 2, 2, 2]), lt(3, "s32", [5])],
+        [lt(2, "f32", [1, 2, 2, 7, 4])])], [0, 1, 3], [2])
+    # NCX dims with channels-last strides (as benchdnn writes them).
+    G["channels_last_strides_3d.json"] = graph([conv_op(0, "channels_last", {
+        "strides": a_list([1, 1, 1]), "pads_begin": a_list([1, 1, 1]), "pads_end": a_list([1, 1, 1]),
+        "dilations": a_list([1, 1, 1]), "auto_pad": a_str("None"), "groups": a_int(1),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 3, 4, 5, 5])},
+        [lt(0, "f32", [1, 16, 4, 5, 5], [1600, 1, 400, 80, 16]), lt(1, "f32", [16, 3, 3, 3, 3])],
+        [lt(2, "f32", [1, 3, 4, 5, 5], [300, 1, 75, 15, 3])])], [0, 1], [2])
+    G["depthwise.json"] = graph([conv_op(0, "depthwise", {
+        "strides": a_list([2, 2]), "pads_begin": a_list([1, 1]), "pads_end": a_list([1, 1]),
+        "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(17),
+        "data_format": a_str("NXC"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 7, 7, 17])},
+        [lt(0, "f32", [1, 4, 4, 17]), lt(1, "f32", [17, 1, 3, 3], prop="constant")],
+        [lt(2, "f32", [1, 7, 7, 17])])], [0, 1], [2])
+    G["layout_any_1d.json"] = graph([conv_op(0, "layout_any", {
+        "strides": a_list([2]), "pads_begin": a_list([0]), "pads_end": a_list([1]),
+        "dilations": a_list([2]), "auto_pad": a_str("None"),
+        "data_format": a_str("NCX"), "weights_format": a_str("XIO"),
+        "dst_shape": a_list([3, 5, 12])},
+        [lt(0, "f32", [3, 4, 5]), lt(1, "f32", [3, 5, 4], prop="constant")],
+        [lt(2, "f32", [3, 5, 12], layout="any")])], [0, 1], [2])
+    G["padded_strides.json"] = graph([conv_op(0, "padded", {
+        "strides": a_list([2, 1]), "pads_begin": a_list([0, 1]), "pads_end": a_list([1, 0]),
+        "auto_pad": a_str("None"), "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 3, 6, 4])},
+        [lt(0, "f32", [1, 2, 3, 4], [40, 20, 6, 1]), lt(1, "f32", [2, 3, 2, 2])],
+        [lt(2, "f32", [1, 3, 6, 4], [120, 40, 6, 1])])], [0, 1], [2])
+    G["bf16_file.json"] = graph([conv_op(0, "bf16", {
+        "strides": a_list([2, 2]), "pads_begin": a_list([1, 1]), "pads_end": a_list([1, 1]),
+        "auto_pad": a_str("None"), "data_format": a_str("NXC"), "weights_format": a_str("XIO"),
+        "dst_shape": a_list([1, 9, 9, 32])},
+        [lt(0, "bf16", [1, 5, 5, 64]), lt(1, "bf16", [3, 3, 32, 64], prop="constant")],
+        [lt(2, "bf16", [1, 9, 9, 32])])], [0, 1], [2])
+    # A training graph: only the ConvolutionBackwardData ops run, the others
+    # are skipped with their kind named.
+    relu_bwd = {"id": 1, "name": "relu_bwd", "kind": "ReLUBackward", "attrs": {},
+                "inputs": [lt(10, "f32", [1, 8, 4, 4]), lt(11, "f32", [1, 8, 4, 4])],
+                "outputs": [lt(12, "f32", [1, 8, 4, 4])]}
+    conv1 = conv_op(2, "conv1_bwd_d", {
+        "strides": a_list([1, 1]), "pads_begin": a_list([1, 1]), "pads_end": a_list([1, 1]),
+        "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(1),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 4, 4, 4])},
+        [lt(12, "f32", [1, 8, 4, 4]), lt(13, "f32", [8, 4, 3, 3], prop="constant")],
+        [lt(14, "f32", [1, 4, 4, 4])])
+    bias_bwd = {"id": 3, "name": "bias_bwd", "kind": "BiasAddBackward",
+                "attrs": {"data_format": a_str("NCX")},
+                "inputs": [lt(12, "f32", [1, 8, 4, 4])], "outputs": [lt(15, "f32", [8])]}
+    conv0 = conv_op(4, "conv0_bwd_d", {
+        "strides": a_list([2, 2]), "pads_begin": a_list([0, 0]), "pads_end": a_list([0, 0]),
+        "dilations": a_list([1, 1]), "auto_pad": a_str("SAME_UPPER"), "groups": a_int(2),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 2, 8, 8])},
+        [lt(14, "f32", [1, 4, 4, 4]), lt(16, "f32", [4, 1, 3, 3], prop="constant")],
+        [lt(17, "f32", [1, 2, 8, 8])])
+    G["training_graph.json"] = graph([relu_bwd, conv1, bias_bwd, conv0],
+                                     [10, 11, 13, 16], [15, 17])
+    for name, doc in G.items():
+        with open(os.path.join(HERE, "graph", name), "w") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    os.makedirs(os.path.join(HERE, "vectors"), exist_ok=True)
+    os.makedirs(os.path.join(HERE, "graph"), exist_ok=True)
+    write_vectors()
+    write_graphs()

@@ -1,0 +1,685 @@
+/*
+ * The conformance readers (conformance/reader_*.c): a valid file of each
+ * kind gives the cases it describes; each malformed form (truncated, wrong
+ * types, missing fields, unknown attribute, huge dims, ...) gives one clear
+ * error with the file name and the position, and never a crash.
+ */
+#define _GNU_SOURCE /* mkstemps */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conform.h"
+
+/* A sink that keeps what it is given (cases without their values). */
+typedef struct collect {
+    cf_sink_t sink;
+    int n_cases, n_skips, n_errors;
+    cf_case_t cases[8];
+    char skips[8][512];
+    char errors[8][CF_MESSAGE];
+} collect_t;
+
+static void on_case(cf_sink_t *s, const cf_case_t *c) {
+    collect_t *k = (collect_t *)s;
+    if (k->n_cases < 8) {
+        cf_case_t *copy = &k->cases[k->n_cases];
+        *copy = *c;
+        /* Values belong to the reader; keep a private copy of a few. */
+        cf_tensor_t *t[] = {&copy->data, &copy->weights, &copy->bias,
+                &copy->output, &copy->expected};
+        for (int i = 0; i < 5; i++) {
+            if (!t[i]->data) continue;
+            double *d = malloc(t[i]->count * sizeof *d + 1);
+            memcpy(d, t[i]->data, t[i]->count * sizeof *d);
+            t[i]->data = d;
+        }
+    }
+    k->n_cases++;
+}
+
+static void on_skip(cf_sink_t *s, const char *suite, const char *name,
+        const char *reason) {
+    collect_t *k = (collect_t *)s;
+    if (k->n_skips < 8)
+        snprintf(k->skips[k->n_skips], sizeof k->skips[0], "%s: %s", name, reason);
+    k->n_skips++;
+}
+
+static void on_error(cf_sink_t *s, const char *suite, const char *message) {
+    collect_t *k = (collect_t *)s;
+    if (k->n_errors < 8)
+        snprintf(k->errors[k->n_errors], sizeof k->errors[0], "%s", message);
+    k->n_errors++;
+}
+
+static void collect_init(collect_t *k) {
+    memset(k, 0, sizeof *k);
+    k->sink.on_case = on_case;
+    k->sink.on_skip = on_skip;
+    k->sink.on_error = on_error;
+}
+
+static void collect_free(collect_t *k) {
+    for (int i = 0; i < k->n_cases && i < 8; i++) cf_case_free(&k->cases[i]);
+}
+
+/* Writes @p text to a fresh temporary file with @p suffix. */
+static char *temp_file(const char *suffix, const char *text) {
+    char *path = malloc(64);
+    snprintf(path, 64, "/tmp/dgrad_conform_XXXXXX%s", suffix);
+    int fd = mkstemps(path, (int)strlen(suffix));
+    cr_assert_geq(fd, 0);
+    size_t n = strlen(text);
+    cr_assert_eq(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    return path;
+}
+
+typedef int (*reader_fn)(const char *path, cf_sink_t *sink);
+
+/* Reads @p text as a file; returns the collected result. */
+static void read_text(reader_fn read, const char *suffix, const char *text,
+        collect_t *k, char **path) {
+    collect_init(k);
+    *path = temp_file(suffix, text);
+    read(*path, &k->sink);
+}
+
+/* One error, naming the file, the position and the words given. */
+static void expect_one_error(const collect_t *k, const char *path,
+        const char *position, const char *what, const char *rule) {
+    cr_assert_eq(k->n_errors, 1, "%d errors, first: %s", k->n_errors,
+            k->errors[0]);
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s:%s: %s: ", path, position, what);
+    cr_expect(!strncmp(k->errors[0], prefix, strlen(prefix)),
+            "error '%s' does not start with '%s'", k->errors[0], prefix);
+    cr_expect(strstr(k->errors[0], rule), "error '%s' lacks '%s'",
+            k->errors[0], rule);
+}
+
+static void cleanup(collect_t *k, char *path) {
+    collect_free(k);
+    unlink(path);
+    free(path);
+}
+
+/* ================================================================ vectors */
+
+static const char *valid_vectors =
+        "{\n"
+        " \"source\": \"test\",\n"
+        " \"cases\": [\n"
+        "  {\"name\": \"onnx\", \"op\": \"ConvTranspose\", \"dtype\": \"f32\",\n"
+        "   \"attrs\": {\"strides\": [2], \"pads_begin\": [1], \"pads_end\": [0],\n"
+        "             \"auto_pad\": \"explicit\", \"groups\": 1},\n"
+        "   \"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1.0, 2.0]},\n"
+        "   \"weights\": {\"shape\": [1, 1, 2], \"data\": [1.0, -1.0]},\n"
+        "   \"bias\": {\"shape\": [1], \"data\": [0.5]},\n"
+        "   \"output_shape\": null,\n"
+        "   \"expected\": {\"shape\": [1, 1, 3], \"data\": [-0.5, 2.5, -1.5]}},\n"
+        "  {\"name\": \"ov\", \"op\": \"ConvolutionBackpropData\",\n"
+        "   \"attrs\": {\"strides\": [1]},\n"
+        "   \"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1, 2]},\n"
+        "   \"weights\": {\"shape\": [1, 1, 1], \"data\": [3]},\n"
+        "   \"output_shape\": [4],\n"
+        "   \"expected\": {\"shape\": [1, 1, 4], \"data\": [0, 3, 6, 0]}},\n"
+        "  {\"name\": \"bad\", \"op\": \"ConvTranspose\", \"attrs\": {},\n"
+        "   \"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1]},\n"
+        "   \"weights\": {\"shape\": [1, 1, 1], \"data\": [3]},\n"
+        "   \"expected\": {\"shape\": [1, 1, 2], \"data\": [3, 6]}},\n"
+        "  {\"name\": \"rejected\", \"op\": \"ConvolutionBackwardData\",\n"
+        "   \"attrs\": {\"strides\": [0], \"data_format\": \"NCX\"},\n"
+        "   \"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1, 2]},\n"
+        "   \"weights\": {\"shape\": [1, 1, 1], \"data\": [3]},\n"
+        "   \"dst_shape_input\": [1, 1, 2],\n"
+        "   \"expect_error\": \"invalid_arguments\"}\n"
+        " ],\n"
+        " \"skipped\": [{\"name\": \"later\", \"reason\": \"not yet\"}]\n"
+        "}\n";
+
+Test(conform_vectors, valid_file_gives_its_cases) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_vectors_file, ".json", valid_vectors, &k, &path);
+    /* The bad case is reported on its own; the others still come. */
+    cr_assert_eq(k.n_cases, 3);
+    cr_assert_eq(k.n_skips, 1);
+    cr_assert_eq(k.n_errors, 1);
+    cr_expect(strstr(k.errors[0], "$.cases[2].diff_dst.data: inconsistent: "
+                                  "1 values for shape of 2 elements"),
+            "%s", k.errors[0]);
+    cr_expect(strstr(k.skips[0], "#later: not yet"), "%s", k.skips[0]);
+
+    const cf_case_t *onnx = &k.cases[0];
+    cr_expect_eq(onnx->kind, dgrad_op_conv_transpose);
+    /* ONNX names: pads = begin ++ end, auto_pad NOTSET, group. */
+    cr_expect_str_eq(cf_case_attr(onnx, "pads"), "1,0");
+    cr_expect_str_eq(cf_case_attr(onnx, "auto_pad"), "NOTSET");
+    cr_expect_str_eq(cf_case_attr(onnx, "group"), "1");
+    cr_expect_null(cf_case_attr(onnx, "pads_begin"));
+    cr_expect_eq(onnx->third, cf_third_bias);
+    cr_expect_eq(onnx->bias.data[0], 0.5);
+    cr_expect_eq(onnx->expected.count, 3);
+    cr_expect_eq(onnx->expected.data[1], 2.5);
+    cr_expect_eq(onnx->output.ndims, DGRAD_UNKNOWN_NDIMS);
+    cr_expect(strstr(onnx->name, "#onnx") != NULL);
+
+    const cf_case_t *ov = &k.cases[1];
+    cr_expect_eq(ov->third, cf_third_shape); /* OpenVINO: an input */
+    cr_expect_eq(ov->n_shape, 1);
+    cr_expect_eq(ov->shape_values[0], 4);
+
+    const cf_case_t *rej = &k.cases[2];
+    cr_expect_str_eq(rej->expect_error, "invalid_arguments");
+    cr_expect_str_eq(cf_case_attr(rej, "strides"), "0"); /* kept for dgrad */
+    cr_expect_eq(rej->n_shape, 3);
+    cleanup(&k, path);
+}
+
+Test(conform_vectors, truncated_file) {
+    collect_t k;
+    char *path;
+    char text[600];
+    snprintf(text, sizeof text, "%.300s", valid_vectors);
+    read_text(cf_read_vectors_file, ".json", text, &k, &path);
+    cr_expect_eq(k.n_cases, 0);
+    cr_assert_eq(k.n_errors, 1);
+    /* The error is at the end of the input: its last line. */
+    int line = 1;
+    for (const char *p = text; *p; p++) line += *p == '\n';
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s:%d:", path, line);
+    cr_expect(!strncmp(k.errors[0], prefix, strlen(prefix)), "%s", k.errors[0]);
+    cr_expect(strstr(k.errors[0], ": malformed JSON: "), "%s", k.errors[0]);
+    cleanup(&k, path);
+}
+
+static const char *one_case_fmt =
+        "{\"cases\": [{\"name\": \"c\", \"op\": \"ConvolutionBackpropData\",\n"
+        " \"attrs\": {%s},\n"
+        " %s\n"
+        " \"expected\": {\"shape\": [1, 1, 3], \"data\": [0, 0, 0]}}]}\n";
+static const char *good_tensors =
+        "\"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1, 2]},"
+        " \"weights\": {\"shape\": [1, 1, 2], \"data\": [1, 1]},";
+
+static void read_one_case(const char *attrs, const char *tensors, collect_t *k,
+        char **path) {
+    char text[2048];
+    snprintf(text, sizeof text, one_case_fmt, attrs, tensors);
+    read_text(cf_read_vectors_file, ".json", text, k, path);
+}
+
+Test(conform_vectors, wrong_types) {
+    collect_t k;
+    char *path;
+    read_one_case("\"strides\": \"1\"", good_tensors, &k, &path);
+    expect_one_error(&k, path, "$.cases[0].attrs.strides", "wrong type",
+            "expected a list of integers, got a string");
+    cleanup(&k, path);
+    read_one_case("\"strides\": [1.5]", good_tensors, &k, &path);
+    expect_one_error(&k, path, "$.cases[0].attrs.strides[0]", "wrong type",
+            "expected an integer, got a real number");
+    cleanup(&k, path);
+    read_one_case("", "\"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1, \"x\"]},"
+            " \"weights\": {\"shape\": [1, 1, 2], \"data\": [1, 1]},", &k, &path);
+    expect_one_error(&k, path, "$.cases[0].diff_dst.data[1]", "wrong type",
+            "expected a number, got a string");
+    cleanup(&k, path);
+}
+
+Test(conform_vectors, missing_fields) {
+    collect_t k;
+    char *path;
+    read_one_case("", "\"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1, 2]},",
+            &k, &path);
+    expect_one_error(&k, path, "$.cases[0]", "missing field", "'weights'");
+    cleanup(&k, path);
+    read_text(cf_read_vectors_file, ".json", "{\"cases\": [{\"op\": \"x\"}]}",
+            &k, &path);
+    expect_one_error(&k, path, "$.cases[0]", "missing field", "'name'");
+    cleanup(&k, path);
+}
+
+Test(conform_vectors, unknown_attribute) {
+    collect_t k;
+    char *path;
+    read_one_case("\"padding\": [1]", good_tensors, &k, &path);
+    expect_one_error(&k, path, "$.cases[0].attrs.padding", "unknown attribute",
+            "'padding' is not an attribute");
+    cleanup(&k, path);
+    /* An attribute of another dialect. */
+    read_one_case("\"data_format\": \"NCX\"", good_tensors, &k, &path);
+    expect_one_error(&k, path, "$.cases[0].attrs.data_format",
+            "unknown attribute", "does not apply to ConvolutionBackpropData");
+    cleanup(&k, path);
+}
+
+Test(conform_vectors, huge_dims) {
+    collect_t k;
+    char *path;
+    read_one_case("", "\"diff_dst\": {\"shape\": [1, 1, 4294967296, 4294967296],"
+            " \"data\": []}, \"weights\": {\"shape\": [1, 1, 2], \"data\": [1, 1]},",
+            &k, &path);
+    expect_one_error(&k, path, "$.cases[0].diff_dst.shape", "too large",
+            "more than 2^40 elements");
+    cleanup(&k, path);
+    /* Beyond 64 bits: jansson's own error, with its position. */
+    read_one_case("", "\"diff_dst\": {\"shape\": [1, 1, 99999999999999999999],"
+            " \"data\": []}, \"weights\": {\"shape\": [1, 1, 2], \"data\": [1, 1]},",
+            &k, &path);
+    expect_one_error(&k, path, "3:50", "malformed JSON", "too big integer");
+    cleanup(&k, path);
+    read_one_case("", "\"diff_dst\": {\"shape\": [1, 1, 1, 1, 1, 1, 1, 1, 1],"
+            " \"data\": [1]}, \"weights\": {\"shape\": [1, 1, 2], \"data\": [1, 1]},",
+            &k, &path);
+    expect_one_error(&k, path, "$.cases[0].diff_dst.shape", "too large",
+            "9 values, at most 8");
+    cleanup(&k, path);
+}
+
+Test(conform_vectors, not_a_vector_file) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_vectors_file, ".json", "[1, 2]", &k, &path);
+    expect_one_error(&k, path, "$", "wrong type", "expected an object");
+    cleanup(&k, path);
+    read_text(cf_read_vectors_file, ".json", "", &k, &path);
+    cr_assert_eq(k.n_errors, 1);
+    cr_expect(strstr(k.errors[0], "malformed JSON"), "%s", k.errors[0]);
+    cleanup(&k, path);
+    collect_init(&k);
+    cf_read_vectors_file("/nonexistent/dir/v.json", &k.sink);
+    cr_assert_eq(k.n_errors, 1);
+    cr_expect(!strncmp(k.errors[0], "/nonexistent/dir/v.json: unreadable: ",
+                      37), "%s", k.errors[0]);
+}
+
+Test(conform_vectors, duplicate_keys_are_rejected) {
+    collect_t k;
+    char *path;
+    read_one_case("\"strides\": [1], \"strides\": [2]", good_tensors, &k, &path);
+    cr_assert_eq(k.n_errors, 1);
+    cr_expect(strstr(k.errors[0], "malformed JSON: duplicate object key"),
+            "%s", k.errors[0]);
+    cleanup(&k, path);
+}
+
+/* ================================================================= graphs */
+
+static const char *valid_graph =
+        "{\"version\": \"3.0.0\", \"engine_kind\": \"cpu\", \"fpmath_mode\": \"strict\",\n"
+        " \"input_ports\": [0, 1, 3], \"output_ports\": [2],\n"
+        " \"graph\": [\n"
+        "  {\"id\": 7, \"name\": \"relu\", \"kind\": \"ReLU\", \"attrs\": {},\n"
+        "   \"inputs\": [], \"outputs\": []},\n"
+        "  {\"id\": 0, \"name\": \"bwd\", \"kind\": \"ConvolutionBackwardData\",\n"
+        "   \"attrs\": {\"strides\": {\"type\": \"s64[]\", \"value\": [2, 2]},\n"
+        "             \"groups\": {\"type\": \"s64\", \"value\": 1},\n"
+        "             \"auto_pad\": {\"type\": \"string\", \"value\": \"SAME_UPPER\"},\n"
+        "             \"output_padding\": {\"type\": \"s64[]\", \"value\": [0,0,0,0,0,0,0,0,0,0,0,0]},\n"
+        "             \"data_format\": {\"type\": \"string\", \"value\": \"NCX\"}},\n"
+        "   \"inputs\": [\n"
+        "     {\"id\": 0, \"dtype\": \"bf16\", \"shape\": [1, 4, 3, 3],\n"
+        "      \"stride\": [36, 1, 12, 4], \"layout_type\": \"strided\", \"property_type\": \"undef\"},\n"
+        "     {\"id\": 1, \"dtype\": \"bf16\", \"shape\": [3, 3, 2, 4],\n"
+        "      \"stride\": [], \"layout_type\": \"strided\", \"property_type\": \"constant\"},\n"
+        "     {\"id\": 3, \"dtype\": \"s32\", \"shape\": [4], \"stride\": [1],\n"
+        "      \"layout_type\": \"strided\", \"property_type\": \"undef\"}],\n"
+        "   \"outputs\": [\n"
+        "     {\"id\": 2, \"dtype\": \"bf16\", \"shape\": [1, 2, 6, 6], \"stride\": [],\n"
+        "      \"layout_type\": \"any\", \"property_type\": \"undef\"}]}\n"
+        " ]}\n";
+
+Test(conform_graph, valid_file_gives_its_ops) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_graph_file, ".json", valid_graph, &k, &path);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 1);
+    cr_assert_eq(k.n_skips, 1);
+    cr_expect(strstr(k.skips[0], "#op7:relu: op kind ReLU is not run"), "%s",
+            k.skips[0]);
+    const cf_case_t *c = &k.cases[0];
+    cr_expect(strstr(c->name, "#op0:bwd") != NULL, "%s", c->name);
+    cr_expect_eq(c->kind, dgrad_op_convolution_backward_data);
+    cr_expect_str_eq(cf_case_attr(c, "strides"), "2,2");
+    cr_expect_str_eq(cf_case_attr(c, "groups"), "1");
+    cr_expect_str_eq(cf_case_attr(c, "auto_pad"), "SAME_UPPER");
+    /* benchdnn's 12 zeros mean "not set". */
+    cr_expect_null(cf_case_attr(c, "output_padding"));
+    cr_expect(c->data.has_strides);
+    cr_expect_eq(c->data.strides[1], 1);
+    cr_expect(!c->weights.has_strides); /* empty stride: dense */
+    cr_expect(c->constant_weights);
+    cr_expect(c->output.layout_any);
+    /* The dst_shape input's values are the output dims. */
+    cr_expect_eq(c->third, cf_third_shape);
+    cr_expect_eq(c->shape_dt, dgrad_s32);
+    cr_expect_eq(c->n_shape, 4);
+    cr_expect_eq(c->shape_values[2], 6);
+    cleanup(&k, path);
+}
+
+Test(conform_graph, truncated_file) {
+    collect_t k;
+    char *path;
+    char text[400];
+    snprintf(text, sizeof text, "%.350s", valid_graph);
+    read_text(cf_read_graph_file, ".json", text, &k, &path);
+    cr_assert_eq(k.n_errors, 1);
+    cr_expect(strstr(k.errors[0], ": malformed JSON: "), "%s", k.errors[0]);
+    cr_expect(!strncmp(k.errors[0], path, strlen(path)));
+    cr_expect_eq(k.n_cases, 0);
+    cleanup(&k, path);
+}
+
+/* A graph with one ConvolutionBackwardData op: @p attrs, @p in0 (the
+ * diff_dst logical tensor) given by the test. */
+static void read_graph_op(const char *attrs, const char *in0, collect_t *k,
+        char **path) {
+    char text[2048];
+    snprintf(text, sizeof text,
+            "{\"graph\": [{\"id\": 0, \"name\": \"op\", \"kind\": "
+            "\"ConvolutionBackwardData\", \"attrs\": {%s},\n"
+            "\"inputs\": [%s,\n"
+            "{\"id\": 1, \"dtype\": \"f32\", \"shape\": [1, 1, 2, 2]}],\n"
+            "\"outputs\": [{\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, 1, 3, 3]}]}]}",
+            attrs, in0);
+    read_text(cf_read_graph_file, ".json", text, k, path);
+}
+
+static const char *good_in0 =
+        "{\"id\": 0, \"dtype\": \"f32\", \"shape\": [1, 1, 2, 2]}";
+
+Test(conform_graph, wrong_types) {
+    collect_t k;
+    char *path;
+    read_graph_op("\"strides\": {\"type\": \"string\", \"value\": \"1\"}",
+            good_in0, &k, &path);
+    expect_one_error(&k, path, "$.graph[0].attrs.strides.type", "wrong type",
+            "strides is s64[], not 'string'");
+    cleanup(&k, path);
+    read_graph_op("\"groups\": {\"type\": \"s64\", \"value\": [1]}", good_in0,
+            &k, &path);
+    expect_one_error(&k, path, "$.graph[0].attrs.groups.value", "wrong type",
+            "expected an integer, got an array");
+    cleanup(&k, path);
+    read_graph_op("", "{\"id\": 0, \"dtype\": \"f32\", \"shape\": \"1x1\"}",
+            &k, &path);
+    expect_one_error(&k, path, "$.graph[0].inputs[0].shape", "wrong type",
+            "expected a list of integers, got a string");
+    cleanup(&k, path);
+    read_graph_op("", "{\"id\": 0, \"dtype\": \"u8\", \"shape\": [1, 1, 2, 2]}",
+            &k, &path);
+    expect_one_error(&k, path, "$.graph[0].inputs[0].dtype", "bad value",
+            "'u8' is not one of f32, bf16, f16, s32, s64");
+    cleanup(&k, path);
+}
+
+Test(conform_graph, missing_fields) {
+    collect_t k;
+    char *path;
+    read_graph_op("", "{\"id\": 0, \"dtype\": \"f32\"}", &k, &path);
+    expect_one_error(&k, path, "$.graph[0].inputs[0]", "missing field",
+            "'shape'");
+    cleanup(&k, path);
+    read_text(cf_read_graph_file, ".json", "{\"graph\": [{\"id\": 1}]}", &k,
+            &path);
+    expect_one_error(&k, path, "$.graph[0]", "missing field", "'kind'");
+    cleanup(&k, path);
+    read_text(cf_read_graph_file, ".json", "{\"version\": \"3.0.0\"}", &k,
+            &path);
+    expect_one_error(&k, path, "$", "missing field", "'graph'");
+    cleanup(&k, path);
+}
+
+Test(conform_graph, unknown_attribute) {
+    collect_t k;
+    char *path;
+    read_graph_op("\"padding\": {\"type\": \"s64[]\", \"value\": [1, 1]}",
+            good_in0, &k, &path);
+    expect_one_error(&k, path, "$.graph[0].attrs.padding", "unknown attribute",
+            "'padding' is not an attribute of ConvolutionBackwardData");
+    cleanup(&k, path);
+}
+
+Test(conform_graph, huge_dims) {
+    collect_t k;
+    char *path;
+    read_graph_op("", "{\"id\": 0, \"dtype\": \"f32\", \"shape\": "
+            "[1, 1, 1099511627776, 1099511627776]}", &k, &path);
+    expect_one_error(&k, path, "$.graph[0].inputs[0].shape", "too large",
+            "more than 2^40 elements");
+    cleanup(&k, path);
+    read_graph_op("", "{\"id\": 0, \"dtype\": \"f32\", \"shape\": [1, -5, 2, 2]}",
+            &k, &path);
+    expect_one_error(&k, path, "$.graph[0].inputs[0].shape[1]", "bad value",
+            "-5 is below the smallest allowed (0)");
+    cleanup(&k, path);
+}
+
+Test(conform_graph, dst_shape_input_needs_known_output_dims) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_graph_file, ".json",
+            "{\"graph\": [{\"id\": 0, \"kind\": \"ConvolutionBackwardData\",\n"
+            "\"inputs\": [{\"id\": 0, \"dtype\": \"f32\", \"shape\": [1, 2, 2, 1]},\n"
+            "{\"id\": 1, \"dtype\": \"f32\", \"shape\": [2, 2, 1, 1]},\n"
+            "{\"id\": 3, \"dtype\": \"s64\", \"shape\": [4]}],\n"
+            "\"outputs\": [{\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, -1, -1, 1]}]}]}",
+            &k, &path);
+    expect_one_error(&k, path, "$.graph[0].inputs[2]", "inconsistent",
+            "the output dims are unknown");
+    cleanup(&k, path);
+}
+
+/* ===================================================================== IR */
+
+static const char *valid_ir =
+        "<?xml version=\"1.0\"?>\n"
+        "<net name=\"n\" version=\"11\">\n"
+        " <layers>\n"
+        "  <layer id=\"0\" name=\"in\" type=\"Parameter\" version=\"opset1\"/>\n"
+        "  <layer id=\"1\" name=\"up\" type=\"GroupConvolutionBackpropData\">\n"
+        "   <data strides=\"2,2\" pads_begin=\"1,0\" pads_end=\"0,1\" auto_pad=\"same_lower\""
+        " output_padding=\"\"/>\n"
+        "   <input>\n"
+        "    <port id=\"0\"><dim>1</dim><dim>4</dim><dim>3</dim><dim>3</dim></port>\n"
+        "    <port id=\"1\"><dim>2</dim><dim>2</dim><dim>1</dim><dim>3</dim><dim>3</dim></port>\n"
+        "    <port id=\"2\" precision=\"I32\"><dim>2</dim></port>\n"
+        "   </input>\n"
+        "   <output><port id=\"3\" precision=\"FP32\"><dim>1</dim><dim>2</dim>"
+        "<dim>6</dim><dim>5</dim></port></output>\n"
+        "  </layer>\n"
+        " </layers>\n"
+        "</net>\n";
+
+Test(conform_ir, valid_net_gives_its_layers) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_ir_file, ".xml", valid_ir, &k, &path);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 1);
+    cr_assert_eq(k.n_skips, 1);
+    cr_expect(strstr(k.skips[0], "#layer0:in: layer kind Parameter is not run"),
+            "%s", k.skips[0]);
+    const cf_case_t *c = &k.cases[0];
+    cr_expect_eq(c->kind, dgrad_op_group_convolution_backprop_data);
+    cr_expect_str_eq(cf_case_attr(c, "strides"), "2,2");
+    cr_expect_str_eq(cf_case_attr(c, "auto_pad"), "same_lower");
+    cr_expect_null(cf_case_attr(c, "output_padding")); /* "" = unset */
+    cr_expect_eq(c->weights.ndims, 5);
+    cr_expect_eq(c->output.dims[3], 5);
+    /* output_shape's values are the output port's spatial dims. */
+    cr_expect_eq(c->third, cf_third_shape);
+    cr_expect_eq(c->shape_dt, dgrad_s32);
+    cr_expect_eq(c->n_shape, 2);
+    cr_expect_eq(c->shape_values[0], 6);
+    cr_expect_eq(c->shape_values[1], 5);
+    cr_expect(strstr(c->where, ":5") != NULL, "%s", c->where);
+    cleanup(&k, path);
+}
+
+Test(conform_ir, bare_layer) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_ir_file, ".xml",
+            "<layer id=\"5\" name=\"up\" type=\"ConvolutionBackpropData\">\n"
+            " <data strides=\"2\"/>\n"
+            " <input><port id=\"0\"><dim>1</dim><dim>2</dim><dim>3</dim></port>\n"
+            "  <port id=\"1\"><dim>2</dim><dim>1</dim><dim>2</dim></port></input>\n"
+            " <output><port id=\"2\"><dim>1</dim><dim>1</dim><dim>6</dim></port></output>\n"
+            "</layer>\n", &k, &path);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 1);
+    cr_expect(strstr(k.cases[0].name, "#layer5:up") != NULL);
+    cr_expect_eq(k.cases[0].third, cf_third_none);
+    cleanup(&k, path);
+}
+
+Test(conform_ir, truncated_file) {
+    collect_t k;
+    char *path;
+    char text[300];
+    snprintf(text, sizeof text, "%.250s", valid_ir);
+    read_text(cf_read_ir_file, ".xml", text, &k, &path);
+    cr_assert_eq(k.n_errors, 1);
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "%s:6:", path);
+    cr_expect(!strncmp(k.errors[0], prefix, strlen(prefix)), "%s", k.errors[0]);
+    cr_expect(strstr(k.errors[0], ": malformed XML: "), "%s", k.errors[0]);
+    cr_expect_eq(k.n_cases, 0);
+    cleanup(&k, path);
+}
+
+/* A bare layer with the given <data> attributes and first port's dims. */
+static void read_layer(const char *data, const char *dims, collect_t *k,
+        char **path) {
+    char text[1024];
+    snprintf(text, sizeof text,
+            "<layer id=\"1\" type=\"ConvolutionBackpropData\">\n"
+            " <data %s/>\n"
+            " <input>\n"
+            "  <port id=\"0\">%s</port>\n"
+            "  <port id=\"1\"><dim>1</dim><dim>1</dim><dim>2</dim></port>\n"
+            " </input>\n"
+            " <output><port id=\"2\"><dim>1</dim><dim>1</dim><dim>4</dim></port></output>\n"
+            "</layer>\n", data, dims);
+    read_text(cf_read_ir_file, ".xml", text, k, path);
+}
+
+static const char *good_dims = "<dim>1</dim><dim>1</dim><dim>3</dim>";
+
+Test(conform_ir, wrong_types) {
+    collect_t k;
+    char *path;
+    read_layer("strides=\"a,b\"", good_dims, &k, &path);
+    expect_one_error(&k, path, "2", "wrong type",
+            "strides 'a,b' is not a comma-separated integer list");
+    cleanup(&k, path);
+    read_layer("", "<dim>1</dim><dim>x</dim><dim>3</dim>", &k, &path);
+    expect_one_error(&k, path, "4", "wrong type", "dim 'x' is not an integer");
+    cleanup(&k, path);
+    read_layer("", "<dim>1</dim><shape>1</shape>", &k, &path);
+    expect_one_error(&k, path, "4", "unknown element", "<shape> in a <port>");
+    cleanup(&k, path);
+}
+
+Test(conform_ir, missing_fields) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_ir_file, ".xml", "<net>\n<layers>\n<layer id=\"3\"/>\n"
+            "</layers>\n</net>\n", &k, &path);
+    expect_one_error(&k, path, "3", "missing field", "a <layer> has a 'type'");
+    cleanup(&k, path);
+    read_text(cf_read_ir_file, ".xml", "<layer id=\"3\" "
+            "type=\"ConvolutionBackpropData\">\n<input/>\n</layer>\n", &k, &path);
+    expect_one_error(&k, path, "1", "missing element", "has <output>");
+    cleanup(&k, path);
+    read_text(cf_read_ir_file, ".xml", "<net name=\"x\"/>\n", &k, &path);
+    expect_one_error(&k, path, "1", "missing element", "a <net> has <layers>");
+    cleanup(&k, path);
+}
+
+Test(conform_ir, unknown_attribute) {
+    collect_t k;
+    char *path;
+    read_layer("strides=\"1\" group=\"2\"", good_dims, &k, &path);
+    expect_one_error(&k, path, "2", "unknown attribute",
+            "'group' is not an attribute of ConvolutionBackpropData");
+    cleanup(&k, path);
+}
+
+Test(conform_ir, huge_dims) {
+    collect_t k;
+    char *path;
+    read_layer("", "<dim>1099511627776</dim><dim>1099511627776</dim><dim>3</dim>",
+            &k, &path);
+    expect_one_error(&k, path, "4", "too large", "more than 2^40 elements");
+    cleanup(&k, path);
+    read_layer("", "<dim>99999999999999999999</dim>", &k, &path);
+    expect_one_error(&k, path, "4", "wrong type", "is not an integer");
+    cleanup(&k, path);
+    read_layer("", "<dim>-1</dim><dim>1</dim><dim>3</dim>", &k, &path);
+    expect_one_error(&k, path, "4", "bad value", "sizes are >= 1");
+    cleanup(&k, path);
+}
+
+Test(conform_ir, wrong_root_and_unreadable) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_ir_file, ".xml", "<model/>", &k, &path);
+    expect_one_error(&k, path, "1", "unknown element", "root <model>");
+    cleanup(&k, path);
+    collect_init(&k);
+    cf_read_ir_file("/nonexistent/ir.xml", &k.sink);
+    cr_assert_eq(k.n_errors, 1);
+    cr_expect(!strncmp(k.errors[0], "/nonexistent/ir.xml", 19), "%s",
+            k.errors[0]);
+}
+
+/* ========================================================== path walking */
+
+Test(conform_paths, directories_and_dispatch) {
+    char dir[] = "/tmp/dgrad_conform_dir_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char p1[128], p2[128], p3[128], p4[128];
+    snprintf(p1, sizeof p1, "%s/b.json", dir);
+    snprintf(p2, sizeof p2, "%s/a.xml", dir);
+    snprintf(p3, sizeof p3, "%s/notes.txt", dir);
+    snprintf(p4, sizeof p4, "%s/c.json", dir);
+    FILE *f = fopen(p1, "w");
+    fputs(valid_graph, f);
+    fclose(f);
+    f = fopen(p2, "w");
+    fputs(valid_ir, f);
+    fclose(f);
+    f = fopen(p3, "w");
+    fputs("not read", f);
+    fclose(f);
+    f = fopen(p4, "w");
+    fputs("{\"neither\": 1}", f);
+    fclose(f);
+    collect_t k;
+    collect_init(&k);
+    cf_read_path(dir, &k.sink);
+    cr_expect_eq(k.n_cases, 2); /* a.xml, then b.json */
+    cr_expect_eq(k.cases[0].kind, dgrad_op_group_convolution_backprop_data);
+    cr_expect_eq(k.cases[1].kind, dgrad_op_convolution_backward_data);
+    cr_expect_eq(k.n_errors, 1);
+    cr_expect(strstr(k.errors[0], "c.json:$: missing field: neither a vector "
+                                  "file"), "%s", k.errors[0]);
+    collect_free(&k);
+    /* A file named on the command line is read whatever its name. */
+    collect_init(&k);
+    cf_read_path(p3, &k.sink);
+    cr_expect_eq(k.n_errors, 1);
+    cr_expect(strstr(k.errors[0], "neither JSON nor XML"), "%s", k.errors[0]);
+    unlink(p1), unlink(p2), unlink(p3), unlink(p4);
+    rmdir(dir);
+}
