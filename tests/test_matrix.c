@@ -145,3 +145,36 @@ static void run_rank(int nsp) {
 Test(matrix, rank_1d) { run_rank(1); }
 Test(matrix, rank_2d) { run_rank(2); }
 Test(matrix, rank_3d) { run_rank(3); }
+
+/* Cases the conformance sweep found wrong once (bias handling). */
+Test(matrix, bias_regressions) {
+    char why[512], desc[512];
+    tester_t t;
+    /* One output channel: oneDNN's in-place blocked add ignored the bias. */
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        tester_init(&t, dgrad_op_conv_transpose, 2);
+        t.Cin = 1;
+        t.Cout = 1;
+        t.bias = 1;
+        t.dt = dts[i];
+        cr_expect(tester_run(&t, why, sizeof why), "%s: %s",
+                tester_describe(&t, desc, sizeof desc), why);
+    }
+    /* bf16 with a bias: the result must be rounded once, after the add. */
+    tester_init(&t, dgrad_op_conv_transpose, 1);
+    t.Cin = 5;
+    t.Cout = 17;
+    t.X[0] = 1;
+    t.K[0] = 1;
+    t.S[0] = 3;
+    t.D[0] = 2;
+    t.op[0] = 2;
+    t.bias = 1;
+    t.dt = dgrad_bf16;
+    for (unsigned seed = 1; seed <= 8; seed++) {
+        t.seed = seed;
+        cr_expect(tester_run(&t, why, sizeof why), "%s: %s",
+                tester_describe(&t, desc, sizeof desc), why);
+    }
+}
