@@ -1,0 +1,212 @@
+/*
+ * The two ways `dgrad bench` reaches dgrad: the plugin table, loaded with
+ * the loader exactly as a graph compiler loads it, and the core C API of
+ * libdgrad.so (loaded with dlopen, so that the command does not depend on
+ * the shared library and nothing of it clashes with the oracle objects
+ * linked into the command).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "tool.h"
+
+/* ------------------------------------------------------------ plugin table */
+
+static const dgrad_plugin_api_t *plugin_api_of(const bench_backend_t *be) {
+    return be->api;
+}
+
+static dgrad_status_t plugin_compile(const bench_backend_t *be,
+        const dgrad_op_t *op, size_t n_inputs,
+        const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output,
+        dgrad_compiled_op_t **compiled) {
+    dgrad_plugin_compile_args_t args;
+    memset(&args, 0, sizeof args);
+    args.struct_size = sizeof args;
+    args.op = op;
+    args.n_inputs = n_inputs;
+    args.inputs = inputs;
+    args.output = output;
+    dgrad_status_t st = plugin_api_of(be)->compiled_op_create(&args);
+    if (st == dgrad_success) *compiled = args.compiled;
+    return st;
+}
+
+static dgrad_status_t plugin_execute(const bench_backend_t *be,
+        const dgrad_compiled_op_t *compiled, size_t n_inputs,
+        const void *const *inputs, void *output) {
+    dgrad_plugin_execute_args_t args;
+    memset(&args, 0, sizeof args);
+    args.struct_size = sizeof args;
+    args.compiled = compiled;
+    args.n_inputs = n_inputs;
+    args.inputs = inputs;
+    args.output = output;
+    return plugin_api_of(be)->compiled_op_execute(&args);
+}
+
+static int open_plugin(bench_backend_t *be, int quiet) {
+    (void)quiet;
+    const dgrad_plugin_api_t *api = tool_load_plugin(tool_plugin_path,
+            &be->plugin);
+    if (!api) return -1;
+    /* Every entry used here is in ABI 1.0; check anyway. */
+    if (!DGRAD_PLUGIN_API_HAS(api, compiled_op_execute)) {
+        fprintf(stderr, "dgrad bench: the plugin's table is too small "
+                "(%zu bytes)\n", api->struct_size);
+        dgrad_loader_close(be->plugin);
+        be->plugin = NULL;
+        return -1;
+    }
+    be->api = api;
+    be->name = "plugin";
+    snprintf(be->detail_buf, sizeof be->detail_buf, "%s %s (ABI %u.%u)",
+            api->plugin_name ? api->plugin_name : "?",
+            api->plugin_version ? api->plugin_version : "?", api->abi_major,
+            api->abi_minor);
+    be->last_error = api->last_error_message;
+    be->lt_init_with_strides = api->logical_tensor_init_with_strides;
+    be->op_create = api->op_create;
+    be->op_destroy = api->op_destroy;
+    be->op_set_s64 = api->op_set_attr_s64;
+    be->op_set_s64s = api->op_set_attr_s64s;
+    be->op_set_str = api->op_set_attr_str;
+    be->compile = plugin_compile;
+    be->execute = plugin_execute;
+    be->compiled_destroy = api->compiled_op_destroy;
+    be->impl_name = api->compiled_op_impl_name;
+    return 0;
+}
+
+/* --------------------------------------------------------------- core API */
+
+typedef dgrad_status_t (*core_compile_fn)(dgrad_compiled_op_t **,
+        const dgrad_op_t *, size_t, const dgrad_logical_tensor_t *,
+        dgrad_logical_tensor_t *);
+typedef dgrad_status_t (*core_execute_fn)(const dgrad_compiled_op_t *,
+        size_t, const void *const *, void *);
+
+typedef struct core_fns {
+    core_compile_fn compile;
+    core_execute_fn execute;
+} core_fns_t;
+
+static core_fns_t core_fns;
+
+static dgrad_status_t core_compile(const bench_backend_t *be,
+        const dgrad_op_t *op, size_t n_inputs,
+        const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output,
+        dgrad_compiled_op_t **compiled) {
+    (void)be;
+    return core_fns.compile(compiled, op, n_inputs, inputs, output);
+}
+
+static dgrad_status_t core_execute(const bench_backend_t *be,
+        const dgrad_compiled_op_t *compiled, size_t n_inputs,
+        const void *const *inputs, void *output) {
+    (void)be;
+    return core_fns.execute(compiled, n_inputs, inputs, output);
+}
+
+/* Directory of the running program, with a trailing '/'. */
+static int program_dir(char *buf, size_t size) {
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash) return -1;
+    slash[1] = 0;
+    snprintf(buf, size, "%s", exe);
+    return 0;
+}
+
+static void *try_dlopen(const char *path, char *tried, size_t size) {
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        size_t n = strlen(tried);
+        snprintf(tried + n, size - n, "\n  %s: %s", path, dlerror());
+    }
+    return h;
+}
+
+#define LOAD(dst, sym)                                                       \
+    do {                                                                     \
+        *(void **)(&(dst)) = dlsym(be->dl, sym);                             \
+        if (!(dst)) {                                                        \
+            fprintf(stderr, "dgrad bench: %s has no symbol %s\n",            \
+                    be->detail_buf, sym);                                    \
+            dlclose(be->dl);                                                 \
+            be->dl = NULL;                                                   \
+            return -1;                                                       \
+        }                                                                    \
+    } while (0)
+
+static int open_core(bench_backend_t *be, const char *path) {
+    char dir[PATH_MAX], cand[PATH_MAX + 64], tried[4096] = "";
+    const char *env = getenv("DGRAD_CORE_LIB");
+    if (!path) path = env && *env ? env : NULL;
+    if (path) {
+        be->dl = try_dlopen(path, tried, sizeof tried);
+        snprintf(be->detail_buf, sizeof be->detail_buf, "%s", path);
+    } else {
+        static const char *rel[] = {"libdgrad.so", "../lib/libdgrad.so.0",
+                "../lib/libdgrad.so"};
+        if (program_dir(dir, sizeof dir) == 0)
+            for (size_t i = 0; !be->dl && i < sizeof rel / sizeof rel[0]; i++) {
+                snprintf(cand, sizeof cand, "%s%s", dir, rel[i]);
+                if (access(cand, R_OK) != 0) continue;
+                be->dl = try_dlopen(cand, tried, sizeof tried);
+                snprintf(be->detail_buf, sizeof be->detail_buf, "%s", cand);
+            }
+        if (!be->dl) {
+            be->dl = try_dlopen("libdgrad.so.0", tried, sizeof tried);
+            snprintf(be->detail_buf, sizeof be->detail_buf, "libdgrad.so.0");
+        }
+    }
+    if (!be->dl) {
+        fprintf(stderr, "dgrad bench: cannot load the core library "
+                "libdgrad.so:%s\n", tried);
+        return -1;
+    }
+    be->name = "core";
+    LOAD(be->last_error, "dgrad_last_error_message");
+    LOAD(be->lt_init_with_strides, "dgrad_logical_tensor_init_with_strides");
+    LOAD(be->op_create, "dgrad_op_create");
+    LOAD(be->op_destroy, "dgrad_op_destroy");
+    LOAD(be->op_set_s64, "dgrad_op_set_attr_s64");
+    LOAD(be->op_set_s64s, "dgrad_op_set_attr_s64s");
+    LOAD(be->op_set_str, "dgrad_op_set_attr_str");
+    LOAD(core_fns.compile, "dgrad_compiled_op_create");
+    LOAD(core_fns.execute, "dgrad_compiled_op_execute");
+    LOAD(be->compiled_destroy, "dgrad_compiled_op_destroy");
+    LOAD(be->impl_name, "dgrad_compiled_op_impl_name");
+    be->compile = core_compile;
+    be->execute = core_execute;
+    return 0;
+}
+
+int bench_backend_open(bench_backend_t *be, bench_backend_kind_t kind,
+        const char *core_path) {
+    memset(be, 0, sizeof *be);
+    be->detail = be->detail_buf;
+    if (kind == bench_backend_plugin) return open_plugin(be, 0);
+    if (kind == bench_backend_core) return open_core(be, core_path);
+    if (open_plugin(be, 1) == 0) return 0;
+    fprintf(stderr, "dgrad bench: the plugin does not load (above); timing "
+            "the core library instead (--backend core)\n");
+    return open_core(be, core_path);
+}
+
+void bench_backend_close(bench_backend_t *be) {
+    if (be->plugin) dgrad_loader_close(be->plugin);
+    /* The core library stays loaded: oneDNN's jit code and the plan
+     * cache's exit handler live in it. */
+    memset(be, 0, sizeof *be);
+}
