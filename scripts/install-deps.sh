@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages dgrad needs, only those that are missing.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libdnnl-dev libcriterion-dev libjansson-dev libxml2-dev binutils)
+packages=(build-essential cmake pkg-config libdnnl-dev libcriterion-dev libjansson-dev libxml2-dev binutils gnuplot-nox)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
