@@ -131,7 +131,7 @@ static void *try_dlopen(const char *path, char *tried, size_t size) {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         size_t n = strlen(tried);
-        snprintf(tried + n, size - n, "\n  %s: %s", path, dlerror());
+        snprintf(tried + n, size - n, "\n  %.1000s: %.1000s", path, dlerror());
     }
     return h;
 }
@@ -154,7 +154,7 @@ static int open_core(bench_backend_t *be, const char *path) {
     if (!path) path = env && *env ? env : NULL;
     if (path) {
         be->dl = try_dlopen(path, tried, sizeof tried);
-        snprintf(be->detail_buf, sizeof be->detail_buf, "%s", path);
+        snprintf(be->detail_buf, sizeof be->detail_buf, "%.500s", path);
     } else {
         static const char *rel[] = {"libdgrad.so", "../lib/libdgrad.so.0",
                 "../lib/libdgrad.so"};
@@ -163,7 +163,7 @@ static int open_core(bench_backend_t *be, const char *path) {
                 snprintf(cand, sizeof cand, "%s%s", dir, rel[i]);
                 if (access(cand, R_OK) != 0) continue;
                 be->dl = try_dlopen(cand, tried, sizeof tried);
-                snprintf(be->detail_buf, sizeof be->detail_buf, "%s", cand);
+                snprintf(be->detail_buf, sizeof be->detail_buf, "%.500s", cand);
             }
         if (!be->dl) {
             be->dl = try_dlopen("libdgrad.so.0", tried, sizeof tried);

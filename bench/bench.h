@@ -118,11 +118,14 @@ typedef enum bench_wlayout { bench_oix = 0, bench_xio = 1 } bench_wlayout_t;
 typedef struct bench_raw bench_raw_t;
 
 /* Creates the baseline for @p d in data type @p dt (dgrad_f32 or
- * dgrad_bf16) on the user's buffers (which stay the caller's). Returns NULL
- * and a message in @p err when oneDNN refuses. */
+ * dgrad_bf16) on the user's buffers (which stay the caller's). With
+ * @p prepacked, the weights are in the primitive's preferred layout
+ * (format_tag_any), reordered once here from the user's buffer, as a user
+ * with constant weights would; otherwise the primitive reads the user's
+ * weights. Returns NULL and a message in @p err when oneDNN refuses. */
 bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
-        bench_layout_t layout, bench_wlayout_t wlayout, void *in, void *wei,
-        void *out, char *err, size_t err_size);
+        bench_layout_t layout, bench_wlayout_t wlayout, int prepacked,
+        void *in, void *wei, void *out, char *err, size_t err_size);
 /* Executes once and waits. Returns 0 on success. */
 int bench_raw_execute(bench_raw_t *raw);
 const char *bench_raw_impl(const bench_raw_t *raw);

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -67,6 +68,11 @@ static const char *usage_text =
         "  --core-lib PATH         libdgrad.so for --backend core\n"
         "  --no-check              skip the dgrad vs raw oneDNN output comparison\n"
         "  --no-raw                time dgrad alone (profiling); no baseline\n"
+        "  --raw-weights user|prepacked  the baseline reads the user's weights\n"
+        "                          (default), or weights reordered once into the\n"
+        "                          primitive's preferred layout (format_tag_any),\n"
+        "                          as a user with constant weights would (compare\n"
+        "                          with --constant-weights)\n"
         "  -q, --quiet             no per-problem progress on stderr\n"
         "\n"
         "Columns: dgrad and raw execute time (median of the samples, with min and\n"
@@ -89,7 +95,7 @@ typedef struct options {
     const char *csv, *plot;
     bench_backend_kind_t backend;
     const char *core_lib;
-    int check, quiet, no_raw;
+    int check, quiet, no_raw, raw_prepacked;
 } options_t;
 
 typedef struct problem {
@@ -445,7 +451,7 @@ typedef struct machine {
 
 typedef struct buffers {
     void *in, *wei, *out;          /* user type */
-    float *in32, *wei32, *raw_out, *f32_out; /* f16: f32 copies */
+    float *in32, *wei32, *f32_out; /* f16: f32 copies */
     void *raw_out_dt;              /* raw output in the user type */
 } buffers_t;
 
@@ -455,7 +461,6 @@ static void buffers_free(buffers_t *b) {
     free(b->out);
     free(b->in32);
     free(b->wei32);
-    free(b->raw_out);
     free(b->f32_out);
     free(b->raw_out_dt);
 }
@@ -559,6 +564,7 @@ static void run_problem(const problem_t *pr, const bench_backend_t *be,
     t0 = bench_now_ms();
     if (!o->no_raw)
         raw = bench_raw_create(d, raw_dt, o->layout, o->wlayout,
+                o->raw_prepacked,
                 dt == dgrad_f16 ? (void *)b.in32 : b.in,
                 dt == dgrad_f16 ? (void *)b.wei32 : b.wei, b.raw_out_dt, err,
                 sizeof err);
@@ -703,7 +709,7 @@ static int read_batch(problem_list_t *l, const char *path, int depth) {
                 rc = read_batch(l, sub, depth + 1);
                 continue;
             }
-            snprintf(where, sizeof where, "%s:%d: ", path, lineno);
+            snprintf(where, sizeof where, "%.1000s:%d: ", path, lineno);
             rc = add_problem(l, tok, where);
         }
     }
@@ -737,7 +743,7 @@ static void print_row(FILE *f, const problem_t *p, const result_t *r,
         const options_t *o) {
     char name[31], impl[23], med[16], lo[16], hi[16], range[40], raw[16],
             comp[16], cached[16];
-    snprintf(name, sizeof name, "%s", short_name(p));
+    snprintf(name, sizeof name, "%.30s", short_name(p));
     snprintf(impl, sizeof impl, "%s", r->impl[0] ? r->impl : "-");
     if (!r->ran) {
         fprintf(f, "%-30s %-22s FAILED: %s\n", name, impl, r->error);
@@ -843,7 +849,8 @@ static int write_plot(const char *png, const problem_t *p, const result_t *r,
             o->wlayout == bench_xio ? "XIO" : "OIX",
             o->constant_weights ? " constant weights" : "", be->name);
     fputs("set logscale y\nset ylabel 'GFLOP/s'\nset grid ytics\n"
-          "set xtics rotate by 60 right\nset key top left\n"
+          "set xtics rotate by 60 right\n"
+          "set key outside top center horizontal\n"
           "set bmargin 14\nset xrange [-1:*]\n", g);
     fputs("$data << EOD\n", g);
     int x = 0;
@@ -887,6 +894,33 @@ static int parse_double(const char *s, double *out) {
     return 0;
 }
 
+/* Busy and total jiffies of all CPUs (/proc/stat), or -1. */
+static int cpu_times(double *busy, double *total) {
+    unsigned long long v[8] = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
+                        &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7])
+              : 0;
+    if (f) fclose(f);
+    if (n < 4) return -1;
+    *total = 0;
+    for (int i = 0; i < 8; i++) *total += (double)v[i];
+    *busy = *total - (double)v[3] - (double)v[4]; /* minus idle, iowait */
+    return 0;
+}
+
+/* How many CPUs other processes keep busy, sampled over @p ms while this
+ * one sleeps; -1 when unknown. */
+static double other_load(int ms) {
+    double b0, t0, b1, t1;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpu_times(&b0, &t0)) return -1;
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+    if (cpu_times(&b1, &t1) || t1 <= t0) return -1;
+    return (b1 - b0) / (t1 - t0) * (double)(ncpu > 0 ? ncpu : 1);
+}
+
 static double geomean(const double *v, int n) {
     double s = 0;
     int k = 0;
@@ -923,10 +957,23 @@ int dgrad_bench_main(int argc, char **argv) {
         }
         static const char *flags[] = {"--constant-weights", "--no-check",
                 "--no-raw", "--quiet", "-q", "--help", "-h"};
-        int is_flag = 0;
+        static const char *valued[] = {"--batch", "--dt", "--data-format",
+                "--weights-format", "--reps", "--warmup", "--cached-reps",
+                "--max-problem-s", "--min-sample-ms", "--peak-gflops",
+                "--peak-gbs", "--csv", "--plot", "--backend", "--raw-weights",
+                "--core-lib"};
+        int is_flag = 0, is_valued = 0;
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
             is_flag |= !strcmp(key, flags[f]);
-        if (key[0] == '-' && !is_flag && !val) {
+        for (size_t f = 0; f < sizeof valued / sizeof valued[0]; f++)
+            is_valued |= !strcmp(key, valued[f]);
+        if (key[0] == '-' && !is_flag && !is_valued) {
+            fprintf(stderr, "dgrad bench: unknown option '%s' (see --help)\n",
+                    key);
+            rc = 2;
+            goto out;
+        }
+        if (is_valued && !val) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "dgrad bench: %s needs a value\n", key);
                 rc = 2;
@@ -988,6 +1035,10 @@ int dgrad_bench_main(int argc, char **argv) {
             else if (!strcmp(val, "plugin")) o.backend = bench_backend_plugin;
             else if (!strcmp(val, "core")) o.backend = bench_backend_core;
             else bad = 1;
+        } else if (!strcmp(key, "--raw-weights")) {
+            if (!strcmp(val, "user")) o.raw_prepacked = 0;
+            else if (!strcmp(val, "prepacked")) o.raw_prepacked = 1;
+            else bad = 1;
         } else if (!strcmp(key, "--core-lib")) {
             o.core_lib = val;
         } else if (key[0] == '-') {
@@ -1019,6 +1070,8 @@ int dgrad_bench_main(int argc, char **argv) {
         goto out;
     }
 
+    double load_start = other_load(300);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     /* The machine: peaks measured unless given. */
     machine_t m = {o.peak_gflops, o.peak_gbs};
     const char *peak_src = "given", *bw_src = "given";
@@ -1047,9 +1100,17 @@ int dgrad_bench_main(int argc, char **argv) {
            o.layout == bench_nxc ? "NXC" : "NCX",
            o.wlayout == bench_xio ? "XIO" : "OIX",
            o.constant_weights ? " (constant)" : "", be.name, be.detail);
-    printf("machine: peak %.1f GFLOP/s (%s), %.1f GB/s (%s); %d samples "
-           "of >= %.2g ms after %d warm-up, interleaved\n\n", m.gflops,
-           peak_src, m.gbs, bw_src, o.reps, o.min_sample_ms, o.warmup);
+    printf("machine: %ld CPUs, peak %.1f GFLOP/s (%s), %.1f GB/s (%s), "
+           "%.2f CPUs busy with other work at start; %d samples of >= %.2g ms "
+           "after %d warm-up, interleaved; raw baseline on %s weights\n",
+           ncpu, m.gflops,
+           peak_src, m.gbs, bw_src, load_start, o.reps, o.min_sample_ms,
+           o.warmup, o.raw_prepacked ? "prepacked" : "the user's");
+    if (load_start > 0.25)
+        printf("note: other processes are running (%.2f CPUs busy): timings "
+               "are noisy; ratios measured in this run remain comparable\n",
+               load_start);
+    printf("\n");
     print_header(stdout, &o);
     fflush(stdout);
 
@@ -1102,6 +1163,7 @@ int dgrad_bench_main(int argc, char **argv) {
                 geomean(r_f16, nf), nf);
     printf("  geomean roofline fraction: %.1f%%\n", geomean(roofs, nroof));
     printf("  cached compile: largest median %.1f us\n", cached_max);
+    printf("  CPUs busy with other work at the end: %.2f\n", other_load(300));
 
     if (o.csv && write_csv(o.csv, list.v, results, list.n, &o)) rc = 1;
     if (o.plot && write_plot(o.plot, list.v, results, list.n, &o, &be))

@@ -44,8 +44,34 @@ struct bench_raw {
     dnnl_primitive_t prim;
     dnnl_stream_t stream;
     dnnl_memory_t in, wei, out;
+    void *packed; /* weights in the primitive's layout (prepack mode) */
     char impl[128];
 };
+
+/* Reorders the user's weights once into the primitive's layout. */
+static dnnl_status_t prepack(bench_raw_t *raw, const dnnl_memory_desc_t *user_md,
+        void *user, const dnnl_memory_desc_t *md) {
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t r = NULL;
+    dnnl_memory_t from = NULL;
+    size_t size = dnnl_memory_desc_get_size(md);
+    raw->packed = bench_alloc(size);
+    if (!raw->packed) return dnnl_out_of_memory;
+    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, user_md, engine,
+            md, engine, NULL);
+    if (s == dnnl_success) s = dnnl_primitive_create(&r, pd);
+    if (s == dnnl_success) s = dnnl_memory_create(&from, user_md, engine, user);
+    if (s == dnnl_success) s = dnnl_memory_create(&raw->wei, md, engine, raw->packed);
+    if (s == dnnl_success) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, raw->wei}};
+        s = dnnl_primitive_execute(r, raw->stream, 2, args);
+        if (s == dnnl_success) s = dnnl_stream_wait(raw->stream);
+    }
+    dnnl_memory_destroy(from);
+    dnnl_primitive_destroy(r);
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
 
 /* Format tags of the user's layouts, by spatial rank. */
 static const dnnl_format_tag_t data_tags[2][3] = {
@@ -59,8 +85,8 @@ static const dnnl_format_tag_t wei_tags[2][2][3] = {
                 {dnnl_wigo, dnnl_hwigo, dnnl_dhwigo}}};
 
 bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
-        bench_layout_t layout, bench_wlayout_t wlayout, void *in, void *wei,
-        void *out, char *err, size_t err_size) {
+        bench_layout_t layout, bench_wlayout_t wlayout, int prepacked,
+        void *in, void *wei, void *out, char *err, size_t err_size) {
     dnnl_data_type_t ddt = dt == dgrad_bf16 ? dnnl_bf16 : dnnl_f32;
     dnnl_dims_t in_dims = {d->mb, d->ic}, out_dims = {d->mb, d->oc},
                 wei_dims = {0}, strides, dilates, pl, pr;
@@ -77,7 +103,7 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         pl[a] = d->p[a];
         pr[a] = bench_desc_pad_end(d, a);
     }
-    dnnl_memory_desc_t in_md, wei_md, out_md;
+    dnnl_memory_desc_t in_md, wei_md, out_md, wei_any;
     dnnl_convolution_desc_t fwd, bwd;
     dnnl_primitive_desc_t hint = NULL, pd = NULL;
     bench_raw_t *raw = calloc(1, sizeof *raw);
@@ -94,16 +120,20 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
     if (s == dnnl_success)
         s = dnnl_memory_desc_init_by_tag(&wei_md, nd + g, wei_dims, ddt,
                 wei_tags[g][wlayout][d->nsp - 1]);
+    if (s == dnnl_success)
+        s = dnnl_memory_desc_init_by_tag(&wei_any, nd + g, wei_dims, ddt,
+                dnnl_format_tag_any);
+    const dnnl_memory_desc_t *wmd = prepacked ? &wei_any : &wei_md;
     if (s == dnnl_success) {
         what = "forward hint";
         if (dnnl_dilated_convolution_forward_desc_init(&fwd,
                     dnnl_forward_training, dnnl_convolution_direct, &out_md,
-                    &wei_md, NULL, &in_md, strides, dilates, pl, pr)
+                    wmd, NULL, &in_md, strides, dilates, pl, pr)
                         == dnnl_success)
             dnnl_primitive_desc_create(&hint, &fwd, NULL, engine, NULL);
         what = "convolution backward data descriptor";
         s = dnnl_dilated_convolution_backward_data_desc_init(&bwd,
-                dnnl_convolution_direct, &out_md, &wei_md, &in_md, strides,
+                dnnl_convolution_direct, &out_md, wmd, &in_md, strides,
                 dilates, pl, pr);
     }
     if (s == dnnl_success) {
@@ -122,13 +152,18 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         s = dnnl_memory_create(&raw->in, &in_md, engine, in);
     }
     if (s == dnnl_success)
-        s = dnnl_memory_create(&raw->wei, &wei_md, engine, wei);
-    if (s == dnnl_success)
         s = dnnl_memory_create(&raw->out, &out_md, engine, out);
     if (s == dnnl_success) {
         what = "stream";
         s = dnnl_stream_create(&raw->stream, engine,
                 dnnl_stream_default_flags);
+    }
+    if (s == dnnl_success && !prepacked)
+        s = dnnl_memory_create(&raw->wei, &wei_md, engine, wei);
+    if (s == dnnl_success && prepacked) {
+        what = "weights prepacking";
+        s = prepack(raw, &wei_md, wei,
+                dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
     }
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(hint);
@@ -159,6 +194,7 @@ void bench_raw_destroy(bench_raw_t *raw) {
     dnnl_memory_destroy(raw->in);
     dnnl_memory_destroy(raw->wei);
     dnnl_memory_destroy(raw->out);
+    free(raw->packed);
     free(raw);
 }
 
