@@ -212,7 +212,7 @@ double bench_calibrate_sgemm(void) {
             a[i] = (float)(i % 7) * 0.25f;
             b[i] = (float)(i % 5) * 0.5f;
         }
-        for (int r = 0; r < 6; r++) {
+        for (int r = 0; r < 9; r++) {
             double t0 = bench_now_ms();
             if (dnnl_sgemm('N', 'N', n, n, n, 1.f, a, n, b, n, 0.f, c, n)
                     != dnnl_success)
@@ -265,7 +265,7 @@ double bench_calibrate_bf16(void) {
         }
         dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b},
                 {DNNL_ARG_DST, c}};
-        for (int r = 0; r < 6; r++) {
+        for (int r = 0; r < 9; r++) {
             double t0 = bench_now_ms();
             if (dnnl_primitive_execute(prim, stream, 3, args) != dnnl_success
                     || dnnl_stream_wait(stream) != dnnl_success)
@@ -316,7 +316,7 @@ double bench_calibrate_stream(void) {
             b[i] = 1;
             c[i] = 2;
         }
-        for (int r = 0; r < 6; r++) {
+        for (int r = 0; r < 9; r++) {
             double t0 = bench_now_ms();
             int joined[64];
             for (int t = 0; t < nt; t++) {

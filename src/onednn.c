@@ -20,19 +20,49 @@
  *          0.5 ms for an f32 jit reorder);
  *   conv = the layout the primitive chose; a oneDNN reorder io <-> conv
  *          runs only when the two differ.
+ *
+ * Layout choice (DESIGN.md section 3): plan creation asks oneDNN for the
+ * primitive on the user's layouts, on the layouts it prefers
+ * (format_tag_any) and on dense channels-last, each with the weights in
+ * the primitive's preferred layout or the user's; when the output has a
+ * tail past the natural size (output padding), also for the geometry that
+ * computes the tail (negative right padding) instead of filling it. It
+ * keeps the distinct candidates (reference implementations only when
+ * nothing else exists) and, when more than one remains, times each on
+ * scratch buffers, reorders and conversions included (the best of a few
+ * runs after a warm-up), and keeps the fastest. The plan cache makes this
+ * a one-time cost per problem; problems beyond SEARCH_MAX_BYTES or
+ * SEARCH_MAX_MACS, and outputs whose elements alias, use a ranking of the
+ * implementation names instead, as does DGRAD_LAYOUT_SEARCH=0 in the
+ * environment (DGRAD_LAYOUT_SEARCH=verbose prints the candidates and
+ * their times).
+ *
+ * Execution allocates nothing in the steady state: each plan keeps a pool
+ * of execution contexts (stream, workspace with scratchpad and
+ * intermediate buffers, oneDNN memory objects bound to them); an execute
+ * takes one from the pool (lock-free for the common single-threaded
+ * case), or creates one when every context is in use by another thread,
+ * and gives it back. Type conversions of large tensors run on every
+ * thread of the OpenMP runtime when dgrad is built with OpenMP (the
+ * runtime oneDNN itself runs on).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "onednn.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "dtype.h"
 #include "error.h"
@@ -46,6 +76,7 @@
 typedef struct step {
     dnnl_primitive_t prim;
     dnnl_memory_desc_t scratch_md;
+    char impl[48]; /* oneDNN implementation name */
 } step_t;
 
 /* User strided tensor <-> dense f32 staging copy, axes ordered outermost
@@ -65,12 +96,41 @@ typedef struct tensor_path {
     convert_t cv;               /* user <-> staging, when plan->staged */
 } tensor_path_t;
 
+/* Execution steps, in order; each has up to three operands plus its
+ * scratchpad. */
+enum { S_IN = 0, S_WEI = 1, S_CONV = 2, S_BIAS = 3, S_OUT = 4, N_STEPS = 5 };
+#define SLOT_SCRATCH 3
+
+/* A oneDNN memory object of an execution context and the buffer it is
+ * bound to. Intermediate buffers stay bound for the context's life;
+ * user buffers are re-bound only when the pointer changes (re-binding
+ * makes oneDNN zero the padding of blocked layouts). */
+typedef struct bound {
+    dnnl_memory_t mem;
+    const void *ptr;
+} bound_t;
+
+/* Everything one execution needs besides the plan: a stream and one
+ * workspace holding the scratchpad and the intermediate buffers. Pooled
+ * per plan; one execution uses a context at a time. */
+typedef struct exec_ctx {
+    struct exec_ctx *next; /* pool link */
+    const struct dgrad_plan *plan;
+    dnnl_stream_t stream;
+    char *ws;
+    char *scratch;
+    char *stage[3], *conv[3]; /* per tensor: in, wei, out */
+    float *bias_f32;
+    bound_t mem[N_STEPS][4];
+} exec_ctx_t;
+
 struct dgrad_plan {
     atomic_long refs;
     dgrad_problem_t p;
     size_t elsize;                 /* bytes per user element */
     int empty;                     /* no primitive: output is all bias/zero */
     int staged;                    /* compute type differs from the user's */
+    int full_box;                  /* the primitive covers the whole output */
     int64_t lo[DGRAD_MAX_SPATIAL]; /* sub-box of the output the primitive */
     int64_t hi[DGRAD_MAX_SPATIAL]; /* computes: [lo, hi) per axis */
     int64_t out_offset;            /* elements from out to the sub-box */
@@ -79,6 +139,9 @@ struct dgrad_plan {
     dnnl_memory_desc_t bias_md;    /* f32 [1, Cout, 1...] dense */
     step_t conv, bias_add;
     size_t scratch_size;           /* largest scratchpad of all steps */
+    _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */
+    pthread_mutex_t pool_lock;     /* guards pool */
+    exec_ctx_t *pool;              /* more idle execution contexts */
 };
 
 /* ---------------------------------------------------------------------
@@ -156,19 +219,26 @@ static dgrad_status_t dnnl_fail(const dgrad_problem_t *p, dnnl_status_t s,
  * ------------------------------------------------------------------- */
 
 /* Output region that can receive terms, per axis [lo, hi). Returns 0 when
- * it is empty on some axis (or there is nothing to sum over). */
-static int compute_region(dgrad_plan_t *plan) {
+ * it is empty on some axis (or there is nothing to sum over). With
+ * @p extend_tail, hi is the output size. */
+static int compute_region(dgrad_plan_t *plan, int extend_tail) {
     const dgrad_problem_t *p = &plan->p;
     int nonempty = p->Cin > 0;
     plan->out_offset = 0;
+    plan->full_box = 1;
     for (int i = 0; i < p->nsp; i++) {
         int64_t f = dgrad_problem_natural_size(p, i);
         int64_t lo = p->PB[i] < 0 ? -p->PB[i] : 0;
         int64_t hi = f - p->PB[i] < p->Y[i] ? f - p->PB[i] : p->Y[i];
         if (p->X[i] <= 0 || hi <= lo) nonempty = 0;
+        /* The tail past the natural size receives no term: the primitive
+         * can compute it too (negative right padding, zeros) instead of
+         * the border fill. */
+        if (extend_tail && hi > lo) hi = p->Y[i];
         plan->lo[i] = lo;
         plan->hi[i] = hi;
         plan->out_offset += lo * p->out_strides[2 + i];
+        if (lo != 0 || hi != p->Y[i]) plan->full_box = 0;
     }
     return nonempty;
 }
@@ -184,14 +254,20 @@ static dnnl_status_t md_strided(dnnl_memory_desc_t *md, int ndims,
 }
 
 /* Prepares the user <-> staging conversion and returns, in @p dense, f32
- * strides that keep the user's axis order (largest stride outermost,
- * canonical order on ties). */
+ * strides that keep the user's axis order. */
 static void init_convert(convert_t *cv, int nd, const int64_t *dims,
         const int64_t *strides, int64_t *dense) {
+    /* Outermost first: larger strides, then (ties) larger dims, so that a
+     * size-1 axis sits inside the axis it ties with (a one-channel NXC
+     * tensor stays channels-last for oneDNN's layout matching), then
+     * canonical order. */
     int order[MAX_NDIMS];
     for (int i = 0; i < nd; i++) {
         int j = i;
-        for (; j > 0 && strides[order[j - 1]] < strides[i]; j--)
+        for (; j > 0 && (strides[order[j - 1]] < strides[i]
+                        || (strides[order[j - 1]] == strides[i]
+                                && dims[order[j - 1]] < dims[i]));
+                j--)
             order[j] = order[j - 1];
         order[j] = i;
     }
@@ -200,11 +276,61 @@ static void init_convert(convert_t *cv, int nd, const int64_t *dims,
         dense[order[j]] = acc;
         acc *= dims[order[j]];
     }
-    cv->ndims = nd;
+    /* Axes outermost first; size-1 axes dropped; an axis merged into the
+     * next inner one when both sides are contiguous across them (longer
+     * runs for the vector loops). */
+    int n = 0;
     for (int j = 0; j < nd; j++) {
-        cv->dims[j] = dims[order[j]];
-        cv->user_strides[j] = strides[order[j]];
-        cv->stage_strides[j] = dense[order[j]];
+        int64_t d = dims[order[j]], us = strides[order[j]],
+                ss = dense[order[j]];
+        if (d == 1 && nd > 1) continue;
+        cv->dims[n] = d;
+        cv->user_strides[n] = us;
+        cv->stage_strides[n] = ss;
+        n++;
+    }
+    if (n == 0) {
+        cv->dims[0] = 1;
+        cv->user_strides[0] = cv->stage_strides[0] = 1;
+        n = 1;
+    }
+    int m = 0;
+    for (int j = 1; j < n; j++) {
+        if (cv->user_strides[m] == cv->dims[j] * cv->user_strides[j]
+                && cv->stage_strides[m] == cv->dims[j] * cv->stage_strides[j]) {
+            cv->dims[j] *= cv->dims[m];
+        } else {
+            m++;
+        }
+        cv->dims[m] = cv->dims[j];
+        cv->user_strides[m] = cv->user_strides[j];
+        cv->stage_strides[m] = cv->stage_strides[j];
+    }
+    cv->ndims = m + 1;
+}
+
+/* The strides of size-1 axes do not address anything; oneDNN's layout
+ * matching compares them all the same. Gives each the value it has in the
+ * dense layout of the axis order init_convert uses (a one-channel NXC
+ * tensor then matches nwc/nhwc/ndhwc, a one-channel NCX one ncw/...). */
+static void canon_size1_strides(int nd, const int64_t *dims,
+        const int64_t *strides, int64_t *out) {
+    int order[MAX_NDIMS];
+    for (int i = 0; i < nd; i++) {
+        int j = i;
+        for (; j > 0 && (strides[order[j - 1]] < strides[i]
+                        || (strides[order[j - 1]] == strides[i]
+                                && dims[order[j - 1]] < dims[i]));
+                j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+        out[i] = strides[i];
+    }
+    int64_t inner = 1; /* stride the next axis outwards would have */
+    for (int j = nd - 1; j >= 0; j--) {
+        int a = order[j];
+        if (dims[a] == 1) out[a] = inner;
+        else inner = out[a] * dims[a];
     }
 }
 
@@ -212,7 +338,10 @@ static void init_convert(convert_t *cv, int nd, const int64_t *dims,
 static dnnl_status_t init_path(tensor_path_t *t, int nd, const int64_t *dims,
         const int64_t *strides, dnnl_data_type_t user_dt, int staged) {
     int64_t dense[MAX_NDIMS];
-    if (!staged) return md_strided(&t->io_md, nd, dims, user_dt, strides);
+    if (!staged) {
+        canon_size1_strides(nd, dims, strides, dense);
+        return md_strided(&t->io_md, nd, dims, user_dt, dense);
+    }
     init_convert(&t->cv, nd, dims, strides, dense);
     return md_strided(&t->io_md, nd, dims, dnnl_f32, dense);
 }
@@ -300,21 +429,55 @@ static dnnl_primitive_desc_t forward_hint(const dgrad_plan_t *plan,
     return pd;
 }
 
-/* Backward-data pd in compute type @p dt. The weights layout is always
- * the primitive's choice: no jit kernel takes plain weights, and weights
- * are small (and converted once when constant). The activations are on
- * their io layouts (@p any == 0; their type is dt) or chosen too. */
+/* Where a candidate puts the activations (diff_dst and diff_src) and the
+ * weights. */
+typedef enum act_mode {
+    ACT_IO = 0,  /* the io layouts: the user's memory (or staging copy) */
+    ACT_ANY = 1, /* the primitive's choice (format_tag_any) */
+    ACT_NXC = 2, /* dense channels-last */
+} act_mode_t;
+
+typedef struct layout_cand {
+    act_mode_t act;
+    int wei_io; /* weights on their io layout instead of the primitive's */
+} layout_cand_t;
+
+/* In order of preference when timings are not taken. */
+static const layout_cand_t layout_cands[] = {
+        {ACT_IO, 0}, {ACT_ANY, 0}, {ACT_IO, 1}, {ACT_NXC, 0}, {ACT_NXC, 1}};
+#define N_CANDS (sizeof layout_cands / sizeof layout_cands[0])
+
+static dnnl_status_t md_nxc(dnnl_memory_desc_t *md,
+        const dnnl_memory_desc_t *like, dnnl_data_type_t dt) {
+    static const dnnl_format_tag_t tags[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
+    int nsp = like->ndims - 2;
+    if (nsp < 1 || nsp > 3) return dnnl_invalid_arguments;
+    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, dt,
+            tags[nsp - 1]);
+}
+
+static dnnl_status_t md_act(dnnl_memory_desc_t *md,
+        const dnnl_memory_desc_t *io, dnnl_data_type_t dt, act_mode_t m) {
+    if (m == ACT_IO) {
+        *md = *io;
+        return dnnl_success;
+    }
+    return m == ACT_ANY ? md_any(md, io, dt) : md_nxc(md, io, dt);
+}
+
+/* Backward-data pd in compute type @p dt for candidate @p lc. */
 static dnnl_status_t create_conv_pd(const dgrad_plan_t *plan,
-        dnnl_data_type_t dt, int any, dnnl_primitive_desc_t *pd) {
-    dnnl_memory_desc_t in = plan->in.io_md, wei, out = plan->out.io_md;
+        dnnl_data_type_t dt, const layout_cand_t *lc,
+        dnnl_primitive_desc_t *pd) {
+    dnnl_memory_desc_t in, wei = plan->wei.io_md, out;
     dnnl_dims_t strides, dilates, pl, pr;
     dnnl_convolution_desc_t bwd;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t hint = NULL;
-    dnnl_status_t s = md_any(&wei, &plan->wei.io_md, dt);
+    dnnl_status_t s = md_act(&in, &plan->in.io_md, dt, lc->act);
     *pd = NULL;
-    if (any && s == dnnl_success) s = md_any(&in, &plan->in.io_md, dt);
-    if (any && s == dnnl_success) s = md_any(&out, &plan->out.io_md, dt);
+    if (s == dnnl_success) s = md_act(&out, &plan->out.io_md, dt, lc->act);
+    if (s == dnnl_success && !lc->wei_io) s = md_any(&wei, &plan->wei.io_md, dt);
     conv_params(plan, strides, dilates, pl, pr);
     if (s == dnnl_success)
         s = dnnl_dilated_convolution_backward_data_desc_init(&bwd,
@@ -339,35 +502,10 @@ static const char *pd_impl_name(const_dnnl_primitive_desc_t pd) {
 }
 
 /* How fast an implementation is likely to be: 0 reference, 1 gemm,
- * 2 anything else (jit, brgemm ...). */
+ * 2 anything else (jit, brgemm ...). Used when timings are not taken. */
 static int impl_rank(const_dnnl_primitive_desc_t pd) {
     const char *name = pd_impl_name(pd);
     return strstr(name, "ref") ? 0 : strstr(name, "gemm") ? 1 : 2;
-}
-
-/* Layout policy (to be tuned by benchmark). The primitive on the io
- * layouts of the activations needs no activation reorders, so take it
- * unless oneDNN offers only its gemm/ref paths there; then let the
- * primitive choose the activation layouts too (format_tag_any) and pay
- * for reorders, if that gets a faster kind of implementation. */
-static dnnl_status_t choose_conv_pd(const dgrad_plan_t *plan,
-        dnnl_data_type_t dt, dnnl_primitive_desc_t *pd) {
-    dnnl_primitive_desc_t direct = NULL, chosen = NULL;
-    dnnl_status_t s_direct = create_conv_pd(plan, dt, 0, &direct);
-    if (s_direct == dnnl_success && impl_rank(direct) == 2) {
-        *pd = direct;
-        return dnnl_success;
-    }
-    dnnl_status_t s = create_conv_pd(plan, dt, 1, &chosen);
-    if (s == dnnl_success
-            && (!direct || impl_rank(chosen) > impl_rank(direct))) {
-        dnnl_primitive_desc_destroy(direct);
-        *pd = chosen;
-        return dnnl_success;
-    }
-    dnnl_primitive_desc_destroy(chosen);
-    *pd = direct;
-    return s_direct == dnnl_success ? dnnl_success : s;
 }
 
 /* ---------------------------------------------------------------------
@@ -381,6 +519,7 @@ static dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
             dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
     if (!md) return dnnl_runtime_error;
     step->scratch_md = *md;
+    snprintf(step->impl, sizeof step->impl, "%s", pd_impl_name(pd));
     size_t size = dnnl_memory_desc_get_size(md);
     if (size > *scratch_size) *scratch_size = size;
     return dnnl_primitive_create(&step->prim, pd);
@@ -468,30 +607,12 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
     return s;
 }
 
-/* A bias is added after the convolution, so in a 16-bit type the result
- * would be rounded twice (convolution, then the add): with a bias the
- * convolution runs in f32 through the staging copies and is rounded once,
- * as the reference is. */
-static int bias_needs_f32(const dgrad_problem_t *p) {
-    return p->has_bias && p->dt != dgrad_f32;
-}
-
-/* The convolution in the problem's type, or in f32 through staging copies
- * when oneDNN has none for that type (f16 on CPU in oneDNN 2.6) or a bias
- * needs it (bias_needs_f32). */
-static dnnl_status_t make_conv(dgrad_plan_t *plan) {
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t s = dnnl_unimplemented;
-    if (!bias_needs_f32(&plan->p)) {
-        s = init_io_mds(plan, 0);
-        if (s == dnnl_success)
-            s = choose_conv_pd(plan, to_dnnl_dt(plan->p.dt), &pd);
-    }
-    if (s == dnnl_unimplemented && plan->p.dt != dgrad_f32) {
-        s = init_io_mds(plan, 1);
-        if (s == dnnl_success) s = choose_conv_pd(plan, dnnl_f32, &pd);
-    }
-    if (s != dnnl_success) return s;
+/* Builds the primitives of a plan around its convolution pd: the
+ * convolution, the reorders its layouts need, the bias add. Names the
+ * failing step through @p what. */
+static dnnl_status_t build_primitives(dgrad_plan_t *plan,
+        const_dnnl_primitive_desc_t pd, const char **what) {
+    *what = "convolution backward data creation";
     plan->in.conv_md = *dnnl_primitive_desc_query_md(pd,
             dnnl_query_diff_dst_md, 0);
     plan->wei.conv_md = *dnnl_primitive_desc_query_md(pd,
@@ -499,16 +620,8 @@ static dnnl_status_t make_conv(dgrad_plan_t *plan) {
     plan->out.conv_md = *dnnl_primitive_desc_query_md(pd,
             dnnl_query_diff_src_md, 0);
     snprintf(plan->impl, sizeof plan->impl, "%s", pd_impl_name(pd));
-    s = make_step(&plan->conv, pd, &plan->scratch_size);
-    dnnl_primitive_desc_destroy(pd);
-    return s;
-}
-
-/* Builds every primitive of a non-empty plan; names the failing step
- * through @p what. */
-static dnnl_status_t build_primitives(dgrad_plan_t *plan, const char **what) {
-    *what = "convolution backward data creation";
-    dnnl_status_t s = make_conv(plan);
+    dnnl_status_t s = make_step(&plan->conv, (dnnl_primitive_desc_t)pd,
+            &plan->scratch_size);
     if (s != dnnl_success) return s;
     *what = "reorder creation";
     s = make_reorder(plan, &plan->in, 0);
@@ -519,11 +632,20 @@ static dnnl_status_t build_primitives(dgrad_plan_t *plan, const char **what) {
     return make_bias_add(plan);
 }
 
+static void ctx_destroy(exec_ctx_t *c);
+
 static void plan_destroy(dgrad_plan_t *plan) {
     step_t *steps[] = {&plan->conv, &plan->bias_add, &plan->in.reorder,
             &plan->wei.reorder, &plan->out.reorder};
+    ctx_destroy(atomic_load(&plan->spare));
+    while (plan->pool) {
+        exec_ctx_t *next = plan->pool->next;
+        ctx_destroy(plan->pool);
+        plan->pool = next;
+    }
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
         dnnl_primitive_destroy(steps[i]->prim);
+    pthread_mutex_destroy(&plan->pool_lock);
     free(plan);
     atomic_fetch_sub(&live_plans, 1);
 }
@@ -563,33 +685,724 @@ static dgrad_status_t check_problem(const dgrad_problem_t *p) {
             "oneDNN 2.6 handles safely (%s)", (long long)largest, desc);
 }
 
-static dgrad_status_t plan_create(const dgrad_problem_t *problem,
-        dgrad_plan_t **out) {
+/* A plan with its problem and geometry, no primitives. */
+static dgrad_plan_t *plan_alloc(const dgrad_problem_t *problem,
+        int extend_tail) {
     dgrad_plan_t *plan = calloc(1, sizeof *plan);
-    if (!plan)
-        return dgrad_error(dgrad_out_of_memory,
-                "oneDNN lowering: cannot allocate a plan");
+    if (!plan) return NULL;
+    if (pthread_mutex_init(&plan->pool_lock, NULL) != 0) {
+        free(plan);
+        return NULL;
+    }
     atomic_fetch_add(&live_plans, 1);
     atomic_init(&plan->refs, 1);
+    atomic_init(&plan->spare, NULL);
     plan->p = *problem;
     plan->elsize = problem->dt == dgrad_f32 ? 4 : 2;
     int any_output = problem->N > 0 && problem->Cout > 0;
-    plan->empty = !compute_region(plan) || !any_output;
+    plan->empty = !compute_region(plan, extend_tail) || !any_output;
+    return plan;
+}
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Short text of a blocked layout, oneDNN style: dims outermost first by
+ * stride, blocked dims in capitals, then the inner blocks ("aBcd16b"). */
+static void md_format(char *buf, size_t size, const dnnl_memory_desc_t *md) {
+    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+    int order[DNNL_MAX_NDIMS], n = md->ndims, blocked[DNNL_MAX_NDIMS] = {0};
+    size_t k = 0;
+    if (md->format_kind != dnnl_blocked || n > DNNL_MAX_NDIMS) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    for (int i = 0; i < b->inner_nblks; i++) blocked[b->inner_idxs[i]] = 1;
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        for (; j > 0 && b->strides[order[j - 1]] < b->strides[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (int i = 0; i < n && k + 1 < size; i++)
+        buf[k++] = (char)((blocked[order[i]] ? 'A' : 'a') + order[i]);
+    for (int i = 0; i < b->inner_nblks && k + 8 < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, "%d%c", (int)b->inner_blks[i],
+                'a' + (int)b->inner_idxs[i]);
+    buf[k < size ? k : size - 1] = 0;
+}
+
+/* DGRAD_LAYOUT_SEARCH=verbose prints every candidate and its time. */
+static int layout_search_verbose(void) {
+    const char *e = getenv("DGRAD_LAYOUT_SEARCH");
+    return e && !strcmp(e, "verbose");
+}
+
+static int layout_search_enabled(void) {
+    static atomic_int enabled = -1;
+    int v = atomic_load(&enabled);
+    if (v < 0) {
+        const char *e = getenv("DGRAD_LAYOUT_SEARCH");
+        v = !(e && !strcmp(e, "0"));
+        atomic_store(&enabled, v);
+    }
+    return v;
+}
+
+/* Elements a tensor of @p dims and @p strides spans. */
+static int64_t span_of(int nd, const int64_t *dims, const int64_t *strides) {
+    int64_t last = 0;
+    for (int i = 0; i < nd; i++) {
+        if (dims[i] <= 0) return 0;
+        last += (dims[i] - 1) * strides[i];
+    }
+    return last + 1;
+}
+
+/* Scratch user buffers for timing candidates (contents irrelevant:
+ * zeros, touched so that every page is real). */
+typedef struct probe_bufs {
+    void *in, *wei, *bias, *out;
+    size_t out_bytes;
+} probe_bufs_t;
+
+static void probe_free(probe_bufs_t *b) {
+    free(b->in);
+    free(b->wei);
+    free(b->bias);
+    free(b->out);
+}
+
+static void *probe_alloc(int64_t n, size_t elsize) {
+    size_t bytes = (size_t)(n > 0 ? n : 1) * elsize;
+    bytes = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    void *p = aligned_alloc(ALIGNMENT, bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+/* Timing candidates costs a few executions and user-sized scratch
+ * buffers. Problems up to these sizes are timed as they are; larger ones
+ * on a reduced copy (batch 1, spatial sizes halved until it fits
+ * SEARCH_REDUCED_*), whose winner is then built for the real problem.
+ * Problems below SEARCH_MIN_MACS take microseconds whatever the layout:
+ * they are not timed (plan_create chooses by reorder count and rank).
+ * DGRAD_LAYOUT_SEARCH=0 replaces every timing by the ranking of
+ * implementation names. */
+#define SEARCH_MAX_BYTES ((double)(128 << 20))
+#define SEARCH_MAX_MACS ((double)2e9)
+#define SEARCH_REDUCED_BYTES ((double)(32 << 20))
+#define SEARCH_REDUCED_MACS ((double)5e8)
+#define SEARCH_MIN_MACS ((double)(1 << 18))
+
+/* Multiply-adds of the whole kernel window over the input (an upper
+ * bound of the terms) and bytes of the three tensors. */
+static double problem_macs(const dgrad_problem_t *p) {
+    double m = (double)p->N * (double)p->Cin * (double)(p->Cout / p->G);
+    for (int i = 0; i < p->nsp; i++) m *= (double)p->X[i] * (double)p->K[i];
+    return m;
+}
+
+static double problem_bytes(const dgrad_problem_t *p) {
+    double in = (double)p->N * (double)p->Cin, out = (double)p->N * (double)p->Cout,
+           wei = (double)p->Cin * (double)(p->Cout / p->G);
+    for (int i = 0; i < p->nsp; i++) {
+        in *= (double)p->X[i];
+        out *= (double)p->Y[i];
+        wei *= (double)p->K[i];
+    }
+    return (in + out + wei) * (p->dt == dgrad_f32 ? 4 : 2);
+}
+
+static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p) {
+    int64_t in[5], out[5], wei[6];
+    in[0] = out[0] = p->N;
+    in[1] = p->Cin;
+    out[1] = p->Cout;
+    wei[0] = p->G;
+    wei[1] = p->Cin / p->G;
+    wei[2] = p->Cout / p->G;
+    for (int i = 0; i < p->nsp; i++) {
+        in[2 + i] = p->X[i];
+        out[2 + i] = p->Y[i];
+        wei[3 + i] = p->K[i];
+    }
+    size_t es = p->dt == dgrad_f32 ? 4 : 2;
+    memset(b, 0, sizeof *b);
+    int64_t n_in = span_of(2 + p->nsp, in, p->in_strides),
+            n_wei = span_of(3 + p->nsp, wei, p->wei_strides),
+            n_out = span_of(2 + p->nsp, out, p->out_strides);
+    if ((double)(n_in + n_wei + n_out) * (double)es > 2 * SEARCH_MAX_BYTES)
+        return -1; /* strides with large gaps */
+    b->in = probe_alloc(n_in, es);
+    b->wei = probe_alloc(n_wei, es);
+    b->out = probe_alloc(n_out, es);
+    b->out_bytes = (size_t)(n_out > 0 ? n_out : 1) * es;
+    if (p->has_bias) b->bias = probe_alloc(p->Cout * p->bias_stride + 1, es);
+    if (b->in && b->wei && b->out && (b->bias || !p->has_bias)) return 0;
+    probe_free(b);
+    return -1;
+}
+
+/* Dense strides for @p dims in the axis order of @p old_strides (as
+ * canon_size1_strides orders them). */
+static void dense_like(int nd, const int64_t *old_dims,
+        const int64_t *old_strides, const int64_t *dims, int64_t *strides) {
+    int order[MAX_NDIMS];
+    for (int i = 0; i < nd; i++) {
+        int j = i;
+        for (; j > 0 && (old_strides[order[j - 1]] < old_strides[i]
+                        || (old_strides[order[j - 1]] == old_strides[i]
+                                && old_dims[order[j - 1]] < old_dims[i]));
+                j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    int64_t acc = 1;
+    for (int j = nd - 1; j >= 0; j--) {
+        strides[order[j]] = acc;
+        acc *= dims[order[j]];
+    }
+}
+
+/* A smaller problem with the same channels, kernel, strides, dilations,
+ * pads (begin and end, so output padding stays) and axis orders: batch 1,
+ * the largest spatial size halved until SEARCH_REDUCED_* hold. Returns -1
+ * when it cannot get there (huge channel counts). */
+static int reduce_problem(const dgrad_problem_t *p, dgrad_problem_t *r) {
+    int64_t pe[DGRAD_MAX_SPATIAL], in_old[5], out_old[5];
+    int frozen[DGRAD_MAX_SPATIAL] = {0};
+    *r = *p;
+    r->N = 1;
+    in_old[0] = out_old[0] = p->N;
+    in_old[1] = p->Cin;
+    out_old[1] = p->Cout;
+    for (int i = 0; i < p->nsp; i++) {
+        pe[i] = dgrad_problem_natural_size(p, i) - p->PB[i] - p->Y[i];
+        in_old[2 + i] = p->X[i];
+        out_old[2 + i] = p->Y[i];
+    }
+    while (problem_bytes(r) > SEARCH_REDUCED_BYTES
+            || problem_macs(r) > SEARCH_REDUCED_MACS) {
+        int a = -1;
+        for (int i = 0; i < p->nsp; i++)
+            if (!frozen[i] && r->X[i] > 1 && (a < 0 || r->X[i] > r->X[a]))
+                a = i;
+        if (a < 0) return -1;
+        dgrad_problem_t t = *r;
+        t.X[a] = (r->X[a] + 1) / 2;
+        t.Y[a] = dgrad_problem_natural_size(&t, a) - t.PB[a] - pe[a];
+        if (t.Y[a] < 1) {
+            frozen[a] = 1;
+            continue;
+        }
+        *r = t;
+    }
+    int64_t in[5], out[5];
+    in[0] = out[0] = 1;
+    in[1] = r->Cin;
+    out[1] = r->Cout;
+    for (int i = 0; i < r->nsp; i++) {
+        in[2 + i] = r->X[i];
+        out[2 + i] = r->Y[i];
+    }
+    dense_like(2 + r->nsp, in_old, p->in_strides, in, r->in_strides);
+    dense_like(2 + r->nsp, out_old, p->out_strides, out, r->out_strides);
+    return 0;
+}
+
+static dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out);
+
+/* Whether two output elements share an address (a stride 0, or strides
+ * that interleave). Then the result depends on the order in which an
+ * implementation writes, so the choice must not depend on timings. */
+static int output_overlaps(const dgrad_problem_t *p) {
+    int64_t dims[2 + DGRAD_MAX_SPATIAL], strides[2 + DGRAD_MAX_SPATIAL];
+    int n = 0;
+    int64_t all[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout};
+    for (int i = 0; i < p->nsp; i++) all[2 + i] = p->Y[i];
+    for (int i = 0; i < 2 + p->nsp; i++) {
+        if (all[i] <= 1) continue;
+        int j = n++;
+        for (; j > 0 && strides[j - 1] > p->out_strides[i]; j--) {
+            dims[j] = dims[j - 1];
+            strides[j] = strides[j - 1];
+        }
+        dims[j] = all[i];
+        strides[j] = p->out_strides[i];
+    }
+    int64_t extent = 0; /* largest offset reached by the smaller axes */
+    for (int j = 0; j < n; j++) {
+        if (strides[j] <= extent) return 1;
+        extent += (dims[j] - 1) * strides[j];
+    }
+    return 0;
+}
+
+/* Time of one execution of @p plan: the best of a few runs after a
+ * warm-up (which also fills the plan's first execution context). Small
+ * problems get more runs (up to 10, about 0.5 ms), large ones one or two. A
+ * candidate far slower than @p best is not timed further, after
+ * a second run in case the first paid a one-time cost (oneDNN's gemm
+ * generates its kernels at its first call in the process). */
+static double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
+        double best) {
+    double t0 = now_ms();
+    if (plan_run(plan, b->in, b->wei, 0, b->bias, b->out) != dnnl_success)
+        return INFINITY;
+    double t = now_ms() - t0;
+    if (t > 3 * best) {
+        t0 = now_ms();
+        if (plan_run(plan, b->in, b->wei, 0, b->bias, b->out) != dnnl_success)
+            return INFINITY;
+        t = now_ms() - t0;
+        if (t > 3 * best) return t;
+    }
+    int reps = t >= 50 ? 1 : t >= 5 ? 2 : (int)ceil(0.5 / (t > 0.01 ? t : 0.01));
+    if (reps > 10) reps = 10;
+    if (reps < 3 && t < 5) reps = 3;
+    t = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        t0 = now_ms();
+        if (plan_run(plan, b->in, b->wei, 0, b->bias, b->out) != dnnl_success)
+            return INFINITY;
+        double dt = now_ms() - t0;
+        if (dt < t) t = dt;
+    }
+    return t;
+}
+
+static int same_pd(const_dnnl_primitive_desc_t a, const_dnnl_primitive_desc_t b) {
+    static const dnnl_query_t q[] = {dnnl_query_diff_dst_md,
+            dnnl_query_weights_md, dnnl_query_diff_src_md};
+    if (strcmp(pd_impl_name(a), pd_impl_name(b))) return 0;
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+        if (!dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(a, q[i], 0),
+                    dnnl_primitive_desc_query_md(b, q[i], 0)))
+            return 0;
+    return 1;
+}
+
+/* A bias is added after the convolution, so in a 16-bit type the result
+ * would be rounded twice (convolution, then the add): with a bias the
+ * convolution runs in f32 through the staging copies and is rounded once,
+ * as the reference is. */
+static int bias_needs_f32(const dgrad_problem_t *p) {
+    return p->has_bias && p->dt != dgrad_f32;
+}
+
+/* Output past the natural size on some axis (output padding). */
+static int has_tail(const dgrad_problem_t *p) {
+    for (int i = 0; i < p->nsp; i++)
+        if (dgrad_problem_natural_size(p, i) - p->PB[i] < p->Y[i]) return 1;
+    return 0;
+}
+
+/* A candidate convolution pd, the layout candidate (index into
+ * layout_cands) and the output geometry it was made for. */
+typedef struct cand_pd {
+    dnnl_primitive_desc_t pd;
+    int cand;
+    int extend_tail;
+    int reorders; /* activations whose layout differs from their io one */
+} cand_pd_t;
+
+#define MAX_CAND_PDS (2 * (int)N_CANDS)
+
+/* The pd of layout candidate @p ci for @p problem, or NULL (with the
+ * oneDNN status). Channels-last that is the io layout already (oneDNN
+ * ignores the strides of size-1 dims) is not a candidate of its own. */
+static dnnl_status_t candidate_pd(const dgrad_plan_t *tmpl, int staged,
+        int ci, dnnl_primitive_desc_t *pd) {
+    dnnl_data_type_t dt = staged ? dnnl_f32 : to_dnnl_dt(tmpl->p.dt);
+    *pd = NULL;
+    if (layout_cands[ci].act == ACT_NXC) {
+        dnnl_memory_desc_t a, b;
+        if (md_nxc(&a, &tmpl->in.io_md, dt) != dnnl_success
+                || md_nxc(&b, &tmpl->out.io_md, dt) != dnnl_success
+                || (dnnl_memory_desc_equal(&a, &tmpl->in.io_md)
+                        && dnnl_memory_desc_equal(&b, &tmpl->out.io_md)))
+            return dnnl_unimplemented;
+    }
+    dnnl_status_t s = create_conv_pd(tmpl, dt, &layout_cands[ci], pd);
+    if (layout_search_verbose())
+        fprintf(stderr, "dgrad layout search: candidate %d/%d%s%s: %s\n",
+                (int)layout_cands[ci].act, layout_cands[ci].wei_io,
+                staged ? " staged" : "",
+                tmpl->full_box && has_tail(&tmpl->p) ? " tail" : "",
+                s == dnnl_success ? pd_impl_name(*pd) : dnnl_status2str(s));
+    return s;
+}
+
+/* Appends to @p pds the pds of the distinct candidates for one output
+ * geometry, in the compute type of the problem, or in f32 through staging
+ * copies. Returns the new count. */
+static int candidate_pds(const dgrad_problem_t *problem, int staged,
+        int extend_tail, cand_pd_t *pds, int n, dnnl_status_t *first_error) {
+    dgrad_plan_t *tmpl = plan_alloc(problem, extend_tail);
+    if (!tmpl) {
+        *first_error = dnnl_out_of_memory;
+        return n;
+    }
+    dnnl_status_t s = init_io_mds(tmpl, staged);
+    if (s != dnnl_success) *first_error = s;
+    for (int i = 0; s == dnnl_success && i < (int)N_CANDS; i++) {
+        dnnl_primitive_desc_t pd = NULL;
+        dnnl_status_t cs = candidate_pd(tmpl, staged, i, &pd);
+        if (cs != dnnl_success) {
+            if (*first_error == dnnl_success && layout_cands[i].act != ACT_NXC)
+                *first_error = cs;
+            continue;
+        }
+        int dup = 0;
+        for (int j = 0; j < n && !dup; j++)
+            dup = pds[j].extend_tail == extend_tail && same_pd(pd, pds[j].pd);
+        if (dup || n == MAX_CAND_PDS) {
+            dnnl_primitive_desc_destroy(pd);
+        } else {
+            static const dnnl_query_t q[2] = {dnnl_query_diff_dst_md,
+                    dnnl_query_diff_src_md};
+            const dnnl_memory_desc_t *io[2] = {&tmpl->in.io_md,
+                    &tmpl->out.io_md};
+            pds[n].pd = pd;
+            pds[n].cand = i;
+            pds[n].extend_tail = extend_tail;
+            pds[n].reorders = 0;
+            for (int t = 0; t < 2; t++)
+                pds[n].reorders += !dnnl_memory_desc_equal(io[t],
+                        dnnl_primitive_desc_query_md(pd, q[t], 0));
+            n++;
+        }
+    }
+    plan_destroy(tmpl);
+    return n;
+}
+
+/* All candidates: both output geometries when there is a tail; reference
+ * implementations only when nothing else exists (they are orders of
+ * magnitude slower, and timing one can take minutes). */
+static int all_candidates(const dgrad_problem_t *problem, int staged,
+        cand_pd_t *pds, dnnl_status_t *first_error) {
+    int n = candidate_pds(problem, staged, 0, pds, 0, first_error);
+    if (has_tail(problem))
+        n = candidate_pds(problem, staged, 1, pds, n, first_error);
+    int fast = 0;
+    for (int i = 0; i < n; i++) fast += impl_rank(pds[i].pd) > 0;
+    if (fast == 0 || fast == n) return n;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (impl_rank(pds[i].pd) > 0) pds[m++] = pds[i];
+        else dnnl_primitive_desc_destroy(pds[i].pd);
+    }
+    return m;
+}
+
+static void destroy_pds(cand_pd_t *pds, int n) {
+    for (int i = 0; i < n; i++) dnnl_primitive_desc_destroy(pds[i].pd);
+}
+
+/* Builds the plan of one candidate; NULL on failure (status in @p err
+ * unless already set, failing step in @p what). */
+static dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
+        int staged, const cand_pd_t *c, dnnl_status_t *err,
+        const char **what) {
+    dgrad_plan_t *plan = plan_alloc(problem, c->extend_tail);
+    dnnl_status_t s = plan ? init_io_mds(plan, staged) : dnnl_out_of_memory;
+    if (s == dnnl_success) s = build_primitives(plan, c->pd, what);
+    if (s == dnnl_success) return plan;
+    if (*err == dnnl_success) *err = s;
+    if (plan) plan_destroy(plan);
+    return NULL;
+}
+
+/* Whether a plan that computes the output tail (negative right padding)
+ * wrote zeros there: the probe output was filled with a non-zero pattern
+ * before the run. Guards against an implementation that accepts negative
+ * padding but leaves the tail alone. */
+static int tail_is_zero(const dgrad_plan_t *plan, const void *out) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t nat[DGRAD_MAX_SPATIAL], idx[DGRAD_MAX_SPATIAL] = {0};
+    for (int i = 0; i < p->nsp; i++) {
+        nat[i] = dgrad_problem_natural_size(p, i) - p->PB[i];
+        if (p->Y[i] <= 0) return 1;
+    }
+    for (;;) {
+        int tail = 0;
+        int64_t off = 0;
+        for (int i = 0; i < p->nsp; i++) {
+            tail |= idx[i] >= nat[i];
+            off += idx[i] * p->out_strides[2 + i];
+        }
+        for (int64_t n = 0; tail && n < p->N; n++)
+            for (int64_t c = 0; c < p->Cout; c++)
+                if (dgrad_load(out, p->dt, off + n * p->out_strides[0]
+                                    + c * p->out_strides[1]) != 0.0)
+                    return 0;
+        int i = p->nsp - 1;
+        while (i >= 0 && ++idx[i] == p->Y[i]) idx[i--] = 0;
+        if (i < 0) return 1;
+    }
+}
+
+/* The implementations of every step of a plan, for comparing a plan
+ * built for a problem with the one timed on its reduced copy. */
+static void plan_signature(const dgrad_plan_t *plan, char *buf, size_t size) {
+    const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
+            &plan->conv, &plan->bias_add, &plan->out.reorder};
+    size_t n = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s|",
+                steps[i]->prim ? steps[i]->impl : "-");
+}
+
+/* Whether every reorder of a plan has a jit implementation: oneDNN 2.6
+ * falls back to its generic reorder (simple:any, some 50 ns per element)
+ * for f16 and for tensors beyond 2^31 bytes. */
+static int reorders_fast(const dgrad_plan_t *plan) {
+    const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
+            &plan->out.reorder};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (steps[i]->prim && (strstr(steps[i]->impl, "simple")
+                                      || strstr(steps[i]->impl, "ref")))
+            return 0;
+    return 1;
+}
+
+/* Candidates in the order the ranking prefers them without timings:
+ * computed tails last (they are checked only when timed), then by
+ * implementation rank, then in order of preference. Returns how many. */
+static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
+    int k = 0;
+    for (int tail = 0; tail <= 1; tail++)
+        for (int rank = 2; rank >= 0; rank--)
+            for (int i = 0; i < n; i++)
+                if (impl_rank(pds[i].pd) == rank && pds[i].extend_tail == tail)
+                    sorted[k++] = i;
+    return k;
+}
+
+/* The plan the ranking chooses without timings: the first candidate in
+ * rank order whose reorders are fast, else the first that builds. */
+static dgrad_plan_t *rank_build(const dgrad_problem_t *problem, int staged,
+        const cand_pd_t *pds, int n, dnnl_status_t *err, const char **what) {
+    int sorted[MAX_CAND_PDS];
+    int k = rank_order(pds, n, sorted);
+    dgrad_plan_t *first = NULL;
+    for (int i = 0; i < k; i++) {
+        dgrad_plan_t *plan = build_candidate(problem, staged, &pds[sorted[i]],
+                err, what);
+        if (!plan) continue;
+        if (reorders_fast(plan)) {
+            if (first) plan_destroy(first);
+            return plan;
+        }
+        if (!first) first = plan;
+        else plan_destroy(plan);
+    }
+    return first;
+}
+
+static void verbose_candidate(const dgrad_problem_t *problem,
+        const dgrad_plan_t *cand, int extend_tail) {
+    char desc[512], md[3][64];
+    describe_problem(problem, desc, sizeof desc);
+    const tensor_path_t *tp[3] = {&cand->in, &cand->wei, &cand->out};
+    for (int t = 0; t < 3; t++) md_format(md[t], sizeof md[t], &tp[t]->conv_md);
+    fprintf(stderr, "dgrad layout search: %s: %s in %s wei %s out %s%s%s ...",
+            desc, cand->impl, md[0], md[1], md[2],
+            cand->staged ? " (f32 staged)" : "",
+            extend_tail ? " (tail computed)" : "");
+    fflush(stderr);
+}
+
+/* Times the candidates of @p problem on scratch buffers and returns the
+ * fastest as a built plan, with its candidate in @p winner; NULL when no
+ * candidate could be timed. */
+static dgrad_plan_t *search(const dgrad_problem_t *problem, int staged,
+        const cand_pd_t *pds, int n, int *winner, dnnl_status_t *err,
+        const char **what) {
+    probe_bufs_t bufs;
+    if (probe_init(&bufs, problem) != 0) return NULL;
+    dgrad_plan_t *best = NULL, *second = NULL;
+    double best_ms = INFINITY, second_ms = INFINITY;
+    int best_i = -1, second_i = -1;
+    for (int k = 0; k < n; k++) {
+        dgrad_plan_t *cand = build_candidate(problem, staged, &pds[k], err,
+                what);
+        if (!cand) continue;
+        if (layout_search_verbose())
+            verbose_candidate(problem, cand, pds[k].extend_tail);
+        int checked = 1;
+        if (pds[k].extend_tail) {
+            memset(bufs.out, 0x5a, bufs.out_bytes);
+            checked = plan_run(cand, bufs.in, bufs.wei, 0, bufs.bias,
+                              bufs.out) == dnnl_success
+                    && tail_is_zero(cand, bufs.out);
+        }
+        double ms = checked ? time_plan(cand, &bufs, best_ms) : INFINITY;
+        if (layout_search_verbose())
+            fprintf(stderr, " %.4f ms%s\n", ms,
+                    checked ? "" : " (tail not zeroed: rejected)");
+        if (!checked || !isfinite(ms)) {
+            plan_destroy(cand);
+        } else if (!best || ms < best_ms) {
+            if (second) plan_destroy(second);
+            second = best;
+            second_ms = best_ms;
+            second_i = best_i;
+            best = cand;
+            best_ms = ms;
+            best_i = k;
+        } else if (!second || ms < second_ms) {
+            if (second) plan_destroy(second);
+            second = cand;
+            second_ms = ms;
+            second_i = k;
+        } else {
+            plan_destroy(cand);
+        }
+    }
+    /* A close call (within 15%) is decided again by alternating runs of
+     * the two, so that a burst of noise during one candidate's turn does
+     * not decide. */
+    if (second && second_ms < 1.15 * best_ms) {
+        int runs = best_ms >= 50 ? 1 : best_ms >= 5 ? 2
+                : (int)ceil(0.25 / (best_ms > 0.01 ? best_ms : 0.01));
+        if (runs > 10) runs = 10;
+        double t[2] = {INFINITY, INFINITY};
+        dgrad_plan_t *pl[2] = {best, second};
+        for (int r = 0; r < 3; r++)
+            for (int j = 0; j < 2; j++)
+                for (int k = 0; k < runs; k++) {
+                    double t0 = now_ms();
+                    if (plan_run(pl[j], bufs.in, bufs.wei, 0, bufs.bias,
+                                bufs.out) != dnnl_success)
+                        break;
+                    double dt = now_ms() - t0;
+                    if (dt < t[j]) t[j] = dt;
+                }
+        if (layout_search_verbose())
+            fprintf(stderr, "dgrad layout search: runoff %s %.4f ms vs %s "
+                    "%.4f ms\n", best->impl, t[0], second->impl, t[1]);
+        if (t[1] < t[0]) {
+            best = pl[1];
+            second = pl[0];
+            best_i = second_i;
+        }
+    }
+    if (second) plan_destroy(second);
+    probe_free(&bufs);
+    *winner = best_i;
+    return best;
+}
+
+static dgrad_status_t plan_create(const dgrad_problem_t *problem,
+        dgrad_plan_t **out) {
+    dgrad_plan_t *plan = plan_alloc(problem, 0);
+    if (!plan)
+        return dgrad_error(dgrad_out_of_memory,
+                "oneDNN lowering: cannot allocate a plan");
     if (plan->empty) {
         snprintf(plan->impl, sizeof plan->impl, "none");
         *out = plan;
         return dgrad_success;
     }
-    const char *what = "";
-    dnnl_status_t s = build_primitives(plan, &what);
-    if (s != dnnl_success) {
+    plan_destroy(plan);
+
+    cand_pd_t pds[MAX_CAND_PDS];
+    dnnl_status_t first_error = dnnl_success, err = dnnl_success;
+    const char *what = "convolution backward data creation";
+    int staged = bias_needs_f32(problem);
+    int n = all_candidates(problem, staged, pds, &first_error);
+    if (n == 0 && !staged && first_error == dnnl_unimplemented
+            && problem->dt != dgrad_f32) {
+        staged = 1;
+        first_error = dnnl_success;
+        n = all_candidates(problem, 1, pds, &first_error);
+    }
+    if (n == 0) {
         /* The canonical problem is valid, so oneDNN refusing to build it
          * means "not supported here": a compiler may fall back. */
-        dgrad_status_t st = dnnl_fail_as(problem, s, what, dgrad_unimplemented);
-        plan_destroy(plan);
-        return st;
+        return dnnl_fail_as(problem, first_error == dnnl_success
+                        ? dnnl_unimplemented : first_error,
+                what, dgrad_unimplemented);
     }
-    *out = plan;
+
+    dgrad_plan_t *best = NULL;
+    int timed = n > 1 && layout_search_enabled() && !output_overlaps(problem);
+    if (timed && problem_macs(problem) < SEARCH_MIN_MACS) {
+        /* A few microseconds whatever the layout, so no timing: without
+         * groups each extra primitive (an activation reorder) costs about
+         * as much as the convolution, so the candidate with the fewest
+         * activation reorders (best rank among equals) wins, as measured
+         * on the suites (weights reorders are not counted: constant
+         * weights are converted once); with groups, oneDNN's gemm path
+         * runs one small product per group and the ranking's choice wins. */
+        int sorted[MAX_CAND_PDS], k = rank_order(pds, n, sorted), few = -1;
+        for (int i = 0; i < k && problem->G == 1; i++)
+            if (!pds[sorted[i]].extend_tail
+                    && (few < 0 || pds[sorted[i]].reorders < pds[few].reorders))
+                few = sorted[i];
+        if (few >= 0) best = build_candidate(problem, staged, &pds[few], &err,
+                &what);
+    } else if (timed && problem_bytes(problem) <= SEARCH_MAX_BYTES
+            && problem_macs(problem) <= SEARCH_MAX_MACS) {
+        int w = -1;
+        best = search(problem, staged, pds, n, &w, &err, &what);
+    } else if (timed) {
+        /* Time a reduced copy, then build its winner for the problem. */
+        dgrad_problem_t r;
+        cand_pd_t rpds[MAX_CAND_PDS];
+        dnnl_status_t rerr = dnnl_success;
+        const char *rwhat = "";
+        int rn = reduce_problem(problem, &r) == 0
+                ? all_candidates(&r, staged, rpds, &rerr) : 0;
+        int w = -1;
+        dgrad_plan_t *rbest = rn > 1
+                ? search(&r, staged, rpds, rn, &w, &rerr, &rwhat) : NULL;
+        if (rbest) {
+            cand_pd_t c = {NULL, rpds[w].cand, rpds[w].extend_tail, 0};
+            dgrad_plan_t *tmpl = plan_alloc(problem, c.extend_tail);
+            /* The same implementation as the one timed (and, for a
+             * computed tail, checked), else the ranking. */
+            if (tmpl && init_io_mds(tmpl, staged) == dnnl_success
+                    && candidate_pd(tmpl, staged, c.cand, &c.pd)
+                            == dnnl_success
+                    && !strcmp(pd_impl_name(c.pd), rbest->impl))
+                best = build_candidate(problem, staged, &c, &err, &what);
+            char sig_r[256], sig[256] = "";
+            plan_signature(rbest, sig_r, sizeof sig_r);
+            if (best) plan_signature(best, sig, sizeof sig);
+            if (best && strcmp(sig, sig_r)) {
+                /* Another implementation somewhere (a reorder beyond
+                 * 2^31 bytes ...): what was timed does not hold. */
+                plan_destroy(best);
+                best = NULL;
+            }
+            if (layout_search_verbose())
+                fprintf(stderr, "dgrad layout search: reduced problem's "
+                        "choice %s: %s\n", sig_r,
+                        best ? "built for the problem" : sig[0]
+                                ? "differs for the problem, ranking"
+                                : "not available: ranking");
+            if (tmpl) plan_destroy(tmpl);
+            dnnl_primitive_desc_destroy(c.pd);
+            plan_destroy(rbest);
+        }
+        destroy_pds(rpds, rn);
+    }
+    if (!best) best = rank_build(problem, staged, pds, n, &err, &what);
+    destroy_pds(pds, n);
+    if (!best)
+        return dnnl_fail_as(problem, err == dnnl_success ? dnnl_runtime_error
+                        : err, what, dgrad_unimplemented);
+    *out = best;
     return dgrad_success;
 }
 
@@ -599,6 +1412,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
 
 typedef struct cache_entry {
     dgrad_plan_t *plan; /* the cache's reference; key = plan->p */
+    uint64_t hash;      /* of plan->p */
     uint64_t last_use;
 } cache_entry_t;
 
@@ -610,10 +1424,31 @@ static struct {
     size_t hits;
 } cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-/* Index of the entry for @p p, or -1. Caller holds the lock. */
-static int cache_find(const dgrad_problem_t *p) {
+/* Hash of the problem's bytes (the struct is zero-initialised before it
+ * is filled, so equal problems have equal bytes), eight at a time with a
+ * multiply-xorshift mix: a few tens of nanoseconds. */
+static uint64_t problem_hash(const dgrad_problem_t *p) {
+    const unsigned char *b = (const unsigned char *)p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ sizeof *p;
+    size_t i = 0;
+    for (; i + 8 <= sizeof *p; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < sizeof *p; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+    h ^= h >> 29;
+    return h * 0xc4ceb9fe1a85ec53ull;
+}
+
+/* Index of the entry for @p p, or -1: hashes first, bytes to confirm.
+ * Caller holds the lock. */
+static int cache_find(const dgrad_problem_t *p, uint64_t hash) {
     for (size_t i = 0; i < cache.count; i++)
-        if (!memcmp(&cache.entries[i].plan->p, p, sizeof *p)) return (int)i;
+        if (cache.entries[i].hash == hash
+                && !memcmp(&cache.entries[i].plan->p, p, sizeof *p))
+            return (int)i;
     return -1;
 }
 
@@ -629,7 +1464,7 @@ static dgrad_plan_t *cache_use(int i) {
 /* Inserts @p plan (taking a reference for the cache) and returns the plan
  * it evicted, if any, for release outside the lock. Caller holds the lock.
  * Evicting only drops the cache's reference: holders keep their plans. */
-static dgrad_plan_t *cache_insert(dgrad_plan_t *plan) {
+static dgrad_plan_t *cache_insert(dgrad_plan_t *plan, uint64_t hash) {
     size_t slot = cache.count;
     dgrad_plan_t *victim = NULL;
     if (cache.count == CACHE_CAPACITY) {
@@ -643,6 +1478,7 @@ static dgrad_plan_t *cache_insert(dgrad_plan_t *plan) {
     }
     atomic_fetch_add(&plan->refs, 1);
     cache.entries[slot].plan = plan;
+    cache.entries[slot].hash = hash;
     cache.entries[slot].last_use = ++cache.clock;
     return victim;
 }
@@ -673,8 +1509,9 @@ dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
     if (engine_status != dnnl_success)
         return dnnl_fail(problem, engine_status, "CPU engine creation");
 
+    uint64_t hash = problem_hash(problem);
     pthread_mutex_lock(&cache.lock);
-    int i = cache_find(problem);
+    int i = cache_find(problem, hash);
     dgrad_plan_t *found = i >= 0 ? cache_use(i) : NULL;
     pthread_mutex_unlock(&cache.lock);
     if (found) {
@@ -686,11 +1523,11 @@ dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
     dgrad_plan_t *fresh = NULL, *victim = NULL;
     if ((st = plan_create(problem, &fresh)) != dgrad_success) return st;
     pthread_mutex_lock(&cache.lock);
-    i = cache_find(problem);
+    i = cache_find(problem, hash);
     if (i >= 0) {
         found = cache_use(i);
     } else {
-        victim = cache_insert(fresh);
+        victim = cache_insert(fresh, hash);
         found = fresh;
         fresh = NULL;
     }
@@ -727,9 +1564,10 @@ const char *dgrad_plan_impl_name(const dgrad_plan_t *plan) {
  * Type conversion and border fill (plain loops)
  * ------------------------------------------------------------------- */
 
-/* Contiguous f16 runs use the F16C instructions when the CPU has them
- * (checked at run time); they return how many elements they converted and
- * the scalar loops do the rest. */
+/* Contiguous runs use vector instructions when the CPU has them (checked
+ * at run time): AVX-512 for f16 and bf16, else F16C for f16. They return
+ * how many elements they converted and the scalar loops do the rest; every
+ * path rounds to nearest even exactly as the scalar code does. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -752,10 +1590,63 @@ __attribute__((target("avx,f16c"))) static int64_t f16c_from_f32(
     return j;
 }
 
+__attribute__((target("avx512f"))) static int64_t avx512_f16_to_f32(
+        const uint16_t *src, float *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+        _mm512_storeu_ps(dst + j, _mm512_cvtph_ps(_mm256_loadu_si256(
+                                          (const __m256i *)(src + j))));
+    return j;
+}
+
+__attribute__((target("avx512f"))) static int64_t avx512_f16_from_f32(
+        const float *src, uint16_t *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+        _mm256_storeu_si256((__m256i *)(dst + j),
+                _mm512_cvtps_ph(_mm512_loadu_ps(src + j),
+                        _MM_FROUND_TO_NEAREST_INT));
+    return j;
+}
+
+__attribute__((target("avx512f"))) static int64_t avx512_bf16_to_f32(
+        const uint16_t *src, float *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i w = _mm512_cvtepu16_epi32(
+                _mm256_loadu_si256((const __m256i *)(src + j)));
+        _mm512_storeu_si512(dst + j, _mm512_slli_epi32(w, 16));
+    }
+    return j;
+}
+
+/* dgrad_f32_to_bf16 on 16 lanes: round to nearest even, NaN kept quiet. */
+__attribute__((target("avx512f"))) static int64_t avx512_bf16_from_f32(
+        const float *src, uint16_t *dst, int64_t n) {
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff),
+                  inf = _mm512_set1_epi32(0x7f800000),
+                  half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1),
+                  quiet = _mm512_set1_epi32(0x40);
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        __m512i u = _mm512_loadu_si512(src + j);
+        __mmask16 nan = _mm512_cmpgt_epu32_mask(
+                _mm512_and_si512(u, abs_mask), inf);
+        __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
+        __m512i r = _mm512_srli_epi32(
+                _mm512_add_epi32(u, _mm512_add_epi32(half, lsb)), 16);
+        __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), quiet);
+        r = _mm512_mask_blend_epi32(nan, r, q);
+        _mm256_storeu_si256((__m256i *)(dst + j), _mm512_cvtepi32_epi16(r));
+    }
+    return j;
+}
+
 /* Every AVX2 CPU has F16C, and "avx2" is a feature name every GCC and
  * Clang accept here (Clang 14 does not know "f16c"); the check includes
  * the OS's AVX state support. */
 static int have_f16c(void) { return __builtin_cpu_supports("avx2"); }
+static int have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
 #else
 static int64_t f16c_to_f32(const uint16_t *s, float *d, int64_t n) {
     return 0;
@@ -763,14 +1654,32 @@ static int64_t f16c_to_f32(const uint16_t *s, float *d, int64_t n) {
 static int64_t f16c_from_f32(const float *s, uint16_t *d, int64_t n) {
     return 0;
 }
+static int64_t avx512_f16_to_f32(const uint16_t *s, float *d, int64_t n) {
+    return 0;
+}
+static int64_t avx512_f16_from_f32(const float *s, uint16_t *d, int64_t n) {
+    return 0;
+}
+static int64_t avx512_bf16_to_f32(const uint16_t *s, float *d, int64_t n) {
+    return 0;
+}
+static int64_t avx512_bf16_from_f32(const float *s, uint16_t *d, int64_t n) {
+    return 0;
+}
 static int have_f16c(void) { return 0; }
+static int have_avx512(void) { return 0; }
 #endif
 
 static void run_to_f32(dgrad_data_type_t dt, const uint16_t *src,
         int64_t ss, float *dst, int64_t ds, int64_t n) {
     int64_t j = 0;
-    if (dt == dgrad_f16 && ss == 1 && ds == 1 && have_f16c())
-        j = f16c_to_f32(src, dst, n);
+    if (ss == 1 && ds == 1 && n >= 8) {
+        if (have_avx512())
+            j = dt == dgrad_f16 ? avx512_f16_to_f32(src, dst, n)
+                                : avx512_bf16_to_f32(src, dst, n);
+        if (dt == dgrad_f16 && have_f16c())
+            j += f16c_to_f32(src + j, dst + j, n - j);
+    }
     for (; j < n; j++)
         dst[j * ds] = dt == dgrad_f16 ? dgrad_f16_to_f32(src[j * ss])
                                       : dgrad_bf16_to_f32(src[j * ss]);
@@ -779,19 +1688,29 @@ static void run_to_f32(dgrad_data_type_t dt, const uint16_t *src,
 static void run_from_f32(dgrad_data_type_t dt, const float *src, int64_t ss,
         uint16_t *dst, int64_t ds, int64_t n) {
     int64_t j = 0;
-    if (dt == dgrad_f16 && ss == 1 && ds == 1 && have_f16c())
-        j = f16c_from_f32(src, dst, n);
+    if (ss == 1 && ds == 1 && n >= 8) {
+        if (have_avx512())
+            j = dt == dgrad_f16 ? avx512_f16_from_f32(src, dst, n)
+                                : avx512_bf16_from_f32(src, dst, n);
+        if (dt == dgrad_f16 && have_f16c())
+            j += f16c_from_f32(src + j, dst + j, n - j);
+    }
     for (; j < n; j++)
         dst[j * ds] = dt == dgrad_f16 ? dgrad_f32_to_f16(src[j * ss])
                                       : dgrad_f32_to_bf16(src[j * ss]);
 }
 
-/* Converts between the user's 16-bit tensor and its f32 staging copy. */
-static void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
-        const void *src, void *dst) {
-    int64_t idx[MAX_NDIMS] = {0};
+/* Rows [r0, r1) of a conversion (a row is a run along the innermost
+ * axis). */
+static void convert_rows(const convert_t *cv, dgrad_data_type_t dt,
+        int to_f32, const void *src, void *dst, int64_t r0, int64_t r1) {
+    int64_t idx[MAX_NDIMS] = {0}, r = r0;
     int inner = cv->ndims - 1;
-    for (;;) {
+    for (int j = inner - 1; j >= 0; j--) {
+        idx[j] = r % cv->dims[j];
+        r /= cv->dims[j];
+    }
+    for (int64_t row = r0; row < r1; row++) {
         int64_t uo = 0, so = 0;
         for (int j = 0; j < inner; j++) {
             uo += idx[j] * cv->user_strides[j];
@@ -807,8 +1726,55 @@ static void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
                     cv->user_strides[inner], cv->dims[inner]);
         int j = inner - 1;
         while (j >= 0 && ++idx[j] == cv->dims[j]) idx[j--] = 0;
-        if (j < 0) break;
     }
+}
+
+/* Conversions of at least this many elements use every thread of the
+ * OpenMP runtime oneDNN runs on (when dgrad is built with OpenMP). */
+#define PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
+
+/* Converts between the user's 16-bit tensor and its f32 staging copy. */
+static void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
+        const void *src, void *dst) {
+    int inner = cv->ndims - 1;
+    int64_t rows = 1;
+    for (int j = 0; j < inner; j++) rows *= cv->dims[j];
+    if (rows <= 0 || cv->dims[inner] <= 0) return;
+#ifdef _OPENMP
+    if (rows * cv->dims[inner] >= PARALLEL_MIN_ELEMS) {
+        if (rows == 1) {
+            /* One run: split it. */
+            convert_t part = *cv;
+            int64_t n = cv->dims[inner];
+#pragma omp parallel firstprivate(part)
+            {
+                int nt = omp_get_num_threads(), t = omp_get_thread_num();
+                int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
+                const char *s8 = src;
+                char *d8 = dst;
+                size_t us = 2, ss = 4; /* bytes per user, staged element */
+                part.dims[inner] = hi - lo;
+                if (to_f32)
+                    convert_rows(&part, dt, 1,
+                            s8 + lo * part.user_strides[inner] * us,
+                            d8 + lo * part.stage_strides[inner] * ss, 0, 1);
+                else
+                    convert_rows(&part, dt, 0,
+                            s8 + lo * part.stage_strides[inner] * ss,
+                            d8 + lo * part.user_strides[inner] * us, 0, 1);
+            }
+            return;
+        }
+#pragma omp parallel
+        {
+            int nt = omp_get_num_threads(), t = omp_get_thread_num();
+            convert_rows(cv, dt, to_f32, src, dst, rows * t / nt,
+                    rows * (t + 1) / nt);
+        }
+        return;
+    }
+#endif
+    convert_rows(cv, dt, to_f32, src, dst, 0, rows);
 }
 
 /* Writes @p count elements of @p elsize bytes (pattern @p pat) at element
@@ -829,22 +1795,35 @@ static void fill_run(char *base, size_t elsize, int64_t off, int64_t count,
 }
 
 /* Fills the part of one (n, c) spatial block outside the computed box
- * (everything when @p inside is 0) with @p pat, axis by axis. */
+ * (everything when @p any_inside is 0) with @p pat: row by row along the
+ * innermost axis, rows inside the box on the outer axes only at their
+ * two ends. */
 static void fill_outside(const dgrad_plan_t *plan, char *out, int64_t off,
-        int axis, int inside, const void *pat) {
+        int any_inside, const void *pat) {
     const dgrad_problem_t *p = &plan->p;
-    int64_t stride = p->out_strides[2 + axis];
-    int64_t lo = inside ? plan->lo[axis] : p->Y[axis];
-    int64_t hi = inside ? plan->hi[axis] : p->Y[axis];
-    if (axis == p->nsp - 1) {
-        fill_run(out, plan->elsize, off, lo, stride, pat);
-        fill_run(out, plan->elsize, off + hi * stride, p->Y[axis] - hi,
-                stride, pat);
-        return;
+    int last = p->nsp - 1;
+    int64_t idx[DGRAD_MAX_SPATIAL] = {0};
+    int64_t stride = p->out_strides[2 + last], n = p->Y[last];
+    for (int i = 0; i <= last; i++)
+        if (p->Y[i] <= 0) return;
+    for (;;) {
+        int64_t row = off;
+        int inside = any_inside;
+        for (int i = 0; i < last; i++) {
+            row += idx[i] * p->out_strides[2 + i];
+            inside = inside && idx[i] >= plan->lo[i] && idx[i] < plan->hi[i];
+        }
+        if (inside) {
+            fill_run(out, plan->elsize, row, plan->lo[last], stride, pat);
+            fill_run(out, plan->elsize, row + plan->hi[last] * stride,
+                    n - plan->hi[last], stride, pat);
+        } else {
+            fill_run(out, plan->elsize, row, n, stride, pat);
+        }
+        int i = last - 1;
+        while (i >= 0 && ++idx[i] == p->Y[i]) idx[i--] = 0;
+        if (i < 0) break;
     }
-    for (int64_t y = 0; y < p->Y[axis]; y++)
-        fill_outside(plan, out, off + y * stride, axis + 1,
-                y >= lo && y < hi, pat);
 }
 
 /* Output elements that receive no term get the bias (or zero), in the
@@ -858,25 +1837,13 @@ static void fill_border(const dgrad_plan_t *plan, const void *bias,
         dgrad_store(pat, p->dt, 0, v);
         for (int64_t n = 0; n < p->N; n++)
             fill_outside(plan, out, n * p->out_strides[0]
-                    + c * p->out_strides[1], 0, !plan->empty, pat);
+                    + c * p->out_strides[1], !plan->empty, pat);
     }
 }
 
 /* ---------------------------------------------------------------------
  * Execution
  * ------------------------------------------------------------------- */
-
-/* Per-execute state: a stream and one workspace holding the scratchpad
- * and the intermediate buffers. Nothing is shared between executes, so
- * they may run concurrently on one plan. */
-typedef struct exec_ctx {
-    const dgrad_plan_t *plan;
-    dnnl_stream_t stream;
-    char *ws;
-    char *scratch;
-    char *stage[3], *conv[3]; /* per tensor: in, wei, out */
-    float *bias_f32;
-} exec_ctx_t;
 
 enum { T_IN = 0, T_WEI = 1, T_OUT = 2 };
 
@@ -899,76 +1866,126 @@ static size_t align_up(size_t n) {
     return (n + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
 }
 
-/* Creates the stream and carves the workspace: scratchpad, then staging
- * and primitive buffers of the tensors in @p tensors (a bit mask), then
+static void ctx_destroy(exec_ctx_t *c) {
+    if (!c) return;
+    for (int i = 0; i < N_STEPS; i++)
+        for (int j = 0; j < 4; j++) dnnl_memory_destroy(c->mem[i][j].mem);
+    dnnl_stream_destroy(c->stream);
+    free(c->ws);
+    free(c);
+}
+
+/* A new context: the stream and one workspace carved into the
+ * scratchpad, the staging and primitive buffers of the three tensors and
  * the f32 bias. */
-static dnnl_status_t ctx_init(exec_ctx_t *c, unsigned tensors, int bias) {
-    const dgrad_plan_t *plan = c->plan;
+static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
+    exec_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) return dnnl_out_of_memory;
+    c->plan = plan;
     size_t sizes[8], total = 0;
     char **slots[8] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],
             &c->conv[1], &c->stage[2], &c->conv[2], (char **)&c->bias_f32};
     sizes[0] = plan->scratch_size;
     for (int t = 0; t < 3; t++) {
         const tensor_path_t *tp = path_of(plan, t);
-        int used = (tensors >> t) & 1;
-        sizes[1 + 2 * t] = used && needs_stage_buf(plan, t)
+        sizes[1 + 2 * t] = needs_stage_buf(plan, t)
                 ? dnnl_memory_desc_get_size(&tp->io_md) : 0;
-        sizes[2 + 2 * t] = used && needs_conv_buf(plan, t)
+        sizes[2 + 2 * t] = needs_conv_buf(plan, t)
                 ? dnnl_memory_desc_get_size(&tp->conv_md) : 0;
     }
-    sizes[7] = bias ? dnnl_memory_desc_get_size(&plan->bias_md) : 0;
+    sizes[7] = plan->p.has_bias ? dnnl_memory_desc_get_size(&plan->bias_md)
+                                : 0;
     for (int i = 0; i < 8; i++) total += align_up(sizes[i]);
     dnnl_status_t s = dnnl_stream_create(&c->stream, engine,
             dnnl_stream_default_flags);
-    if (s != dnnl_success || total == 0) return s;
-    c->ws = aligned_alloc(ALIGNMENT, total);
-    if (!c->ws) return dnnl_out_of_memory;
+    if (s == dnnl_success && total) {
+        c->ws = aligned_alloc(ALIGNMENT, total);
+        if (!c->ws) s = dnnl_out_of_memory;
+    }
+    if (s != dnnl_success) {
+        ctx_destroy(c);
+        return s;
+    }
     for (size_t i = 0, off = 0; i < 8; off += align_up(sizes[i]), i++)
-        *slots[i] = c->ws + off;
+        *slots[i] = sizes[i] ? c->ws + off : NULL;
+    *out = c;
     return dnnl_success;
 }
 
-static void ctx_free(exec_ctx_t *c) {
-    dnnl_stream_destroy(c->stream);
-    free(c->ws);
+/* Takes an idle context of the plan (the spare one without a lock, the
+ * common case of one thread at a time), or makes one. */
+static dnnl_status_t ctx_acquire(const dgrad_plan_t *cplan, exec_ctx_t **c) {
+    dgrad_plan_t *plan = (dgrad_plan_t *)cplan; /* the pool is mutable */
+    *c = atomic_exchange(&plan->spare, NULL);
+    if (*c) return dnnl_success;
+    pthread_mutex_lock(&plan->pool_lock);
+    *c = plan->pool;
+    if (*c) plan->pool = (*c)->next;
+    pthread_mutex_unlock(&plan->pool_lock);
+    return *c ? dnnl_success : ctx_create(cplan, c);
 }
 
-static dnnl_status_t mem(dnnl_memory_t *m, const dnnl_memory_desc_t *md,
-        const void *ptr) {
+static void ctx_release(exec_ctx_t *c) {
+    dgrad_plan_t *plan = (dgrad_plan_t *)c->plan;
+    exec_ctx_t *none = NULL;
+    if (atomic_compare_exchange_strong(&plan->spare, &none, c)) return;
+    pthread_mutex_lock(&plan->pool_lock);
+    c->next = plan->pool;
+    plan->pool = c;
+    pthread_mutex_unlock(&plan->pool_lock);
+}
+
+/* The context's memory object for operand @p slot of step @p step, bound
+ * to @p ptr (created on first use, re-bound when the pointer changed). */
+static dnnl_status_t bind(exec_ctx_t *c, int step, int slot,
+        const dnnl_memory_desc_t *md, const void *ptr, dnnl_memory_t *mem) {
+    bound_t *b = &c->mem[step][slot];
     /* oneDNN takes non-const handles; inputs are only read. */
-    return dnnl_memory_create(m, md, engine, (void *)(uintptr_t)ptr);
+    void *handle = (void *)(uintptr_t)ptr;
+    dnnl_status_t s = dnnl_success;
+    if (!b->mem) s = dnnl_memory_create(&b->mem, md, engine, handle);
+    else if (b->ptr != ptr) s = dnnl_memory_set_data_handle(b->mem, handle);
+    if (s != dnnl_success) {
+        /* Unknown binding: re-bind next time. */
+        if (b->mem) b->ptr = (const void *)&b->ptr;
+        return s;
+    }
+    b->ptr = ptr;
+    *mem = b->mem;
+    return dnnl_success;
 }
 
-/* Executes @p step on up to three (arg, md, pointer) operands plus its
+/* Executes step @p id on up to three (arg, md, pointer) operands plus its
  * scratchpad, then waits: the next step may reuse the scratchpad. */
-static dnnl_status_t run_step(exec_ctx_t *c, const step_t *step, int nargs,
-        const int *arg, const dnnl_memory_desc_t *const *md,
+static dnnl_status_t run_step(exec_ctx_t *c, int id, const step_t *step,
+        int nargs, const int *arg, const dnnl_memory_desc_t *const *md,
         const void *const *ptr) {
-    dnnl_exec_arg_t args[4] = {{0, NULL}};
+    dnnl_exec_arg_t args[4];
     dnnl_status_t s = dnnl_success;
     int n = 0;
     for (; n < nargs && s == dnnl_success; n++) {
         args[n].arg = arg[n];
-        s = mem(&args[n].memory, md[n], ptr[n]);
+        s = bind(c, id, n, md[n], ptr[n], &args[n].memory);
     }
     if (s == dnnl_success && dnnl_memory_desc_get_size(&step->scratch_md)) {
         args[n].arg = DNNL_ARG_SCRATCHPAD;
-        s = mem(&args[n++].memory, &step->scratch_md, c->scratch);
+        s = bind(c, id, SLOT_SCRATCH, &step->scratch_md, c->scratch,
+                &args[n].memory);
+        n++;
     }
     if (s == dnnl_success)
         s = dnnl_primitive_execute(step->prim, c->stream, n, args);
     if (s == dnnl_success) s = dnnl_stream_wait(c->stream);
-    for (int i = 0; i < n; i++) dnnl_memory_destroy(args[i].memory);
     return s;
 }
 
-static dnnl_status_t run_reorder(exec_ctx_t *c, const step_t *step,
+static dnnl_status_t run_reorder(exec_ctx_t *c, int id, const step_t *step,
         const dnnl_memory_desc_t *from_md, const void *from,
         const dnnl_memory_desc_t *to_md, void *to) {
     const int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
     const dnnl_memory_desc_t *md[2] = {from_md, to_md};
     const void *ptr[2] = {from, to};
-    return run_step(c, step, 2, arg, md, ptr);
+    return run_step(c, id, step, 2, arg, md, ptr);
 }
 
 /* Brings input tensor @p t from the user's buffer into the primitive's
@@ -988,7 +2005,8 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
     *conv_ptr = io;
     if (!tp->reorder.prim) return dnnl_success;
     *conv_ptr = conv;
-    return run_reorder(c, &tp->reorder, &tp->io_md, io, &tp->conv_md, conv);
+    return run_reorder(c, t == T_IN ? S_IN : S_WEI, &tp->reorder, &tp->io_md,
+            io, &tp->conv_md, conv);
 }
 
 /* Takes the result from the primitive's layout to the user's sub-box:
@@ -1002,7 +2020,8 @@ static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
                                : (void *)c->conv[T_OUT];
     dnnl_status_t s = dnnl_success;
     if (tp->reorder.prim)
-        s = run_reorder(c, &tp->reorder, &tp->conv_md, conv, &tp->io_md, io);
+        s = run_reorder(c, S_OUT, &tp->reorder, &tp->conv_md, conv,
+                &tp->io_md, io);
     if (s == dnnl_success && plan->staged)
         convert(&tp->cv, plan->p.dt, 0, io, user_box);
     return s;
@@ -1016,7 +2035,7 @@ static dnnl_status_t run_conv(exec_ctx_t *c, const void *in,
     const dnnl_memory_desc_t *md[3] = {&plan->in.conv_md,
             &plan->wei.conv_md, &plan->out.conv_md};
     const void *ptr[3] = {in, wei, out};
-    return run_step(c, &plan->conv, 3, arg, md, ptr);
+    return run_step(c, S_CONV, &plan->conv, 3, arg, md, ptr);
 }
 
 /* result += bias[c], in place in the primitive's output. */
@@ -1034,7 +2053,7 @@ static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
     for (int64_t ch = 0; ch < plan->p.Cout; ch++)
         c->bias_f32[ch] = (float)dgrad_load(bias, plan->p.dt,
                 ch * plan->p.bias_stride);
-    return run_step(c, &plan->bias_add, 3, arg, md, ptr);
+    return run_step(c, S_BIAS, &plan->bias_add, 3, arg, md, ptr);
 }
 
 static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
@@ -1053,6 +2072,18 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     return s;
 }
 
+/* One execution of a non-empty plan on a pooled context (no border). */
+static dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out) {
+    exec_ctx_t *c = NULL;
+    dnnl_status_t s = ctx_acquire(plan, &c);
+    if (s != dnnl_success) return s;
+    s = run_all(c, in, weights, weights_prepared, bias, out);
+    ctx_release(c);
+    return s;
+}
+
 size_t dgrad_plan_prepared_weights_size(const dgrad_plan_t *plan) {
     if (!plan || plan->empty || !needs_conv_buf(plan, T_WEI)) return 0;
     return dnnl_memory_desc_get_size(&plan->wei.conv_md);
@@ -1064,14 +2095,15 @@ dgrad_status_t dgrad_plan_prepare_weights(const dgrad_plan_t *plan,
         return dgrad_error(dgrad_invalid_arguments,
                 "dgrad_plan_prepare_weights: NULL argument");
     if (dgrad_plan_prepared_weights_size(plan) == 0) return dgrad_success;
-    exec_ctx_t c = {.plan = plan};
+    exec_ctx_t *c = NULL;
     const void *conv_wei = NULL;
     /* The result goes straight to @p prepared, not to the context's
-     * primitive buffer (weights are small: no need to spare it). */
-    dnnl_status_t s = ctx_init(&c, 1u << T_WEI, 0);
-    if (s == dnnl_success)
-        s = bring_in(&c, T_WEI, user_weights, prepared, &conv_wei);
-    ctx_free(&c);
+     * primitive buffer. */
+    dnnl_status_t s = ctx_acquire(plan, &c);
+    if (s == dnnl_success) {
+        s = bring_in(c, T_WEI, user_weights, prepared, &conv_wei);
+        ctx_release(c);
+    }
     return s == dnnl_success ? dgrad_success
             : dnnl_fail(&plan->p, s, "weights preparation");
 }
@@ -1085,14 +2117,10 @@ dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
     if (!plan->p.has_bias) bias = NULL;
     if (dgrad_plan_prepared_weights_size(plan) == 0) weights_prepared = 0;
     if (!plan->empty) {
-        exec_ctx_t c = {.plan = plan};
-        unsigned tensors = weights_prepared
-                ? (1u << T_IN) | (1u << T_OUT) : 7u;
-        dnnl_status_t s = ctx_init(&c, tensors, bias != NULL);
-        if (s == dnnl_success)
-            s = run_all(&c, in, weights, weights_prepared, bias, out);
-        ctx_free(&c);
+        dnnl_status_t s = plan_run(plan, in, weights, weights_prepared, bias,
+                out);
         if (s != dnnl_success) return dnnl_fail(&plan->p, s, "execution");
+        if (plan->full_box) return dgrad_success;
     }
     fill_border(plan, bias, out);
     return dgrad_success;
