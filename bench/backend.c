@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "plugin_calls.h"
 #include "tool.h"
 
 /* ------------------------------------------------------------ plugin table */
@@ -26,29 +27,15 @@ static dgrad_status_t plugin_compile(const bench_backend_t *be,
         const dgrad_op_t *op, size_t n_inputs,
         const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output,
         dgrad_compiled_op_t **compiled) {
-    dgrad_plugin_compile_args_t args;
-    memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.op = op;
-    args.n_inputs = n_inputs;
-    args.inputs = inputs;
-    args.output = output;
-    dgrad_status_t st = plugin_api_of(be)->compiled_op_create(&args);
-    if (st == dgrad_success) *compiled = args.compiled;
-    return st;
+    return tool_plugin_compile(plugin_api_of(be), op, n_inputs, inputs,
+            output, compiled);
 }
 
 static dgrad_status_t plugin_execute(const bench_backend_t *be,
         const dgrad_compiled_op_t *compiled, size_t n_inputs,
         const void *const *inputs, void *output) {
-    dgrad_plugin_execute_args_t args;
-    memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.compiled = compiled;
-    args.n_inputs = n_inputs;
-    args.inputs = inputs;
-    args.output = output;
-    return plugin_api_of(be)->compiled_op_execute(&args);
+    return tool_plugin_execute(plugin_api_of(be), compiled, n_inputs, inputs,
+            output, 0, NULL);
 }
 
 static int open_plugin(bench_backend_t *be, int quiet) {

@@ -8,6 +8,7 @@
 
 #include "conform.h"
 #include "dgrad/dgrad_plugin.h"
+#include "plugin_calls.h"
 
 static const dgrad_plugin_api_t *api_of(void *ctx) { return ctx; }
 
@@ -29,31 +30,18 @@ static void op_destroy(void *ctx, void *op) { api_of(ctx)->op_destroy(op); }
 static dgrad_status_t compile(void *ctx, void *op, size_t n_inputs,
         const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output,
         void **compiled) {
-    dgrad_plugin_compile_args_t args;
-    memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.op = op;
-    args.n_inputs = n_inputs;
-    args.inputs = inputs;
-    args.output = output;
-    dgrad_status_t st = api_of(ctx)->compiled_op_create(&args);
-    *compiled = st == dgrad_success ? args.compiled : NULL;
+    dgrad_compiled_op_t *c = NULL;
+    dgrad_status_t st = tool_plugin_compile(api_of(ctx), op, n_inputs, inputs,
+            output, &c);
+    *compiled = c;
     return st;
 }
 
 static dgrad_status_t execute(void *ctx, void *compiled, size_t n_inputs,
         const void *const *inputs, void *output, size_t capacity,
         dgrad_logical_tensor_t *output_lt) {
-    dgrad_plugin_execute_args_t args;
-    memset(&args, 0, sizeof args);
-    args.struct_size = sizeof args;
-    args.compiled = compiled;
-    args.n_inputs = n_inputs;
-    args.inputs = inputs;
-    args.output = output;
-    args.output_capacity = capacity;
-    args.output_lt = output_lt;
-    return api_of(ctx)->compiled_op_execute(&args);
+    return tool_plugin_execute(api_of(ctx), compiled, n_inputs, inputs,
+            output, capacity, output_lt);
 }
 
 static void compiled_destroy(void *ctx, void *compiled) {

@@ -118,7 +118,7 @@ static int read_weights(const cf_case_t *c, cf_geom_t *g, char *why,
         if (w->dims[d] < 1)
             return fail(why, size, "weights dim %d is %lld", d,
                     (long long)w->dims[d]);
-    int64_t wcin, cout_g, v[1];
+    int64_t wcin, cout_g, v[1] = {0};
     const int64_t *k;
     if (grouped) { /* [G, Cin/G, Cout/G, K...] */
         g->G = w->dims[0];

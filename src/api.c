@@ -224,7 +224,8 @@ static void variant_free(variant_t *v) {
 
 /* Plans a resolved problem into a new variant. */
 static dgrad_status_t variant_create(const dgrad_resolved_t *resolved,
-        const int64_t *shape_values, size_t n_shape_values, variant_t **out) {
+        int constant_weights, const int64_t *shape_values,
+        size_t n_shape_values, variant_t **out) {
     variant_t *v = calloc(1, sizeof *v);
     if (!v) return dgrad_error(dgrad_out_of_memory,
             "dgrad: out of memory creating a compiled op");
@@ -233,7 +234,9 @@ static dgrad_status_t variant_create(const dgrad_resolved_t *resolved,
     if (n_shape_values)
         memcpy(v->shape_values, shape_values,
                 n_shape_values * sizeof *shape_values);
-    dgrad_status_t st = dgrad_plan_get(&v->resolved.problem, &v->plan);
+    dgrad_status_t st = dgrad_plan_get(&v->resolved.problem,
+            constant_weights ? dgrad_weights_constant : dgrad_weights_variable,
+            &v->plan);
     if (st != dgrad_success) {
         free(v);
         return st;
@@ -277,7 +280,8 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
     }
     if (!c->deferred) {
         c->n_variants = 1;
-        st = variant_create(&resolved, NULL, 0, &c->variants);
+        st = variant_create(&resolved, c->constant_weights, NULL, 0,
+                &c->variants);
         if (st != dgrad_success) {
             pthread_mutex_destroy(&c->lock);
             free(c);
@@ -401,8 +405,8 @@ static dgrad_status_t find_variant(dgrad_compiled_op_t *c,
     dgrad_resolved_t r;
     dgrad_status_t st = resolve_for_values(c, values, n, &r);
     if (st != dgrad_success) return st;
-    variant_t *v;
-    st = variant_create(&r, values, n, &v);
+    variant_t *v = NULL;
+    st = variant_create(&r, c->constant_weights, values, n, &v);
     if (st != dgrad_success) return st;
     if (c->n_variants >= DGRAD_VARIANTS_KEPT) {
         v->transient = 1;

@@ -127,6 +127,7 @@ typedef struct exec_ctx {
 struct dgrad_plan {
     atomic_long refs;
     dgrad_problem_t p;
+    int weights_constant;          /* chosen for prepared weights (cache key) */
     size_t elsize;                 /* bytes per user element */
     int empty;                     /* no primitive: output is all bias/zero */
     int staged;                    /* compute type differs from the user's */
@@ -944,6 +945,34 @@ static int output_overlaps(const dgrad_problem_t *p) {
     return 0;
 }
 
+/* The weights a timed candidate runs with: the scratch user weights, or,
+ * for a plan chosen for constant weights, those weights prepared once in
+ * the primitive's layout (their conversion is not part of an execute). */
+typedef struct probe_wei {
+    const void *ptr;
+    int prepared;
+    void *own;
+} probe_wei_t;
+
+static int probe_wei_init(probe_wei_t *w, const dgrad_plan_t *plan,
+        const probe_bufs_t *b, int weights_constant) {
+    size_t size = weights_constant ? dgrad_plan_prepared_weights_size(plan) : 0;
+    w->ptr = b->wei;
+    w->prepared = 0;
+    w->own = NULL;
+    if (size == 0) return 0;
+    w->own = probe_alloc((int64_t)size, 1);
+    if (!w->own || dgrad_plan_prepare_weights(plan, b->wei, w->own)
+                    != dgrad_success) {
+        free(w->own);
+        w->own = NULL;
+        return -1;
+    }
+    w->ptr = w->own;
+    w->prepared = 1;
+    return 0;
+}
+
 /* Time of one execution of @p plan: the best of a few runs after a
  * warm-up (which also fills the plan's first execution context). Small
  * problems get more runs (up to 10, about 0.5 ms), large ones one or two. A
@@ -951,14 +980,14 @@ static int output_overlaps(const dgrad_problem_t *p) {
  * a second run in case the first paid a one-time cost (oneDNN's gemm
  * generates its kernels at its first call in the process). */
 static double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
-        double best) {
+        const probe_wei_t *w, double best) {
     double t0 = now_ms();
-    if (plan_run(plan, b->in, b->wei, 0, b->bias, b->out) != dnnl_success)
+    if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
         return INFINITY;
     double t = now_ms() - t0;
     if (t > 3 * best) {
         t0 = now_ms();
-        if (plan_run(plan, b->in, b->wei, 0, b->bias, b->out) != dnnl_success)
+        if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
             return INFINITY;
         t = now_ms() - t0;
         if (t > 3 * best) return t;
@@ -969,7 +998,7 @@ static double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
     t = INFINITY;
     for (int r = 0; r < reps; r++) {
         t0 = now_ms();
-        if (plan_run(plan, b->in, b->wei, 0, b->bias, b->out) != dnnl_success)
+        if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
             return INFINITY;
         double dt = now_ms() - t0;
         if (dt < t) t = dt;
@@ -1010,6 +1039,7 @@ typedef struct cand_pd {
     int cand;
     int extend_tail;
     int reorders; /* activations whose layout differs from their io one */
+    int wei_reorder; /* weights in another layout than the user's */
 } cand_pd_t;
 
 #define MAX_CAND_PDS (2 * (int)N_CANDS)
@@ -1076,6 +1106,8 @@ static int candidate_pds(const dgrad_problem_t *problem, int staged,
             for (int t = 0; t < 2; t++)
                 pds[n].reorders += !dnnl_memory_desc_equal(io[t],
                         dnnl_primitive_desc_query_md(pd, q[t], 0));
+            pds[n].wei_reorder = !dnnl_memory_desc_equal(&tmpl->wei.io_md,
+                    dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
             n++;
         }
     }
@@ -1221,95 +1253,117 @@ static void verbose_candidate(const dgrad_problem_t *problem,
     fflush(stderr);
 }
 
+/* A timed candidate kept by search(): its plan, weights and time. */
+typedef struct timed {
+    dgrad_plan_t *plan;
+    probe_wei_t wei;
+    double ms;
+    int index;
+} timed_t;
+
+static void timed_drop(timed_t *t) {
+    if (t->plan) plan_destroy(t->plan);
+    free(t->wei.own);
+    memset(t, 0, sizeof *t);
+    t->ms = INFINITY;
+    t->index = -1;
+}
+
 /* Times the candidates of @p problem on scratch buffers and returns the
  * fastest as a built plan, with its candidate in @p winner; NULL when no
- * candidate could be timed. */
+ * candidate could be timed. With @p weights_constant the weights are
+ * prepared before timing, as an execute with constant weights sees them. */
 static dgrad_plan_t *search(const dgrad_problem_t *problem, int staged,
-        const cand_pd_t *pds, int n, int *winner, dnnl_status_t *err,
-        const char **what) {
+        int weights_constant, const cand_pd_t *pds, int n, int *winner,
+        dnnl_status_t *err, const char **what) {
     probe_bufs_t bufs;
     if (probe_init(&bufs, problem) != 0) return NULL;
-    dgrad_plan_t *best = NULL, *second = NULL;
-    double best_ms = INFINITY, second_ms = INFINITY;
-    int best_i = -1, second_i = -1;
+    timed_t best = {NULL, {NULL, 0, NULL}, INFINITY, -1};
+    timed_t second = best, cur = best;
     for (int k = 0; k < n; k++) {
-        dgrad_plan_t *cand = build_candidate(problem, staged, &pds[k], err,
-                what);
-        if (!cand) continue;
+        cur.plan = build_candidate(problem, staged, &pds[k], err, what);
+        if (!cur.plan) continue;
+        cur.index = k;
         if (layout_search_verbose())
-            verbose_candidate(problem, cand, pds[k].extend_tail);
-        int checked = 1;
-        if (pds[k].extend_tail) {
+            verbose_candidate(problem, cur.plan, pds[k].extend_tail);
+        int checked = probe_wei_init(&cur.wei, cur.plan, &bufs,
+                              weights_constant) == 0;
+        if (checked && pds[k].extend_tail) {
             memset(bufs.out, 0x5a, bufs.out_bytes);
-            checked = plan_run(cand, bufs.in, bufs.wei, 0, bufs.bias,
-                              bufs.out) == dnnl_success
-                    && tail_is_zero(cand, bufs.out);
+            checked = plan_run(cur.plan, bufs.in, cur.wei.ptr,
+                              cur.wei.prepared, bufs.bias, bufs.out)
+                            == dnnl_success
+                    && tail_is_zero(cur.plan, bufs.out);
         }
-        double ms = checked ? time_plan(cand, &bufs, best_ms) : INFINITY;
+        cur.ms = checked ? time_plan(cur.plan, &bufs, &cur.wei, best.ms)
+                         : INFINITY;
         if (layout_search_verbose())
-            fprintf(stderr, " %.4f ms%s\n", ms,
-                    checked ? "" : " (tail not zeroed: rejected)");
-        if (!checked || !isfinite(ms)) {
-            plan_destroy(cand);
-        } else if (!best || ms < best_ms) {
-            if (second) plan_destroy(second);
+            fprintf(stderr, " %.4f ms%s\n", cur.ms,
+                    checked ? "" : " (not runnable or tail not zeroed: rejected)");
+        if (!checked || !isfinite(cur.ms)) {
+            timed_drop(&cur);
+        } else if (!best.plan || cur.ms < best.ms) {
+            timed_drop(&second);
             second = best;
-            second_ms = best_ms;
-            second_i = best_i;
-            best = cand;
-            best_ms = ms;
-            best_i = k;
-        } else if (!second || ms < second_ms) {
-            if (second) plan_destroy(second);
-            second = cand;
-            second_ms = ms;
-            second_i = k;
+            best = cur;
+            cur.plan = NULL;
+            cur.wei.own = NULL;
+            timed_drop(&cur);
+        } else if (!second.plan || cur.ms < second.ms) {
+            timed_drop(&second);
+            second = cur;
+            cur.plan = NULL;
+            cur.wei.own = NULL;
+            timed_drop(&cur);
         } else {
-            plan_destroy(cand);
+            timed_drop(&cur);
         }
     }
     /* A close call (within 15%) is decided again by alternating runs of
      * the two, so that a burst of noise during one candidate's turn does
      * not decide. */
-    if (second && second_ms < 1.15 * best_ms) {
-        int runs = best_ms >= 50 ? 1 : best_ms >= 5 ? 2
-                : (int)ceil(0.25 / (best_ms > 0.01 ? best_ms : 0.01));
+    if (second.plan && second.ms < 1.15 * best.ms) {
+        int runs = best.ms >= 50 ? 1 : best.ms >= 5 ? 2
+                : (int)ceil(0.25 / (best.ms > 0.01 ? best.ms : 0.01));
         if (runs > 10) runs = 10;
         double t[2] = {INFINITY, INFINITY};
-        dgrad_plan_t *pl[2] = {best, second};
+        timed_t *pl[2] = {&best, &second};
         for (int r = 0; r < 3; r++)
             for (int j = 0; j < 2; j++)
                 for (int k = 0; k < runs; k++) {
                     double t0 = now_ms();
-                    if (plan_run(pl[j], bufs.in, bufs.wei, 0, bufs.bias,
-                                bufs.out) != dnnl_success)
+                    if (plan_run(pl[j]->plan, bufs.in, pl[j]->wei.ptr,
+                                pl[j]->wei.prepared, bufs.bias, bufs.out)
+                            != dnnl_success)
                         break;
                     double dt = now_ms() - t0;
                     if (dt < t[j]) t[j] = dt;
                 }
         if (layout_search_verbose())
             fprintf(stderr, "dgrad layout search: runoff %s %.4f ms vs %s "
-                    "%.4f ms\n", best->impl, t[0], second->impl, t[1]);
+                    "%.4f ms\n", best.plan->impl, t[0], second.plan->impl, t[1]);
         if (t[1] < t[0]) {
-            best = pl[1];
-            second = pl[0];
-            best_i = second_i;
+            timed_t swap = best;
+            best = second;
+            second = swap;
         }
     }
-    if (second) plan_destroy(second);
+    timed_drop(&second);
     probe_free(&bufs);
-    *winner = best_i;
-    return best;
+    free(best.wei.own);
+    *winner = best.index;
+    return best.plan;
 }
 
 static dgrad_status_t plan_create(const dgrad_problem_t *problem,
-        dgrad_plan_t **out) {
+        int weights_constant, dgrad_plan_t **out) {
     dgrad_plan_t *plan = plan_alloc(problem, 0);
     if (!plan)
         return dgrad_error(dgrad_out_of_memory,
                 "oneDNN lowering: cannot allocate a plan");
     if (plan->empty) {
         snprintf(plan->impl, sizeof plan->impl, "none");
+        plan->weights_constant = weights_constant;
         *out = plan;
         return dgrad_success;
     }
@@ -1340,21 +1394,25 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
         /* A few microseconds whatever the layout, so no timing: without
          * groups each extra primitive (an activation reorder) costs about
          * as much as the convolution, so the candidate with the fewest
-         * activation reorders (best rank among equals) wins, as measured
-         * on the suites (weights reorders are not counted: constant
-         * weights are converted once); with groups, oneDNN's gemm path
-         * runs one small product per group and the ranking's choice wins. */
+         * reorders per execute (best rank among equals) wins, as measured
+         * on the suites (a weights reorder counts unless the weights are
+         * constant, converted once); with groups, oneDNN's gemm path runs
+         * one small product per group and the ranking's choice wins. */
         int sorted[MAX_CAND_PDS], k = rank_order(pds, n, sorted), few = -1;
+        int cost[MAX_CAND_PDS];
+        for (int i = 0; i < n; i++)
+            cost[i] = pds[i].reorders + (weights_constant ? 0 : pds[i].wei_reorder);
         for (int i = 0; i < k && problem->G == 1; i++)
             if (!pds[sorted[i]].extend_tail
-                    && (few < 0 || pds[sorted[i]].reorders < pds[few].reorders))
+                    && (few < 0 || cost[sorted[i]] < cost[few]))
                 few = sorted[i];
         if (few >= 0) best = build_candidate(problem, staged, &pds[few], &err,
                 &what);
     } else if (timed && problem_bytes(problem) <= SEARCH_MAX_BYTES
             && problem_macs(problem) <= SEARCH_MAX_MACS) {
         int w = -1;
-        best = search(problem, staged, pds, n, &w, &err, &what);
+        best = search(problem, staged, weights_constant, pds, n, &w, &err,
+                &what);
     } else if (timed) {
         /* Time a reduced copy, then build its winner for the problem. */
         dgrad_problem_t r;
@@ -1365,9 +1423,11 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
                 ? all_candidates(&r, staged, rpds, &rerr) : 0;
         int w = -1;
         dgrad_plan_t *rbest = rn > 1
-                ? search(&r, staged, rpds, rn, &w, &rerr, &rwhat) : NULL;
+                ? search(&r, staged, weights_constant, rpds, rn, &w, &rerr,
+                          &rwhat)
+                : NULL;
         if (rbest) {
-            cand_pd_t c = {NULL, rpds[w].cand, rpds[w].extend_tail, 0};
+            cand_pd_t c = {NULL, rpds[w].cand, rpds[w].extend_tail, 0, 0};
             dgrad_plan_t *tmpl = plan_alloc(problem, c.extend_tail);
             /* The same implementation as the one timed (and, for a
              * computed tail, checked), else the ranking. */
@@ -1402,6 +1462,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
     if (!best)
         return dnnl_fail_as(problem, err == dnnl_success ? dnnl_runtime_error
                         : err, what, dgrad_unimplemented);
+    best->weights_constant = weights_constant;
     *out = best;
     return dgrad_success;
 }
@@ -1411,8 +1472,9 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
  * ------------------------------------------------------------------- */
 
 typedef struct cache_entry {
-    dgrad_plan_t *plan; /* the cache's reference; key = plan->p */
-    uint64_t hash;      /* of plan->p */
+    dgrad_plan_t *plan; /* the cache's reference; key = plan->p and
+                         * plan->weights_constant */
+    uint64_t hash;      /* of the key */
     uint64_t last_use;
 } cache_entry_t;
 
@@ -1427,9 +1489,9 @@ static struct {
 /* Hash of the problem's bytes (the struct is zero-initialised before it
  * is filled, so equal problems have equal bytes), eight at a time with a
  * multiply-xorshift mix: a few tens of nanoseconds. */
-static uint64_t problem_hash(const dgrad_problem_t *p) {
+static uint64_t problem_hash(const dgrad_problem_t *p, int weights_constant) {
     const unsigned char *b = (const unsigned char *)p;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ sizeof *p;
+    uint64_t h = (0x9e3779b97f4a7c15ull ^ sizeof *p) + (uint64_t)weights_constant;
     size_t i = 0;
     for (; i + 8 <= sizeof *p; i += 8) {
         uint64_t w;
@@ -1444,9 +1506,11 @@ static uint64_t problem_hash(const dgrad_problem_t *p) {
 
 /* Index of the entry for @p p, or -1: hashes first, bytes to confirm.
  * Caller holds the lock. */
-static int cache_find(const dgrad_problem_t *p, uint64_t hash) {
+static int cache_find(const dgrad_problem_t *p, int weights_constant,
+        uint64_t hash) {
     for (size_t i = 0; i < cache.count; i++)
         if (cache.entries[i].hash == hash
+                && cache.entries[i].plan->weights_constant == weights_constant
                 && !memcmp(&cache.entries[i].plan->p, p, sizeof *p))
             return (int)i;
     return -1;
@@ -1499,7 +1563,7 @@ static void cache_clear_at_exit(void) {
 }
 
 dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
-        dgrad_plan_t **plan) {
+        dgrad_weights_use_t weights, dgrad_plan_t **plan) {
     if (!problem || !plan)
         return dgrad_error(dgrad_invalid_arguments,
                 "dgrad_plan_get: problem and plan must not be NULL");
@@ -1509,9 +1573,10 @@ dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
     if (engine_status != dnnl_success)
         return dnnl_fail(problem, engine_status, "CPU engine creation");
 
-    uint64_t hash = problem_hash(problem);
+    int weights_constant = weights == dgrad_weights_constant;
+    uint64_t hash = problem_hash(problem, weights_constant);
     pthread_mutex_lock(&cache.lock);
-    int i = cache_find(problem, hash);
+    int i = cache_find(problem, weights_constant, hash);
     dgrad_plan_t *found = i >= 0 ? cache_use(i) : NULL;
     pthread_mutex_unlock(&cache.lock);
     if (found) {
@@ -1521,9 +1586,9 @@ dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
     /* Create outside the lock (it can take milliseconds); another thread
      * may have inserted the same problem meanwhile: then keep theirs. */
     dgrad_plan_t *fresh = NULL, *victim = NULL;
-    if ((st = plan_create(problem, &fresh)) != dgrad_success) return st;
+    if ((st = plan_create(problem, weights_constant, &fresh)) != dgrad_success) return st;
     pthread_mutex_lock(&cache.lock);
-    i = cache_find(problem, hash);
+    i = cache_find(problem, weights_constant, hash);
     if (i >= 0) {
         found = cache_use(i);
     } else {

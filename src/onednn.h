@@ -15,15 +15,25 @@
  * executing it from several threads at once is safe. */
 typedef struct dgrad_plan dgrad_plan_t;
 
+/* How the caller will pass weights to dgrad_plan_execute. The layout
+ * choice depends on it: converting variable weights is part of every
+ * execute, constant ones are prepared once (dgrad_plan_prepare_weights)
+ * and their conversion is not timed. Either plan runs either way. */
+typedef enum dgrad_weights_use {
+    dgrad_weights_variable = 0,
+    dgrad_weights_constant = 1,
+} dgrad_weights_use_t;
+
 /*
- * Returns a plan for @p problem, from the cache when an identical problem
- * (bytewise equal dgrad_problem_t) was planned before, else newly created
- * and inserted. The caller owns one reference: release it with
- * dgrad_plan_release(). Fails with dgrad_unimplemented when oneDNN has no
- * implementation, with a message naming the oneDNN status.
+ * Returns a plan for @p problem and @p weights, from the cache when an
+ * identical problem (bytewise equal dgrad_problem_t) with the same weights
+ * use was planned before, else newly created and inserted. The caller owns
+ * one reference: release it with dgrad_plan_release(). Fails with
+ * dgrad_unimplemented when oneDNN has no implementation, with a message
+ * naming the oneDNN status.
  */
 dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
-        dgrad_plan_t **plan);
+        dgrad_weights_use_t weights, dgrad_plan_t **plan);
 
 /* Drops one reference; NULL accepted. */
 void dgrad_plan_release(dgrad_plan_t *plan);

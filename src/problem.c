@@ -330,7 +330,7 @@ static void store_ints(dgrad_op_desc_t *desc, dgrad_op_attr_t attr,
 
 dgrad_status_t dgrad_op_desc_set_s64(dgrad_op_desc_t *desc,
         dgrad_op_attr_t attr, int64_t value) {
-    const kind_info_t *ki;
+    const kind_info_t *ki = NULL;
     dgrad_status_t st = check_settable(desc, attr, &ki);
     if (st != dgrad_success) return st;
     if (attr_infos[attr].type != ATTR_SCALAR)
@@ -343,7 +343,7 @@ dgrad_status_t dgrad_op_desc_set_s64(dgrad_op_desc_t *desc,
  * may come through here with exactly one value. */
 dgrad_status_t dgrad_op_desc_set_s64s(dgrad_op_desc_t *desc,
         dgrad_op_attr_t attr, const int64_t *values, size_t count) {
-    const kind_info_t *ki;
+    const kind_info_t *ki = NULL;
     dgrad_status_t st = check_settable(desc, attr, &ki);
     if (st != dgrad_success) return st;
     const char *name = attr_infos[attr].name;
@@ -365,7 +365,7 @@ dgrad_status_t dgrad_op_desc_set_s64s(dgrad_op_desc_t *desc,
 
 dgrad_status_t dgrad_op_desc_set_str(dgrad_op_desc_t *desc,
         dgrad_op_attr_t attr, const char *value) {
-    const kind_info_t *ki;
+    const kind_info_t *ki = NULL;
     dgrad_status_t st = check_settable(desc, attr, &ki);
     if (st != dgrad_success) return st;
     if (attr_infos[attr].type != ATTR_STRING)

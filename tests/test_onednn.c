@@ -217,8 +217,10 @@ static void check_problem_ex(const dgrad_problem_t *p, int integers,
     dgrad_reference_compute(p, b.in, b.wei, p->has_bias ? b.bias : NULL,
             b.ref, b.abs_sum);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(p, &plan), dgrad_success, "%s",
-            dgrad_last_error_message());
+    /* Prepared weights are what a constant-weights plan is chosen for. */
+    cr_assert_eq(dgrad_plan_get(p, prepared ? dgrad_weights_constant
+                                         : dgrad_weights_variable, &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
     const void *wei = b.wei;
     void *prep = NULL;
     if (prepared && dgrad_plan_prepared_weights_size(plan) > 0) {
@@ -350,7 +352,7 @@ Test(onednn, kernel_larger_than_input) {
 static void check_empty(shape_t s) {
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
     cr_assert_str_eq(dgrad_plan_impl_name(plan), "none");
     cr_assert_eq(dgrad_plan_prepared_weights_size(plan), 0);
     buffers_t b;
@@ -410,7 +412,7 @@ Test(onednn, strides_with_gaps) {
         buffers_init(&b, &p, 1, 5u);
         dgrad_reference_compute(&p, b.in, b.wei, b.bias, b.ref, NULL);
         dgrad_plan_t *plan = NULL;
-        cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
         cr_assert_eq(dgrad_plan_execute(plan, b.in, b.wei, 0, b.bias, b.out),
                 dgrad_success);
         compare(&p, &b, 0);
@@ -476,7 +478,7 @@ Test(onednn, prepared_weights) {
         set_natural_y(&s, 1);
         dgrad_problem_t p = make_problem(&s);
         dgrad_plan_t *plan = NULL;
-        cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
         /* f16 always converts; others depend on the layout choice. */
         if (dts[i] == dgrad_f16)
             cr_assert_gt(dgrad_plan_prepared_weights_size(plan), 0);
@@ -492,10 +494,10 @@ Test(onednn, cache_hits) {
     set_natural_y(&s, 0);
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *a = NULL, *b = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, &a), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &a), dgrad_success);
     size_t size = dgrad_plan_cache_size(), hits = dgrad_plan_cache_hits();
     dgrad_problem_t q = make_problem(&s);
-    cr_assert_eq(dgrad_plan_get(&q, &b), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &b), dgrad_success);
     cr_assert_str_eq(dgrad_plan_impl_name(a), dgrad_plan_impl_name(b));
     cr_assert_eq(a, b);
     cr_assert_eq(dgrad_plan_cache_size(), size);
@@ -504,12 +506,22 @@ Test(onednn, cache_hits) {
     dgrad_plan_t *c = NULL;
     q.PB[0] = 0;
     q.Y[0] += 1;
-    cr_assert_eq(dgrad_plan_get(&q, &c), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &c), dgrad_success);
     cr_assert_neq(c, a);
     cr_assert_eq(dgrad_plan_cache_size(), size + 1);
+    /* The same problem for constant weights is an entry of its own (its
+     * layout choice may differ), found again on the next request. */
+    dgrad_plan_t *d = NULL, *e = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_constant, &d), dgrad_success);
+    cr_assert_neq(d, a);
+    cr_assert_eq(dgrad_plan_cache_size(), size + 2);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_constant, &e), dgrad_success);
+    cr_assert_eq(e, d);
     dgrad_plan_release(a);
     dgrad_plan_release(b);
     dgrad_plan_release(c);
+    dgrad_plan_release(d);
+    dgrad_plan_release(e);
 }
 
 Test(onednn, cache_eviction_keeps_held_plans) {
@@ -518,13 +530,13 @@ Test(onednn, cache_eviction_keeps_held_plans) {
     dgrad_problem_t p = make_problem(&s);
     p.Y[0] = 1;
     dgrad_plan_t *held = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, &held), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &held), dgrad_success);
     /* Flood the cache with 300 cheap (empty-region) problems. */
     for (int i = 0; i < 300; i++) {
         dgrad_problem_t q = p;
         q.PB[0] = 100 + i;
         dgrad_plan_t *t = NULL;
-        cr_assert_eq(dgrad_plan_get(&q, &t), dgrad_success);
+        cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &t), dgrad_success);
         dgrad_plan_release(t);
     }
     cr_assert_leq(dgrad_plan_cache_size(), 256);
@@ -565,7 +577,7 @@ static void check_threads(shape_t s) {
     enum { THREADS = 4 };
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
     thread_arg_t args[THREADS];
     pthread_t tid[THREADS];
     size_t bytes = 0;
@@ -614,7 +626,7 @@ Test(onednn, onednn_failure_is_reported) {
             .Y = {5}};
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_unimplemented);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_unimplemented);
     cr_assert_null(plan);
     cr_assert(strstr(dgrad_last_error_message(), "invalid_arguments"), "%s",
             dgrad_last_error_message());
@@ -624,18 +636,18 @@ Test(onednn, onednn_failure_is_reported) {
 
 Test(onednn, null_arguments) {
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(NULL, &plan), dgrad_invalid_arguments);
+    cr_assert_eq(dgrad_plan_get(NULL, dgrad_weights_variable, &plan), dgrad_invalid_arguments);
     dgrad_problem_t p;
     memset(&p, 0, sizeof p);
-    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_invalid_arguments);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_invalid_arguments);
     cr_assert_null(plan);
     shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
             .Cout = 3, .X = {4}, .K = {3}, .S = {1}, .D = {1}, .Y = {6}};
     p = make_problem(&s);
     p.in_strides[2] = -1;
-    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_invalid_arguments);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_invalid_arguments);
     p = make_problem(&s);
-    cr_assert_eq(dgrad_plan_get(&p, &plan), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
     cr_assert_eq(dgrad_plan_execute(plan, NULL, NULL, 0, NULL, NULL),
             dgrad_invalid_arguments);
     dgrad_plan_release(plan);
