@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Markdown tables for bench/README.md from the outputs of bench/run-suites.sh:
+a summary per configuration and one row per problem. Usage:
+results_table.py DIR (the directory holding <config>.csv and <config>.txt)."""
+import csv
+import math
+import os
+import re
+import sys
+
+CONFIGS = [
+    ("f32_nxc", "f32 NXC/XIO, user weights"),
+    ("f32_nxc_prepacked", "f32 NXC/XIO, `--constant-weights` vs `--raw-weights prepacked`"),
+    ("f32_ncx", "f32 NCX/OIX"),
+    ("f16_nxc", "f16 NXC/XIO (baseline: raw f32)"),
+    ("f16_ncx", "f16 NCX/OIX (baseline: raw f32)"),
+    ("bf16_nxc", "bf16 NXC/XIO"),
+]
+
+# A table row of `dgrad bench`: name, dgrad impl, ms, [min..max], raw impl,
+# raw ms, ratio, GFLOP/s, roof%, compile, cached, mem, (f16/f32), check.
+ROW = re.compile(r"^(\S+)\s+(\S+)\s+([\d.]+)\s+\[[^\]]*\]\s+(\S+)\s+(\S+)\s+(\S+)"
+                 r"\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+([\d.]+)us\s+(\S+)(?:\s+([\d.]+))?\s+(\S+)$")
+
+
+def geomean(xs):
+    xs = [x for x in xs if x > 0 and math.isfinite(x)]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def depthwise(desc):
+    g = re.search(r"(?:^|[^a-z])g(\d+)", desc)
+    ic = re.search(r"ic(\d+)", desc)
+    oc = re.search(r"oc(\d+)", desc)
+    return bool(g and ic and oc and int(g.group(1)) > 1
+                and g.group(1) == ic.group(1) == oc.group(1))
+
+
+def load(directory, config):
+    path_csv = os.path.join(directory, config + ".csv")
+    path_txt = os.path.join(directory, config + ".txt")
+    if not (os.path.exists(path_csv) and os.path.exists(path_txt)):
+        return None
+    numbers = list(csv.DictReader(open(path_csv)))
+    rows = []
+    for line in open(path_txt):
+        m = ROW.match(line.rstrip())
+        if not m:
+            continue
+        rows.append({
+            "name": m.group(1), "impl": m.group(2), "raw_impl": m.group(4),
+            "raw_ms": float(m.group(5)) if m.group(5) != "nan" else float("nan"),
+            "gflops": float(m.group(7)), "roof": float(m.group(8)),
+            "cached_us": float(m.group(10)),
+            "f16_f32": float(m.group(12)) if m.group(12) else float("nan"),
+        })
+    if len(rows) != len(numbers):
+        sys.exit("%s: %d table rows, %d CSV rows" % (config, len(rows), len(numbers)))
+    # The CSV has more digits than the table.
+    for r, n in zip(rows, numbers):
+        r["dw"] = depthwise(n["problem"])
+        # The table truncates names; the descriptor's n"name" is whole (no
+        # descriptor key starts with n, so the first digit-n ends the shape).
+        named = re.search(r"\dn(.+)$", n["problem"])
+        if named:
+            r["name"] = named.group(1).strip('"')
+        r["ratio"] = float(n["ratio"])
+        r["gflops"] = float(n["gflops"])
+        r["roof"] = float(n["roofline_pct"])
+    return rows
+
+
+def main():
+    directory = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
+    data = {c: load(directory, c) for c, _ in CONFIGS}
+    print("| configuration | geomean dgrad/raw | same kernel as raw | "
+          "same kernel, raw >= 20 us | depthwise | f16/f32 | roofline geomean | "
+          "cached compile (largest median) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for c, label in CONFIGS:
+        rows = data[c]
+        if not rows:
+            continue
+        same = [r["ratio"] for r in rows if r["impl"] == r["raw_impl"]]
+        big = [r["ratio"] for r in rows
+               if r["impl"] == r["raw_impl"] and r["raw_ms"] >= 0.02]
+        f16 = geomean([r["f16_f32"] for r in rows])
+        print("| %s | %.3f | %.3f (%d) | %.3f (%d) | %.3f (%d) | %s | %.1f%% | %.1f µs |" % (
+            label, geomean([r["ratio"] for r in rows]), geomean(same), len(same),
+            geomean(big), len(big),
+            geomean([r["ratio"] for r in rows if r["dw"]]),
+            sum(r["dw"] for r in rows), "" if math.isnan(f16) else "%.3f" % f16,
+            100 * geomean([r["roof"] / 100 for r in rows]),
+            max(r["cached_us"] for r in rows)))
+    base = data["f32_nxc"]
+    if not base:
+        return
+    print()
+    print("| problem | dgrad kernel (f32 NXC) | raw kernel | NXC ratio | NXC prepacked | "
+          "NCX ratio | f16/f32 | bf16 ratio | GFLOP/s | roof% |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+
+    def col(config, i, key, fmt="%.2f"):
+        rows = data.get(config)
+        if not rows or math.isnan(rows[i][key]):
+            return ""
+        return fmt % rows[i][key]
+
+    for i, r in enumerate(base):
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f |" % (
+            r["name"], r["impl"], r["raw_impl"], col("f32_nxc", i, "ratio"),
+            col("f32_nxc_prepacked", i, "ratio"), col("f32_ncx", i, "ratio"),
+            col("f16_nxc", i, "f16_f32"), col("bf16_nxc", i, "ratio"),
+            r["gflops"], r["roof"]))
+
+
+if __name__ == "__main__":
+    main()
