@@ -71,12 +71,29 @@
 #define CACHE_CAPACITY 256
 #define MAX_NDIMS (3 + DGRAD_MAX_SPATIAL)
 
+/* A reorder run piece by piece: oneDNN 2.6 has jit reorders only for
+ * tensors under 2^31 bytes and falls back to its generic one (some 30x
+ * slower) beyond. Each chunk is a box of @p ext elements per axis of both
+ * plain tensors, at offsets that step through the whole tensor; one
+ * primitive serves every chunk. */
+typedef struct chunking {
+    int ndims;
+    int64_t count[MAX_NDIMS]; /* chunks along each axis */
+    dnnl_dims_t ext;          /* chunk extent along each axis */
+    dnnl_dims_t from_stride;  /* element strides of the two tensors */
+    dnnl_dims_t to_stride;
+    size_t from_elsize, to_elsize;
+    dnnl_memory_desc_t from_md, to_md; /* of one chunk */
+} chunking_t;
+
 /* One primitive with the scratchpad it wants (user scratchpad mode, so the
  * buffer comes from each execute and executes can run concurrently). */
 typedef struct step {
     dnnl_primitive_t prim;
     dnnl_memory_desc_t scratch_md;
     char impl[48]; /* oneDNN implementation name */
+    int64_t n_chunks; /* > 1: a reorder run in chunks (see chunking_t) */
+    chunking_t chunks;
 } step_t;
 
 /* User strided tensor <-> dense f32 staging copy, axes ordered outermost
@@ -526,22 +543,129 @@ static dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
     return dnnl_primitive_create(&step->prim, pd);
 }
 
+/* Whether an implementation is oneDNN's generic (slow) one. */
+static int impl_is_generic(const char *impl) {
+    return strstr(impl, "simple") || strstr(impl, "ref");
+}
+
+/* Chunks of a reorder stay under this many bytes in both tensors (oneDNN
+ * 2.6's jit reorders stop at 2^31); tests lower it. */
+static _Atomic int64_t chunk_max_bytes = (int64_t)1 << 30;
+
+void dgrad_plan_set_chunk_limit_for_testing(int64_t bytes) {
+    atomic_store(&chunk_max_bytes, bytes > 0 ? bytes : (int64_t)1 << 30);
+}
+
+/* Axis @p a of a blocked-format md can be cut into boxes: it is not in an
+ * inner block and not padded. */
+static int axis_splittable(const dnnl_memory_desc_t *md, int a) {
+    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
+    for (int i = 0; i < b->inner_nblks; i++)
+        if (b->inner_idxs[i] == a) return 0;
+    return md->padded_dims[a] == md->dims[a] && md->padded_offsets[a] == 0;
+}
+
+/* The md of a box of @p ext elements per axis of @p parent, at its origin
+ * (same strides and blocks; split axes are never blocked or padded). */
+static void box_md(const dnnl_memory_desc_t *parent, const dnnl_dims_t ext,
+        dnnl_memory_desc_t *md) {
+    *md = *parent;
+    for (int i = 0; i < parent->ndims; i++)
+        if (ext[i] != parent->dims[i]) md->dims[i] = md->padded_dims[i] = ext[i];
+}
+
+static int64_t smallest_factor(int64_t n) {
+    for (int64_t f = 2; f * f <= n; f++)
+        if (n % f == 0) return f;
+    return n;
+}
+
+/* Splits a reorder into chunks of at most chunk_max_bytes in both
+ * tensors: the splittable axis with the largest stride (either tensor) is
+ * divided by its smallest factor until they fit, so that the chunks tile
+ * the tensors exactly. Returns 0 when it cannot. */
+static int plan_chunks(const dnnl_memory_desc_t *from,
+        const dnnl_memory_desc_t *to, chunking_t *ch) {
+    int64_t limit = atomic_load(&chunk_max_bytes);
+    if (from->format_kind != dnnl_blocked || to->format_kind != dnnl_blocked
+            || from->ndims != to->ndims || from->offset0 || to->offset0
+            || from->extra.flags || to->extra.flags)
+        return 0;
+    memset(ch, 0, sizeof *ch);
+    ch->ndims = from->ndims;
+    ch->from_elsize = dnnl_data_type_size(from->data_type);
+    ch->to_elsize = dnnl_data_type_size(to->data_type);
+    for (int i = 0; i < ch->ndims; i++) {
+        ch->ext[i] = from->dims[i];
+        ch->from_stride[i] = from->format_desc.blocking.strides[i];
+        ch->to_stride[i] = to->format_desc.blocking.strides[i];
+    }
+    for (;;) {
+        box_md(from, ch->ext, &ch->from_md);
+        box_md(to, ch->ext, &ch->to_md);
+        if ((int64_t)dnnl_memory_desc_get_size(&ch->from_md) < limit
+                && (int64_t)dnnl_memory_desc_get_size(&ch->to_md) < limit)
+            break;
+        int a = -1;
+        int64_t widest = 0;
+        for (int i = 0; i < ch->ndims; i++) {
+            int64_t w = ch->from_stride[i] > ch->to_stride[i]
+                    ? ch->from_stride[i] : ch->to_stride[i];
+            if (ch->ext[i] > 1 && axis_splittable(from, i)
+                    && axis_splittable(to, i) && w > widest) {
+                widest = w;
+                a = i;
+            }
+        }
+        if (a < 0) return 0;
+        ch->ext[a] /= smallest_factor(ch->ext[a]);
+    }
+    for (int i = 0; i < ch->ndims; i++)
+        ch->count[i] = from->dims[i] / ch->ext[i];
+    return 1;
+}
+
+static dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
+        const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to) {
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t s = user_scratchpad_attr(&attr);
+    if (s == dnnl_success)
+        s = dnnl_reorder_primitive_desc_create(pd, from, engine, to, engine,
+                attr);
+    dnnl_primitive_attr_destroy(attr);
+    return s;
+}
+
 /* The reorder of a path (io -> conv, or conv -> io for the output), or
- * nothing when the layouts are equal. */
+ * nothing when the layouts are equal. Where oneDNN offers only its
+ * generic reorder for the whole tensor, one that runs in chunks with a
+ * jit implementation is taken instead, if there is one. */
 static dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
         int to_io) {
     const dnnl_memory_desc_t *from = to_io ? &t->conv_md : &t->io_md;
     const dnnl_memory_desc_t *to = to_io ? &t->io_md : &t->conv_md;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_desc_t pd = NULL, chunk_pd = NULL;
     if (dnnl_memory_desc_equal(from, to)) return dnnl_success;
-    dnnl_status_t s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success)
-        s = dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine,
-                attr);
+    dnnl_status_t s = reorder_pd(&pd, from, to);
+    chunking_t ch;
+    int64_t limit = atomic_load(&chunk_max_bytes);
+    int too_big = (int64_t)dnnl_memory_desc_get_size(from) >= limit
+            || (int64_t)dnnl_memory_desc_get_size(to) >= limit;
+    if (s == dnnl_success && too_big
+            && (impl_is_generic(pd_impl_name(pd)) || limit < (int64_t)1 << 30)
+            && plan_chunks(from, to, &ch)
+            && reorder_pd(&chunk_pd, &ch.from_md, &ch.to_md) == dnnl_success
+            && !impl_is_generic(pd_impl_name(chunk_pd))) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = chunk_pd;
+        chunk_pd = NULL;
+        t->reorder.chunks = ch;
+        t->reorder.n_chunks = 1;
+        for (int i = 0; i < ch.ndims; i++) t->reorder.n_chunks *= ch.count[i];
+    }
     if (s == dnnl_success) s = make_step(&t->reorder, pd, &plan->scratch_size);
     dnnl_primitive_desc_destroy(pd);
-    dnnl_primitive_attr_destroy(attr);
+    dnnl_primitive_desc_destroy(chunk_pd);
     return s;
 }
 
@@ -1209,9 +1333,14 @@ static void plan_signature(const dgrad_plan_t *plan, char *buf, size_t size) {
             &plan->conv, &plan->bias_add, &plan->out.reorder};
     size_t n = 0;
     buf[0] = 0;
+    /* Reorders by class only: a chunked jit reorder (beyond 2^31 bytes)
+     * stands for the whole-tensor jit one timed on the reduced copy. */
     for (size_t i = 0; i < sizeof steps / sizeof steps[0] && n < size; i++)
         n += (size_t)snprintf(buf + n, size - n, "%s|",
-                steps[i]->prim ? steps[i]->impl : "-");
+                !steps[i]->prim ? "-"
+                        : steps[i] == &plan->conv || steps[i] == &plan->bias_add
+                        ? steps[i]->impl
+                        : impl_is_generic(steps[i]->impl) ? "generic" : "jit");
 }
 
 /* Whether every reorder of a plan has a jit implementation: oneDNN 2.6
@@ -1221,8 +1350,7 @@ static int reorders_fast(const dgrad_plan_t *plan) {
     const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
             &plan->out.reorder};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-        if (steps[i]->prim && (strstr(steps[i]->impl, "simple")
-                                      || strstr(steps[i]->impl, "ref")))
+        if (steps[i]->prim && impl_is_generic(steps[i]->impl))
             return 0;
     return 1;
 }
@@ -2083,7 +2211,25 @@ static dnnl_status_t run_reorder(exec_ctx_t *c, int id, const step_t *step,
     const int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
     const dnnl_memory_desc_t *md[2] = {from_md, to_md};
     const void *ptr[2] = {from, to};
-    return run_step(c, id, step, 2, arg, md, ptr);
+    if (step->n_chunks <= 1) return run_step(c, id, step, 2, arg, md, ptr);
+    const chunking_t *ch = &step->chunks;
+    int64_t idx[MAX_NDIMS] = {0};
+    md[0] = &ch->from_md;
+    md[1] = &ch->to_md;
+    for (int64_t k = 0; k < step->n_chunks; k++) {
+        int64_t f = 0, t = 0;
+        for (int i = 0; i < ch->ndims; i++) {
+            f += idx[i] * ch->ext[i] * ch->from_stride[i];
+            t += idx[i] * ch->ext[i] * ch->to_stride[i];
+        }
+        ptr[0] = (const char *)from + f * (int64_t)ch->from_elsize;
+        ptr[1] = (char *)to + t * (int64_t)ch->to_elsize;
+        dnnl_status_t s = run_step(c, id, step, 2, arg, md, ptr);
+        if (s != dnnl_success) return s;
+        for (int i = ch->ndims - 1; i >= 0 && ++idx[i] == ch->count[i]; i--)
+            idx[i] = 0;
+    }
+    return dnnl_success;
 }
 
 /* Brings input tensor @p t from the user's buffer into the primitive's
@@ -2180,6 +2326,16 @@ static dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
     s = run_all(c, in, weights, weights_prepared, bias, out);
     ctx_release(c);
     return s;
+}
+
+int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan) {
+    if (!plan) return 0;
+    const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
+            &plan->out.reorder};
+    int64_t n = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (steps[i]->prim) n += steps[i]->n_chunks > 1 ? steps[i]->n_chunks : 1;
+    return n;
 }
 
 size_t dgrad_plan_prepared_weights_size(const dgrad_plan_t *plan) {

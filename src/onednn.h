@@ -63,6 +63,16 @@ dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         void *out);
 
+/* Chunks the plan's reorders run in, summed (a reorder in one piece
+ * counts 1; 0 without reorders). For tests. */
+int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan);
+
+/* For tests: plans created afterwards run every reorder whose tensors
+ * take @p bytes or more in chunks, as they do beyond oneDNN's 2^31-byte
+ * limit; 0 restores the default. Not part of any cache key: use problems
+ * not planned before. */
+void dgrad_plan_set_chunk_limit_for_testing(int64_t bytes);
+
 /* Number of plans currently cached and the number of cache hits so far
  * (for tests). */
 size_t dgrad_plan_cache_size(void);

@@ -673,3 +673,40 @@ Test(onednn, bias_on_chosen_layouts) {
     set_natural_y(&s, 1);
     check_shape(&s);
 }
+
+/* Reorders beyond oneDNN's 2^31-byte jit limit run in chunks; the limit
+ * is lowered here so that small problems take that path. Grouped NCX
+ * problems this small are planned without timings, on oneDNN's jit
+ * kernels, which need reorders to channels-last or blocked layouts. */
+Test(onednn, chunked_reorders) {
+    static const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    int64_t chunked = 0;
+    for (int nsp = 1; nsp <= 3; nsp++)
+        for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+            for (int64_t g = 2; g <= 16; g += 14) {
+                shape_t s = {.nsp = nsp, .dt = dts[t], .N = 4, .G = g,
+                        .Cin = 16, .Cout = g == 16 ? 16 : 6, .X = {5, 4, 3},
+                        .K = {3, 2, 2}, .S = {2, 2, 1}, .D = {1, 1, 2},
+                        .PB = {1, 0, 0}, .act_layout = NCX,
+                        .wei_layout = WEI_CANONICAL};
+                set_natural_y(&s, -1); /* output padding: a tail too */
+                dgrad_problem_t p = make_problem(&s);
+                /* Half of one image of the data input: every reorder of an
+                 * activation is cut along the batch and more. */
+                int64_t image = s.Cin * dgrad_data_type_size(s.dt);
+                for (int i = 0; i < nsp; i++) image *= s.X[i];
+                dgrad_plan_set_chunk_limit_for_testing(image / 2);
+                check_problem_ex(&p, 1, 0);
+                dgrad_plan_t *plan = NULL;
+                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan),
+                        dgrad_success);
+                int64_t n = dgrad_plan_reorder_chunks(plan);
+                cr_log_info("nsp %d dt %d g %lld: %s, %lld reorder chunks",
+                        nsp, (int)s.dt, (long long)g,
+                        dgrad_plan_impl_name(plan), (long long)n);
+                chunked += n > 3;
+                dgrad_plan_release(plan);
+            }
+    dgrad_plan_set_chunk_limit_for_testing(0);
+    cr_assert_gt(chunked, 0, "no plan ran a chunked reorder");
+}
