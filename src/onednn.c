@@ -145,6 +145,7 @@ struct dgrad_plan {
     atomic_long refs;
     dgrad_problem_t p;
     int weights_constant;          /* chosen for prepared weights (cache key) */
+    int single_thread;             /* created and run on one OpenMP thread */
     size_t elsize;                 /* bytes per user element */
     int empty;                     /* no primitive: output is all bias/zero */
     int staged;                    /* compute type differs from the user's */
@@ -922,6 +923,8 @@ static void *probe_alloc(int64_t n, size_t elsize) {
 #define SEARCH_REDUCED_BYTES ((double)(32 << 20))
 #define SEARCH_REDUCED_MACS ((double)5e8)
 #define SEARCH_MIN_MACS ((double)(1 << 18))
+/* Plans timed faster than this are also tried on one thread. */
+#define SINGLE_THREAD_MAX_MS 0.1
 
 /* Multiply-adds of the whole kernel window over the input (an upper
  * bound of the terms) and bytes of the three tensors. */
@@ -1042,6 +1045,31 @@ static int reduce_problem(const dgrad_problem_t *p, dgrad_problem_t *r) {
 static dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         void *out);
+
+/* oneDNN sizes its parallel work by the OpenMP runtime's thread count at
+ * primitive creation and runs it at execution. For problems of a few
+ * microseconds, forking and joining threads costs more than the work:
+ * such plans are created and run with the calling thread's count set to
+ * 1 (its own setting, restored afterwards; other threads are unaffected).
+ * Returns the count to restore, 0 when nothing was changed. */
+static int threads_enter(int single) {
+#ifdef _OPENMP
+    if (single) {
+        int old = omp_get_max_threads();
+        omp_set_num_threads(1);
+        return old;
+    }
+#endif
+    (void)single;
+    return 0;
+}
+
+static void threads_leave(int old) {
+#ifdef _OPENMP
+    if (old > 0) omp_set_num_threads(old);
+#endif
+    (void)old;
+}
 
 /* Whether two output elements share an address (a stride 0, or strides
  * that interleave). Then the result depends on the order in which an
@@ -1276,6 +1304,29 @@ static dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
     return NULL;
 }
 
+/* The plan of candidate @p c again, with its pd and primitives created
+ * for one thread (see threads_enter); NULL when that fails. */
+static dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
+        int staged, const cand_pd_t *c) {
+    int threads = threads_enter(1);
+    dgrad_plan_t *plan = NULL;
+    if (threads > 1) {
+        cand_pd_t one = *c;
+        dnnl_status_t err = dnnl_success;
+        const char *what = "";
+        dgrad_plan_t *tmpl = plan_alloc(problem, c->extend_tail);
+        if (tmpl && init_io_mds(tmpl, staged) == dnnl_success
+                && candidate_pd(tmpl, staged, c->cand, &one.pd) == dnnl_success) {
+            plan = build_candidate(problem, staged, &one, &err, &what);
+            dnnl_primitive_desc_destroy(one.pd);
+        }
+        if (tmpl) plan_destroy(tmpl);
+        if (plan) plan->single_thread = 1;
+    }
+    threads_leave(threads);
+    return plan;
+}
+
 /* Whether a plan that computes the output tail (negative right padding)
  * wrote zeros there: the probe output was filled with a non-zero pattern
  * before the run. Guards against an implementation that accepts negative
@@ -1371,20 +1422,27 @@ static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
 /* The plan the ranking chooses without timings: the first candidate in
  * rank order whose reorders are fast, else the first that builds. */
 static dgrad_plan_t *rank_build(const dgrad_problem_t *problem, int staged,
-        const cand_pd_t *pds, int n, dnnl_status_t *err, const char **what) {
+        const cand_pd_t *pds, int n, int *chosen, dnnl_status_t *err,
+        const char **what) {
     int sorted[MAX_CAND_PDS];
     int k = rank_order(pds, n, sorted);
     dgrad_plan_t *first = NULL;
+    *chosen = -1;
     for (int i = 0; i < k; i++) {
         dgrad_plan_t *plan = build_candidate(problem, staged, &pds[sorted[i]],
                 err, what);
         if (!plan) continue;
         if (reorders_fast(plan)) {
             if (first) plan_destroy(first);
+            *chosen = sorted[i];
             return plan;
         }
-        if (!first) first = plan;
-        else plan_destroy(plan);
+        if (!first) {
+            first = plan;
+            *chosen = sorted[i];
+        } else {
+            plan_destroy(plan);
+        }
     }
     return first;
 }
@@ -1424,7 +1482,7 @@ static void timed_drop(timed_t *t) {
  * prepared before timing, as an execute with constant weights sees them. */
 static dgrad_plan_t *search(const dgrad_problem_t *problem, int staged,
         int weights_constant, const cand_pd_t *pds, int n, int *winner,
-        dnnl_status_t *err, const char **what) {
+        double *winner_ms, dnnl_status_t *err, const char **what) {
     probe_bufs_t bufs;
     if (probe_init(&bufs, problem) != 0) return NULL;
     timed_t best = {NULL, {NULL, 0, NULL}, INFINITY, -1};
@@ -1501,7 +1559,48 @@ static dgrad_plan_t *search(const dgrad_problem_t *problem, int staged,
     probe_free(&bufs);
     free(best.wei.own);
     *winner = best.index;
+    *winner_ms = best.ms;
     return best.plan;
+}
+
+/* @p plan, or the same candidate on one thread when that runs faster
+ * (alternating runs on scratch buffers, best of each); frees the other. */
+static dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
+        int staged, int weights_constant, const cand_pd_t *c,
+        dgrad_plan_t *plan) {
+    dgrad_plan_t *one = build_single_thread(problem, staged, c);
+    if (!one) return plan;
+    probe_bufs_t bufs;
+    probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
+    dgrad_plan_t *pl[2] = {plan, one};
+    double t[2] = {INFINITY, INFINITY};
+    int have_bufs = probe_init(&bufs, problem) == 0, ok = have_bufs;
+    for (int j = 0; ok && j < 2; j++)
+        ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
+    if (ok && c->extend_tail) {
+        memset(bufs.out, 0x5a, bufs.out_bytes);
+        ok = plan_run(one, bufs.in, w[1].ptr, w[1].prepared, bufs.bias,
+                     bufs.out) == dnnl_success
+                && tail_is_zero(one, bufs.out);
+    }
+    for (int r = 0; ok && r < 5; r++)
+        for (int j = 0; ok && j < 2; j++)
+            for (int k = 0; ok && k < 4; k++) {
+                double t0 = now_ms();
+                ok = plan_run(pl[j], bufs.in, w[j].ptr, w[j].prepared,
+                             bufs.bias, bufs.out) == dnnl_success;
+                double dt = now_ms() - t0;
+                if (dt < t[j]) t[j] = dt;
+            }
+    if (layout_search_verbose())
+        fprintf(stderr, "dgrad layout search: %s on all threads %.4f ms, on "
+                "one %.4f ms\n", plan->impl, t[0], t[1]);
+    free(w[0].own);
+    free(w[1].own);
+    if (have_bufs) probe_free(&bufs);
+    int keep_one = ok && t[1] < t[0];
+    plan_destroy(keep_one ? plan : one);
+    return keep_one ? one : plan;
 }
 
 static dgrad_status_t plan_create(const dgrad_problem_t *problem,
@@ -1565,15 +1664,29 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
                     && impl_rank(pds[sorted[i]].pd) >= impl_rank(pds[few].pd)
                     && (tail < 0 || cost[sorted[i]] < cost[tail]))
                 tail = sorted[i];
-        if (tail >= 0) best = checked_tail_candidate(problem, staged,
-                &pds[tail], &err, &what);
-        if (!best && few >= 0) best = build_candidate(problem, staged,
-                &pds[few], &err, &what);
+        int chosen = -1;
+        if (tail >= 0 && (best = checked_tail_candidate(problem, staged,
+                                  &pds[tail], &err, &what)))
+            chosen = tail;
+        if (!best && few >= 0
+                && (best = build_candidate(problem, staged, &pds[few], &err,
+                            &what)))
+            chosen = few;
+        if (!best) best = rank_build(problem, staged, pds, n, &chosen, &err,
+                &what);
+        if (best && chosen >= 0)
+            best = keep_faster_threading(problem, staged, weights_constant,
+                    &pds[chosen], best);
     } else if (timed && problem_bytes(problem) <= SEARCH_MAX_BYTES
             && problem_macs(problem) <= SEARCH_MAX_MACS) {
         int w = -1;
-        best = search(problem, staged, weights_constant, pds, n, &w, &err,
-                &what);
+        double ms = INFINITY;
+        best = search(problem, staged, weights_constant, pds, n, &w, &ms,
+                &err, &what);
+        /* Up to some 100 µs, one thread may beat the fork and join. */
+        if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
+            best = keep_faster_threading(problem, staged, weights_constant,
+                    &pds[w], best);
     } else if (timed) {
         /* Time a reduced copy, then build its winner for the problem. */
         dgrad_problem_t r;
@@ -1583,9 +1696,10 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
         int rn = reduce_problem(problem, &r) == 0
                 ? all_candidates(&r, staged, rpds, &rerr) : 0;
         int w = -1;
+        double rms = INFINITY;
         dgrad_plan_t *rbest = rn > 1
-                ? search(&r, staged, weights_constant, rpds, rn, &w, &rerr,
-                          &rwhat)
+                ? search(&r, staged, weights_constant, rpds, rn, &w, &rms,
+                          &rerr, &rwhat)
                 : NULL;
         if (rbest) {
             cand_pd_t c = {NULL, rpds[w].cand, rpds[w].extend_tail, 0, 0};
@@ -1618,7 +1732,8 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
         }
         destroy_pds(rpds, rn);
     }
-    if (!best) best = rank_build(problem, staged, pds, n, &err, &what);
+    int unused;
+    if (!best) best = rank_build(problem, staged, pds, n, &unused, &err, &what);
     destroy_pds(pds, n);
     if (!best)
         return dnnl_fail_as(problem, err == dnnl_success ? dnnl_runtime_error
@@ -2323,7 +2438,9 @@ static dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
     exec_ctx_t *c = NULL;
     dnnl_status_t s = ctx_acquire(plan, &c);
     if (s != dnnl_success) return s;
+    int threads = threads_enter(plan->single_thread);
     s = run_all(c, in, weights, weights_prepared, bias, out);
+    threads_leave(threads);
     ctx_release(c);
     return s;
 }
@@ -2355,7 +2472,9 @@ dgrad_status_t dgrad_plan_prepare_weights(const dgrad_plan_t *plan,
      * primitive buffer. */
     dnnl_status_t s = ctx_acquire(plan, &c);
     if (s == dnnl_success) {
+        int threads = threads_enter(plan->single_thread);
         s = bring_in(c, T_WEI, user_weights, prepared, &conv_wei);
+        threads_leave(threads);
         ctx_release(c);
     }
     return s == dnnl_success ? dgrad_success

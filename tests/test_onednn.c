@@ -11,6 +11,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "dtype.h"
 #include "onednn.h"
@@ -709,4 +712,24 @@ Test(onednn, chunked_reorders) {
             }
     dgrad_plan_set_chunk_limit_for_testing(0);
     cr_assert_gt(chunked, 0, "no plan ran a chunked reorder");
+}
+
+/* Problems of a few microseconds may be planned to run on one thread
+ * (dgrad sets the calling thread's OpenMP count to 1 around creation and
+ * execution): the caller's own setting must come back unchanged. */
+Test(onednn, caller_thread_count_is_restored) {
+#ifdef _OPENMP
+    omp_set_num_threads(3);
+    for (int prepared = 0; prepared <= 1; prepared++) {
+        shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 16,
+                .Cout = 16, .X = {8, 8}, .K = {2, 2}, .S = {2, 2},
+                .D = {1, 1}, .PB = {0, 0}, .act_layout = NXC};
+        set_natural_y(&s, 0);
+        dgrad_problem_t p = make_problem(&s);
+        check_problem_ex(&p, 1, prepared);
+        cr_assert_eq(omp_get_max_threads(), 3);
+    }
+#else
+    cr_skip_test("built without OpenMP");
+#endif
 }
