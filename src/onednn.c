@@ -30,12 +30,18 @@
  * keeps the distinct candidates (reference implementations only when
  * nothing else exists) and, when more than one remains, times each on
  * scratch buffers, reorders and conversions included (the best of a few
- * runs after a warm-up), and keeps the fastest. The plan cache makes this
- * a one-time cost per problem; problems beyond SEARCH_MAX_BYTES or
- * SEARCH_MAX_MACS, and outputs whose elements alias, use a ranking of the
- * implementation names instead, as does DGRAD_LAYOUT_SEARCH=0 in the
- * environment (DGRAD_LAYOUT_SEARCH=verbose prints the candidates and
- * their times).
+ * runs after a warm-up; weights prepared first when the caller declares
+ * them constant, which is part of the cache key), and keeps the fastest.
+ * The plan cache makes this a one-time cost per problem. Problems beyond
+ * SEARCH_MAX_BYTES or SEARCH_MAX_MACS are timed on a reduced copy whose
+ * winner is built only if its implementations hold at full size; problems
+ * under SEARCH_MIN_MACS are not timed (fewest reorders per execute, or the
+ * ranking with groups). Outputs whose elements alias use a ranking of the
+ * implementation names, as does DGRAD_LAYOUT_SEARCH=0 in the environment
+ * (DGRAD_LAYOUT_SEARCH=verbose prints the candidates and their times).
+ * Plans of a few microseconds are also tried on one OpenMP thread (see
+ * threads_enter), and reorders beyond oneDNN's 2^31-byte jit limit run in
+ * chunks (see chunking_t).
  *
  * Execution allocates nothing in the steady state: each plan keeps a pool
  * of execution contexts (stream, workspace with scratchpad and
