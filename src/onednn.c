@@ -924,11 +924,42 @@ static void *probe_alloc(int64_t n, size_t elsize) {
  * they are not timed (plan_create chooses by reorder count and rank).
  * DGRAD_LAYOUT_SEARCH=0 replaces every timing by the ranking of
  * implementation names. */
-#define SEARCH_MAX_BYTES ((double)(128 << 20))
-#define SEARCH_MAX_MACS ((double)2e9)
-#define SEARCH_REDUCED_BYTES ((double)(32 << 20))
-#define SEARCH_REDUCED_MACS ((double)5e8)
-#define SEARCH_MIN_MACS ((double)(1 << 18))
+typedef struct search_limits {
+    double max_bytes, max_macs, reduced_bytes, reduced_macs, min_macs;
+} search_limits_t;
+
+static const search_limits_t default_search_limits = {
+        (double)(128 << 20), 2e9, (double)(32 << 20), 5e8, (double)(1 << 18)};
+static search_limits_t search_limits = {
+        (double)(128 << 20), 2e9, (double)(32 << 20), 5e8, (double)(1 << 18)};
+static pthread_mutex_t search_limits_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static search_limits_t current_search_limits(void) {
+    pthread_mutex_lock(&search_limits_lock);
+    search_limits_t l = search_limits;
+    pthread_mutex_unlock(&search_limits_lock);
+    return l;
+}
+
+void dgrad_plan_set_search_limits_for_testing(double max_bytes,
+        double max_macs, double reduced_bytes, double reduced_macs,
+        double min_macs) {
+    pthread_mutex_lock(&search_limits_lock);
+    if (max_bytes > 0) {
+        search_limits_t l = {max_bytes, max_macs, reduced_bytes,
+                reduced_macs, min_macs};
+        search_limits = l;
+    } else {
+        search_limits = default_search_limits;
+    }
+    pthread_mutex_unlock(&search_limits_lock);
+}
+
+#define SEARCH_MAX_BYTES (current_search_limits().max_bytes)
+#define SEARCH_MAX_MACS (current_search_limits().max_macs)
+#define SEARCH_REDUCED_BYTES (current_search_limits().reduced_bytes)
+#define SEARCH_REDUCED_MACS (current_search_limits().reduced_macs)
+#define SEARCH_MIN_MACS (current_search_limits().min_macs)
 /* Plans timed faster than this are also tried on one thread. */
 #define SINGLE_THREAD_MAX_MS 0.1
 

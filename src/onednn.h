@@ -73,6 +73,15 @@ int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan);
  * not planned before. */
 void dgrad_plan_set_chunk_limit_for_testing(int64_t bytes);
 
+/* For tests: the sizes that decide how plans created afterwards choose
+ * their layouts (bytes and multiply-adds up to which a problem is timed
+ * as it is, the size its reduced copy is brought under beyond those, and
+ * the multiply-adds under which nothing is timed). Zero @p max_bytes
+ * restores the defaults. Not part of any cache key. */
+void dgrad_plan_set_search_limits_for_testing(double max_bytes,
+        double max_macs, double reduced_bytes, double reduced_macs,
+        double min_macs);
+
 /* Number of plans currently cached and the number of cache hits so far
  * (for tests). */
 size_t dgrad_plan_cache_size(void);

@@ -733,3 +733,41 @@ Test(onednn, caller_thread_count_is_restored) {
     cr_skip_test("built without OpenMP");
 #endif
 }
+
+/* Problems beyond the search limits are timed on a reduced copy (batch 1,
+ * spatial sizes halved) and its winner is built for the whole problem;
+ * problems under the lower limit are not timed. The limits are lowered
+ * here so that small problems take each path; results must not change. */
+Test(onednn, layout_choice_paths) {
+    static const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    static const double limits[3][5] = {
+            {16384, 1e5, 4096, 2e4, 100}, /* reduced copies */
+            {1e12, 1e12, 1e12, 1e12, 100}, /* every problem timed */
+            {1e12, 1e12, 1e12, 1e12, 1e12}, /* nothing timed */
+    };
+    for (int l = 0; l < 3; l++) {
+        dgrad_plan_set_search_limits_for_testing(limits[l][0], limits[l][1],
+                limits[l][2], limits[l][3], limits[l][4]);
+        for (int nsp = 1; nsp <= 3; nsp++)
+            for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
+                for (int variant = 0; variant < 3; variant++) {
+                    /* grouped with output padding; negative begin pad with
+                     * a bias; depthwise channels-last */
+                    shape_t s = {.nsp = nsp, .dt = dts[t], .N = 2,
+                            .G = variant == 0 ? 2 : variant == 1 ? 1 : 8,
+                            .Cin = 8, .Cout = variant == 0 ? 6 : 8,
+                            .X = {11, nsp == 3 ? 5 : 9, 4}, .K = {3, 2, 3},
+                            .S = {2, 2, 1}, .D = {1, 1, 2},
+                            .PB = {variant == 1 ? -1 : 1, 0, 1},
+                            .act_layout = variant == 2 ? NXC : NCX,
+                            .wei_layout = variant, .has_bias = variant == 1};
+                    set_natural_y(&s, variant == 0 ? -1 : 0);
+                    /* Layout choices are cached per problem: the batch
+                     * differs per limit setting so that each plans afresh. */
+                    s.N += l;
+                    dgrad_problem_t p = make_problem(&s);
+                    check_problem_ex(&p, 1, variant == 2);
+                }
+    }
+    dgrad_plan_set_search_limits_for_testing(0, 0, 0, 0, 0);
+}
