@@ -617,6 +617,15 @@ Test(onednn, threads_share_a_plan) {
     check_threads(s);
     s.dt = dgrad_f16;
     check_threads(s);
+    /* A microsecond problem (planned without timings, possibly for one
+     * thread) whose reorders run in chunks. */
+    dgrad_plan_set_chunk_limit_for_testing(256);
+    shape_t t = {.nsp = 2, .dt = dgrad_f32, .N = 3, .G = 2, .Cin = 16,
+            .Cout = 6, .X = {5, 4}, .K = {3, 2}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 0}, .act_layout = NCX};
+    set_natural_y(&t, 0);
+    check_threads(t);
+    dgrad_plan_set_chunk_limit_for_testing(0);
 }
 
 Test(onednn, onednn_failure_is_reported) {
