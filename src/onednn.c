@@ -63,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_debug.h>
@@ -1456,32 +1457,64 @@ static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
     return k;
 }
 
+/* A plan's own buffers (one execution context: intermediate copies of
+ * the tensors, scratchpad) may take at most this much when a leaner
+ * candidate exists: a quarter of physical memory. Only problems too large
+ * to time as they are get near it (the 3D specification example's
+ * channels-last plan takes 3.8 GB). */
+static _Atomic int64_t workspace_budget_override;
+
+void dgrad_plan_set_workspace_budget_for_testing(int64_t bytes) {
+    atomic_store(&workspace_budget_override, bytes > 0 ? bytes : 0);
+}
+
+static double workspace_budget(void) {
+    int64_t o = atomic_load(&workspace_budget_override);
+    if (o > 0) return (double)o;
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0) return INFINITY;
+    return (double)pages * (double)size / 4;
+}
+
+static int within_budget(const dgrad_plan_t *plan) {
+    return (double)dgrad_plan_workspace_size(plan) <= workspace_budget();
+}
+
 /* The plan the ranking chooses without timings: the first candidate in
- * rank order whose reorders are fast, else the first that builds. */
+ * rank order whose reorders are fast and whose buffers fit the workspace
+ * budget; else the first that fits; else the leanest. Its index goes to
+ * @p chosen. */
 static dgrad_plan_t *rank_build(const dgrad_problem_t *problem, int staged,
         const cand_pd_t *pds, int n, int *chosen, dnnl_status_t *err,
         const char **what) {
     int sorted[MAX_CAND_PDS];
     int k = rank_order(pds, n, sorted);
-    dgrad_plan_t *first = NULL;
+    dgrad_plan_t *fallback = NULL;
+    int fallback_fits = 0;
     *chosen = -1;
     for (int i = 0; i < k; i++) {
         dgrad_plan_t *plan = build_candidate(problem, staged, &pds[sorted[i]],
                 err, what);
         if (!plan) continue;
-        if (reorders_fast(plan)) {
-            if (first) plan_destroy(first);
+        int fits = within_budget(plan);
+        if (fits && reorders_fast(plan)) {
+            if (fallback) plan_destroy(fallback);
             *chosen = sorted[i];
             return plan;
         }
-        if (!first) {
-            first = plan;
+        if (!fallback || (fits && !fallback_fits)
+                || (!fits && !fallback_fits
+                        && dgrad_plan_workspace_size(plan)
+                                < dgrad_plan_workspace_size(fallback))) {
+            if (fallback) plan_destroy(fallback);
+            fallback = plan;
+            fallback_fits = fits;
             *chosen = sorted[i];
         } else {
             plan_destroy(plan);
         }
     }
-    return first;
+    return fallback;
 }
 
 static void verbose_candidate(const dgrad_problem_t *problem,
@@ -1751,18 +1784,22 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
             char sig_r[256], sig[256] = "";
             plan_signature(rbest, sig_r, sizeof sig_r);
             if (best) plan_signature(best, sig, sizeof sig);
+            const char *why = best ? "built for the problem"
+                                   : "not available: ranking";
             if (best && strcmp(sig, sig_r)) {
-                /* Another implementation somewhere (a reorder beyond
-                 * 2^31 bytes ...): what was timed does not hold. */
+                /* Another implementation somewhere: what was timed does
+                 * not hold. */
+                why = "differs for the problem, ranking";
+            } else if (best && !within_budget(best)) {
+                why = "over the workspace budget, ranking";
+            }
+            if (best && strcmp(why, "built for the problem")) {
                 plan_destroy(best);
                 best = NULL;
             }
             if (layout_search_verbose())
                 fprintf(stderr, "dgrad layout search: reduced problem's "
-                        "choice %s: %s\n", sig_r,
-                        best ? "built for the problem" : sig[0]
-                                ? "differs for the problem, ranking"
-                                : "not available: ranking");
+                        "choice %s: %s\n", sig_r, why);
             if (tmpl) plan_destroy(tmpl);
             dnnl_primitive_desc_destroy(c.pd);
             plan_destroy(rbest);
@@ -1860,7 +1897,7 @@ static dgrad_plan_t *cache_insert(dgrad_plan_t *plan, uint64_t hash) {
     return victim;
 }
 
-static void cache_clear_at_exit(void) {
+void dgrad_plan_cache_clear(void) {
     cache_entry_t entries[CACHE_CAPACITY];
     pthread_mutex_lock(&cache.lock);
     size_t n = cache.count;
@@ -1868,6 +1905,10 @@ static void cache_clear_at_exit(void) {
     cache.count = 0;
     pthread_mutex_unlock(&cache.lock);
     for (size_t i = 0; i < n; i++) dgrad_plan_release(entries[i].plan);
+}
+
+static void cache_clear_at_exit(void) {
+    dgrad_plan_cache_clear();
     /* Plans a caller still holds keep using the engine. */
     if (atomic_load(&live_plans) == 0 && engine) {
         dnnl_engine_destroy(engine);
@@ -2253,16 +2294,11 @@ static void ctx_destroy(exec_ctx_t *c) {
     free(c);
 }
 
-/* A new context: the stream and one workspace carved into the
- * scratchpad, the staging and primitive buffers of the three tensors and
- * the f32 bias. */
-static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
-    exec_ctx_t *c = calloc(1, sizeof *c);
-    if (!c) return dnnl_out_of_memory;
-    c->plan = plan;
-    size_t sizes[8], total = 0;
-    char **slots[8] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],
-            &c->conv[1], &c->stage[2], &c->conv[2], (char **)&c->bias_f32};
+/* Sizes of the parts of an execution context's workspace (scratchpad,
+ * then staging and primitive buffers of in, wei, out, then the f32 bias);
+ * returns their aligned total. */
+static size_t workspace_parts(const dgrad_plan_t *plan, size_t sizes[8]) {
+    size_t total = 0;
     sizes[0] = plan->scratch_size;
     for (int t = 0; t < 3; t++) {
         const tensor_path_t *tp = path_of(plan, t);
@@ -2274,6 +2310,25 @@ static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
     sizes[7] = plan->p.has_bias ? dnnl_memory_desc_get_size(&plan->bias_md)
                                 : 0;
     for (int i = 0; i < 8; i++) total += align_up(sizes[i]);
+    return total;
+}
+
+size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan) {
+    size_t sizes[8];
+    return plan && !plan->empty ? workspace_parts(plan, sizes) : 0;
+}
+
+/* A new context: the stream and one workspace carved into the
+ * scratchpad, the staging and primitive buffers of the three tensors and
+ * the f32 bias. */
+static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
+    exec_ctx_t *c = calloc(1, sizeof *c);
+    if (!c) return dnnl_out_of_memory;
+    c->plan = plan;
+    size_t sizes[8];
+    char **slots[8] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],
+            &c->conv[1], &c->stage[2], &c->conv[2], (char **)&c->bias_f32};
+    size_t total = workspace_parts(plan, sizes);
     dnnl_status_t s = dnnl_stream_create(&c->stream, engine,
             dnnl_stream_default_flags);
     if (s == dnnl_success && total) {

@@ -73,6 +73,16 @@ int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan);
  * not planned before. */
 void dgrad_plan_set_chunk_limit_for_testing(int64_t bytes);
 
+/* Bytes of the buffers one execution of the plan uses besides the user's
+ * (intermediate copies of tensors, scratchpad); each thread executing the
+ * plan at the same time has its own. */
+size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan);
+
+/* For tests: the workspace budget (a quarter of physical memory by
+ * default) that plans created afterwards respect when a leaner candidate
+ * exists; 0 restores the default. */
+void dgrad_plan_set_workspace_budget_for_testing(int64_t bytes);
+
 /* For tests: the sizes that decide how plans created afterwards choose
  * their layouts (bytes and multiply-adds up to which a problem is timed
  * as it is, the size its reduced copy is brought under beyond those, and
@@ -81,6 +91,10 @@ void dgrad_plan_set_chunk_limit_for_testing(int64_t bytes);
 void dgrad_plan_set_search_limits_for_testing(double max_bytes,
         double max_macs, double reduced_bytes, double reduced_macs,
         double min_macs);
+
+/* Drops the cache's references to every plan (holders keep theirs); the
+ * next request for any problem plans it afresh. */
+void dgrad_plan_cache_clear(void);
 
 /* Number of plans currently cached and the number of cache hits so far
  * (for tests). */

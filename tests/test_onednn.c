@@ -780,3 +780,44 @@ Test(onednn, layout_choice_paths) {
     }
     dgrad_plan_set_search_limits_for_testing(0, 0, 0, 0, 0);
 }
+
+/* A plan's own buffers respect a workspace budget when a leaner candidate
+ * exists (problems too large to time as they are: here, with lowered
+ * limits, small ones). The same problem is planned twice, the cache
+ * cleared in between: without a budget, and under a 1-byte budget, where
+ * the leanest candidate must win. */
+Test(onednn, workspace_budget) {
+    dgrad_plan_set_search_limits_for_testing(4096, 1e5, 2048, 5e4, 100);
+    int leaner = 0;
+    for (int nsp = 1; nsp <= 3; nsp++)
+        for (int layout = NCX; layout <= NXC; layout++) {
+            shape_t s = {.nsp = nsp, .dt = dgrad_f32, .N = 2, .G = 1,
+                    .Cin = 4, .Cout = 4,
+                    .X = {nsp == 1 ? 100 : 24, nsp == 3 ? 4 : 10, 4},
+                    .K = {3, 3, 2}, .S = {2, 2, 2}, .D = {1, 1, 1},
+                    .PB = {1, 1, 0}, .act_layout = layout};
+            set_natural_y(&s, 0);
+            dgrad_problem_t p = make_problem(&s);
+            dgrad_plan_t *free_plan = NULL, *lean = NULL;
+            dgrad_plan_set_workspace_budget_for_testing(0);
+            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                 &free_plan), dgrad_success);
+            dgrad_plan_cache_clear();
+            dgrad_plan_set_workspace_budget_for_testing(1);
+            check_problem_ex(&p, 1, 0);
+            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &lean),
+                    dgrad_success);
+            size_t a = dgrad_plan_workspace_size(free_plan),
+                   b = dgrad_plan_workspace_size(lean);
+            cr_assert_leq(b, a, "nsp %d layout %d: %s takes %zu bytes, "
+                    "%s without a budget %zu", nsp, layout,
+                    dgrad_plan_impl_name(lean), b,
+                    dgrad_plan_impl_name(free_plan), a);
+            leaner += b < a;
+            dgrad_plan_release(free_plan);
+            dgrad_plan_release(lean);
+        }
+    dgrad_plan_set_workspace_budget_for_testing(0);
+    dgrad_plan_set_search_limits_for_testing(0, 0, 0, 0, 0);
+    cr_assert_gt(leaner, 0, "the budget changed no choice");
+}
