@@ -154,6 +154,7 @@ struct dgrad_plan {
     dgrad_problem_t p;
     int weights_constant;          /* chosen for prepared weights (cache key) */
     int single_thread;             /* created and run on one OpenMP thread */
+    const char *choice;            /* how the layout was chosen (tests) */
     size_t prepared_weights_bytes; /* 0: the primitive reads user weights */
     size_t bias_bytes;             /* of bias_md */
     size_t elsize;                 /* bytes per user element */
@@ -936,42 +937,28 @@ static void *probe_alloc(int64_t n, size_t elsize) {
  * they are not timed (plan_create chooses by reorder count and rank).
  * DGRAD_LAYOUT_SEARCH=0 replaces every timing by the ranking of
  * implementation names. */
-typedef struct search_limits {
-    double max_bytes, max_macs, reduced_bytes, reduced_macs, min_macs;
-} search_limits_t;
-
-static const search_limits_t default_search_limits = {
+enum { LIM_MAX_BYTES, LIM_MAX_MACS, LIM_REDUCED_BYTES, LIM_REDUCED_MACS,
+    LIM_MIN_MACS, N_LIMITS };
+static const double default_search_limits[N_LIMITS] = {
         (double)(128 << 20), 2e9, (double)(32 << 20), 5e8, (double)(1 << 18)};
-static search_limits_t search_limits = {
+static _Atomic double search_limits[N_LIMITS] = {
         (double)(128 << 20), 2e9, (double)(32 << 20), 5e8, (double)(1 << 18)};
-static pthread_mutex_t search_limits_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static search_limits_t current_search_limits(void) {
-    pthread_mutex_lock(&search_limits_lock);
-    search_limits_t l = search_limits;
-    pthread_mutex_unlock(&search_limits_lock);
-    return l;
-}
 
 void dgrad_plan_set_search_limits_for_testing(double max_bytes,
         double max_macs, double reduced_bytes, double reduced_macs,
         double min_macs) {
-    pthread_mutex_lock(&search_limits_lock);
-    if (max_bytes > 0) {
-        search_limits_t l = {max_bytes, max_macs, reduced_bytes,
-                reduced_macs, min_macs};
-        search_limits = l;
-    } else {
-        search_limits = default_search_limits;
-    }
-    pthread_mutex_unlock(&search_limits_lock);
+    const double given[N_LIMITS] = {max_bytes, max_macs, reduced_bytes,
+            reduced_macs, min_macs};
+    for (int i = 0; i < N_LIMITS; i++)
+        atomic_store(&search_limits[i],
+                max_bytes > 0 ? given[i] : default_search_limits[i]);
 }
 
-#define SEARCH_MAX_BYTES (current_search_limits().max_bytes)
-#define SEARCH_MAX_MACS (current_search_limits().max_macs)
-#define SEARCH_REDUCED_BYTES (current_search_limits().reduced_bytes)
-#define SEARCH_REDUCED_MACS (current_search_limits().reduced_macs)
-#define SEARCH_MIN_MACS (current_search_limits().min_macs)
+#define SEARCH_MAX_BYTES atomic_load(&search_limits[LIM_MAX_BYTES])
+#define SEARCH_MAX_MACS atomic_load(&search_limits[LIM_MAX_MACS])
+#define SEARCH_REDUCED_BYTES atomic_load(&search_limits[LIM_REDUCED_BYTES])
+#define SEARCH_REDUCED_MACS atomic_load(&search_limits[LIM_REDUCED_MACS])
+#define SEARCH_MIN_MACS atomic_load(&search_limits[LIM_MIN_MACS])
 /* Plans timed faster than this are also tried on one thread. */
 #define SINGLE_THREAD_MAX_MS 0.1
 
@@ -1353,6 +1340,22 @@ static dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
     return NULL;
 }
 
+/* Layout candidate @p cand (output geometry @p extend_tail) built afresh
+ * for @p problem: its pd is created now, for the caller's current thread
+ * count. NULL when oneDNN does not offer it. */
+static dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
+        int staged, int cand, int extend_tail, dnnl_status_t *err,
+        const char **what) {
+    cand_pd_t c = {NULL, cand, extend_tail, 0, 0};
+    dgrad_plan_t *tmpl = plan_alloc(problem, extend_tail), *plan = NULL;
+    if (tmpl && init_io_mds(tmpl, staged) == dnnl_success
+            && candidate_pd(tmpl, staged, cand, &c.pd) == dnnl_success)
+        plan = build_candidate(problem, staged, &c, err, what);
+    dnnl_primitive_desc_destroy(c.pd);
+    if (tmpl) plan_destroy(tmpl);
+    return plan;
+}
+
 /* The plan of candidate @p c again, with its pd and primitives created
  * for one thread (see threads_enter); NULL when that fails. */
 static dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
@@ -1360,16 +1363,10 @@ static dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
     int threads = threads_enter(1);
     dgrad_plan_t *plan = NULL;
     if (threads > 1) {
-        cand_pd_t one = *c;
         dnnl_status_t err = dnnl_success;
         const char *what = "";
-        dgrad_plan_t *tmpl = plan_alloc(problem, c->extend_tail);
-        if (tmpl && init_io_mds(tmpl, staged) == dnnl_success
-                && candidate_pd(tmpl, staged, c->cand, &one.pd) == dnnl_success) {
-            plan = build_candidate(problem, staged, &one, &err, &what);
-            dnnl_primitive_desc_destroy(one.pd);
-        }
-        if (tmpl) plan_destroy(tmpl);
+        plan = rebuild_candidate(problem, staged, c->cand, c->extend_tail,
+                &err, &what);
         if (plan) plan->single_thread = 1;
     }
     threads_leave(threads);
@@ -1405,6 +1402,17 @@ static int tail_is_zero(const dgrad_plan_t *plan, const void *out) {
     }
 }
 
+/* One run of a plan that computes the output tail on scratch buffers
+ * whose output was first filled with a non-zero pattern: whether it ran
+ * and left zeros in the tail. */
+static int tail_checked(const dgrad_plan_t *plan, const probe_bufs_t *b,
+        const void *wei, int wei_prepared) {
+    memset(b->out, 0x5a, b->out_bytes);
+    return plan_run(plan, b->in, wei, wei_prepared, b->bias, b->out)
+                    == dnnl_success
+            && tail_is_zero(plan, b->out);
+}
+
 /* Builds a candidate that computes the output tail and keeps it only if
  * one run on scratch buffers leaves zeros there; NULL otherwise. */
 static dgrad_plan_t *checked_tail_candidate(const dgrad_problem_t *problem,
@@ -1413,14 +1421,9 @@ static dgrad_plan_t *checked_tail_candidate(const dgrad_problem_t *problem,
     probe_bufs_t bufs;
     if (probe_init(&bufs, problem) != 0) return NULL;
     dgrad_plan_t *plan = build_candidate(problem, staged, c, err, what);
-    if (plan) {
-        memset(bufs.out, 0x5a, bufs.out_bytes);
-        if (plan_run(plan, bufs.in, bufs.wei, 0, bufs.bias, bufs.out)
-                        != dnnl_success
-                || !tail_is_zero(plan, bufs.out)) {
-            plan_destroy(plan);
-            plan = NULL;
-        }
+    if (plan && !tail_checked(plan, &bufs, bufs.wei, 0)) {
+        plan_destroy(plan);
+        plan = NULL;
     }
     probe_free(&bufs);
     return plan;
@@ -1557,6 +1560,24 @@ static void timed_drop(timed_t *t) {
     t->index = -1;
 }
 
+/* Alternating runs of two plans on scratch buffers, @p rounds times
+ * @p runs each, so that a burst of noise does not decide; the best time
+ * of each goes to @p t. Returns 0 if a run failed. */
+static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
+        const probe_bufs_t *b, int rounds, int runs, double t[2]) {
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < runs; k++) {
+                double t0 = now_ms();
+                if (plan_run(pl[j], b->in, w[j].ptr, w[j].prepared, b->bias,
+                            b->out) != dnnl_success)
+                    return 0;
+                double dt = now_ms() - t0;
+                if (dt < t[j]) t[j] = dt;
+            }
+    return 1;
+}
+
 /* Times the candidates of @p problem on scratch buffers and returns the
  * fastest as a built plan, with its candidate in @p winner; NULL when no
  * candidate could be timed. With @p weights_constant the weights are
@@ -1576,13 +1597,9 @@ static dgrad_plan_t *search(const dgrad_problem_t *problem, int staged,
             verbose_candidate(problem, cur.plan, pds[k].extend_tail);
         int checked = probe_wei_init(&cur.wei, cur.plan, &bufs,
                               weights_constant) == 0;
-        if (checked && pds[k].extend_tail) {
-            memset(bufs.out, 0x5a, bufs.out_bytes);
-            checked = plan_run(cur.plan, bufs.in, cur.wei.ptr,
-                              cur.wei.prepared, bufs.bias, bufs.out)
-                            == dnnl_success
-                    && tail_is_zero(cur.plan, bufs.out);
-        }
+        if (checked && pds[k].extend_tail)
+            checked = tail_checked(cur.plan, &bufs, cur.wei.ptr,
+                    cur.wei.prepared);
         cur.ms = checked ? time_plan(cur.plan, &bufs, &cur.wei, best.ms)
                          : INFINITY;
         if (layout_search_verbose())
@@ -1615,18 +1632,9 @@ static dgrad_plan_t *search(const dgrad_problem_t *problem, int staged,
                 : (int)ceil(0.25 / (best.ms > 0.01 ? best.ms : 0.01));
         if (runs > 10) runs = 10;
         double t[2] = {INFINITY, INFINITY};
-        timed_t *pl[2] = {&best, &second};
-        for (int r = 0; r < 3; r++)
-            for (int j = 0; j < 2; j++)
-                for (int k = 0; k < runs; k++) {
-                    double t0 = now_ms();
-                    if (plan_run(pl[j]->plan, bufs.in, pl[j]->wei.ptr,
-                                pl[j]->wei.prepared, bufs.bias, bufs.out)
-                            != dnnl_success)
-                        break;
-                    double dt = now_ms() - t0;
-                    if (dt < t[j]) t[j] = dt;
-                }
+        const dgrad_plan_t *pl[2] = {best.plan, second.plan};
+        const probe_wei_t w[2] = {best.wei, second.wei};
+        runoff(pl, w, &bufs, 3, runs, t);
         if (layout_search_verbose())
             fprintf(stderr, "dgrad layout search: runoff %s %.4f ms vs %s "
                     "%.4f ms\n", best.plan->impl, t[0], second.plan->impl, t[1]);
@@ -1646,40 +1654,36 @@ static dgrad_plan_t *search(const dgrad_problem_t *problem, int staged,
 
 /* @p plan, or the same candidate on one thread when that runs faster
  * (alternating runs on scratch buffers, best of each); frees the other. */
+static _Atomic int threading_for_testing; /* 0 measured, 1 one, 2 all */
+
+void dgrad_plan_set_threading_for_testing(int mode) {
+    atomic_store(&threading_for_testing, mode);
+}
+
 static dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         int staged, int weights_constant, const cand_pd_t *c,
         dgrad_plan_t *plan) {
+    int mode = atomic_load(&threading_for_testing);
+    if (mode == 2) return plan;
     dgrad_plan_t *one = build_single_thread(problem, staged, c);
     if (!one) return plan;
     probe_bufs_t bufs;
     probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
-    dgrad_plan_t *pl[2] = {plan, one};
+    const dgrad_plan_t *pl[2] = {plan, one};
     double t[2] = {INFINITY, INFINITY};
     int have_bufs = probe_init(&bufs, problem) == 0, ok = have_bufs;
     for (int j = 0; ok && j < 2; j++)
         ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
-    if (ok && c->extend_tail) {
-        memset(bufs.out, 0x5a, bufs.out_bytes);
-        ok = plan_run(one, bufs.in, w[1].ptr, w[1].prepared, bufs.bias,
-                     bufs.out) == dnnl_success
-                && tail_is_zero(one, bufs.out);
-    }
-    for (int r = 0; ok && r < 5; r++)
-        for (int j = 0; ok && j < 2; j++)
-            for (int k = 0; ok && k < 4; k++) {
-                double t0 = now_ms();
-                ok = plan_run(pl[j], bufs.in, w[j].ptr, w[j].prepared,
-                             bufs.bias, bufs.out) == dnnl_success;
-                double dt = now_ms() - t0;
-                if (dt < t[j]) t[j] = dt;
-            }
+    if (ok && c->extend_tail)
+        ok = tail_checked(one, &bufs, w[1].ptr, w[1].prepared);
+    if (ok) ok = runoff(pl, w, &bufs, 5, 4, t);
     if (layout_search_verbose())
         fprintf(stderr, "dgrad layout search: %s on all threads %.4f ms, on "
                 "one %.4f ms\n", plan->impl, t[0], t[1]);
     free(w[0].own);
     free(w[1].own);
     if (have_bufs) probe_free(&bufs);
-    int keep_one = ok && t[1] < t[0];
+    int keep_one = ok && (t[1] < t[0] || mode == 1);
     plan_destroy(keep_one ? plan : one);
     return keep_one ? one : plan;
 }
@@ -1693,6 +1697,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
     if (plan->empty) {
         snprintf(plan->impl, sizeof plan->impl, "none");
         plan->weights_constant = weights_constant;
+        plan->choice = "none";
         *out = plan;
         return dgrad_success;
     }
@@ -1718,6 +1723,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
     }
 
     dgrad_plan_t *best = NULL;
+    const char *choice = "ranking";
     int timed = n > 1 && layout_search_enabled() && !output_overlaps(problem);
     if (timed && problem_macs(problem) < SEARCH_MIN_MACS) {
         /* A few microseconds whatever the layout, so no timing: without
@@ -1755,6 +1761,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
             chosen = few;
         if (!best) best = rank_build(problem, staged, pds, n, &chosen, &err,
                 &what);
+        choice = "untimed";
         if (best && chosen >= 0)
             best = keep_faster_threading(problem, staged, weights_constant,
                     &pds[chosen], best);
@@ -1764,6 +1771,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
         double ms = INFINITY;
         best = search(problem, staged, weights_constant, pds, n, &w, &ms,
                 &err, &what);
+        choice = "timed";
         /* Up to some 100 µs, one thread may beat the fork and join. */
         if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
             best = keep_faster_threading(problem, staged, weights_constant,
@@ -1783,15 +1791,10 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
                           &rerr, &rwhat)
                 : NULL;
         if (rbest) {
-            cand_pd_t c = {NULL, rpds[w].cand, rpds[w].extend_tail, 0, 0};
-            dgrad_plan_t *tmpl = plan_alloc(problem, c.extend_tail);
-            /* The same implementation as the one timed (and, for a
+            /* The same implementations as the ones timed (and, for a
              * computed tail, checked), else the ranking. */
-            if (tmpl && init_io_mds(tmpl, staged) == dnnl_success
-                    && candidate_pd(tmpl, staged, c.cand, &c.pd)
-                            == dnnl_success
-                    && !strcmp(pd_impl_name(c.pd), rbest->impl))
-                best = build_candidate(problem, staged, &c, &err, &what);
+            best = rebuild_candidate(problem, staged, rpds[w].cand,
+                    rpds[w].extend_tail, &err, &what);
             char sig_r[256], sig[256] = "";
             plan_signature(rbest, sig_r, sizeof sig_r);
             if (best) plan_signature(best, sig, sizeof sig);
@@ -1811,19 +1814,22 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
             if (layout_search_verbose())
                 fprintf(stderr, "dgrad layout search: reduced problem's "
                         "choice %s: %s\n", sig_r, why);
-            if (tmpl) plan_destroy(tmpl);
-            dnnl_primitive_desc_destroy(c.pd);
+            choice = "reduced copy";
             plan_destroy(rbest);
         }
         destroy_pds(rpds, rn);
     }
     int unused;
-    if (!best) best = rank_build(problem, staged, pds, n, &unused, &err, &what);
+    if (!best) {
+        best = rank_build(problem, staged, pds, n, &unused, &err, &what);
+        choice = "ranking";
+    }
     destroy_pds(pds, n);
     if (!best)
         return dnnl_fail_as(problem, err == dnnl_success ? dnnl_runtime_error
                         : err, what, dgrad_unimplemented);
     best->weights_constant = weights_constant;
+    best->choice = choice;
     *out = best;
     return dgrad_success;
 }
@@ -2546,6 +2552,14 @@ static dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
     threads_leave(threads);
     ctx_release(c);
     return s;
+}
+
+const char *dgrad_plan_choice(const dgrad_plan_t *plan) {
+    return plan && plan->choice ? plan->choice : "none";
+}
+
+int dgrad_plan_single_thread(const dgrad_plan_t *plan) {
+    return plan ? plan->single_thread : 0;
 }
 
 int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan) {

@@ -63,6 +63,18 @@ dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         void *out);
 
+/* How the plan's layout was chosen: "timed", "reduced copy", "untimed",
+ * "ranking" or "none" (nothing to compute). For tests. */
+const char *dgrad_plan_choice(const dgrad_plan_t *plan);
+
+/* Whether the plan runs on one OpenMP thread (microsecond problems where
+ * that measured faster). For tests. */
+int dgrad_plan_single_thread(const dgrad_plan_t *plan);
+
+/* For tests: microsecond plans are kept on one thread when measured
+ * faster (0, the default), whenever it builds (1), or never (2). */
+void dgrad_plan_set_threading_for_testing(int mode);
+
 /* Chunks the plan's reorders run in, summed (a reorder in one piece
  * counts 1; 0 without reorders). For tests. */
 int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan);

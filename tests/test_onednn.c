@@ -729,6 +729,7 @@ Test(onednn, chunked_reorders) {
 Test(onednn, caller_thread_count_is_restored) {
 #ifdef _OPENMP
     omp_set_num_threads(3);
+    dgrad_plan_set_threading_for_testing(1); /* one thread whenever it builds */
     for (int prepared = 0; prepared <= 1; prepared++) {
         shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 16,
                 .Cout = 16, .X = {8, 8}, .K = {2, 2}, .S = {2, 2},
@@ -737,7 +738,15 @@ Test(onednn, caller_thread_count_is_restored) {
         dgrad_problem_t p = make_problem(&s);
         check_problem_ex(&p, 1, prepared);
         cr_assert_eq(omp_get_max_threads(), 3);
+        dgrad_plan_t *plan = NULL;
+        cr_assert_eq(dgrad_plan_get(&p, prepared ? dgrad_weights_constant
+                                             : dgrad_weights_variable, &plan),
+                dgrad_success);
+        cr_assert(dgrad_plan_single_thread(plan), "%s plan: %s",
+                dgrad_plan_choice(plan), dgrad_plan_impl_name(plan));
+        dgrad_plan_release(plan);
     }
+    dgrad_plan_set_threading_for_testing(0);
 #else
     cr_skip_test("built without OpenMP");
 #endif
@@ -754,7 +763,10 @@ Test(onednn, layout_choice_paths) {
             {1e12, 1e12, 1e12, 1e12, 100}, /* every problem timed */
             {1e12, 1e12, 1e12, 1e12, 1e12}, /* nothing timed */
     };
+    static const char *const expected[3] = {"reduced copy", "timed",
+            "untimed"};
     for (int l = 0; l < 3; l++) {
+        int taken = 0;
         dgrad_plan_set_search_limits_for_testing(limits[l][0], limits[l][1],
                 limits[l][2], limits[l][3], limits[l][4]);
         for (int nsp = 1; nsp <= 3; nsp++)
@@ -776,7 +788,16 @@ Test(onednn, layout_choice_paths) {
                     s.N += l;
                     dgrad_problem_t p = make_problem(&s);
                     check_problem_ex(&p, 1, variant == 2);
+                    dgrad_plan_t *plan = NULL;
+                    cr_assert_eq(dgrad_plan_get(&p, variant == 2
+                                                 ? dgrad_weights_constant
+                                                 : dgrad_weights_variable,
+                                         &plan),
+                            dgrad_success);
+                    taken += !strcmp(dgrad_plan_choice(plan), expected[l]);
+                    dgrad_plan_release(plan);
                 }
+        cr_assert_gt(taken, 0, "no plan chosen by %s", expected[l]);
     }
     dgrad_plan_set_search_limits_for_testing(0, 0, 0, 0, 0);
 }
