@@ -36,8 +36,8 @@
  * SEARCH_MAX_BYTES or SEARCH_MAX_MACS are timed on a reduced copy whose
  * winner is built only if its implementations hold at full size; problems
  * under SEARCH_MIN_MACS are not timed (fewest reorders per execute, or the
- * ranking with groups). Outputs whose elements alias use a ranking of the
- * implementation names, as does DGRAD_LAYOUT_SEARCH=0 in the environment
+ * ranking with groups). DGRAD_LAYOUT_SEARCH=0 in the environment replaces
+ * every timing by a ranking of the implementation names
  * (DGRAD_LAYOUT_SEARCH=verbose prints the candidates and their times).
  * Plans of a few microseconds are also tried on one OpenMP thread (see
  * threads_enter), and reorders beyond oneDNN's 2^31-byte jit limit run in
@@ -71,6 +71,8 @@
 #include <omp.h>
 #endif
 
+#include "aliasing.h"
+#include "alloc.h"
 #include "dtype.h"
 #include "error.h"
 
@@ -178,19 +180,47 @@ struct dgrad_plan {
  * Engine and messages
  * ------------------------------------------------------------------- */
 
-static pthread_once_t engine_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 static dnnl_engine_t engine;
-static dnnl_status_t engine_status = dnnl_runtime_error;
 static atomic_long live_plans;
 
 static void cache_clear_at_exit(void);
 
-static void engine_init(void) {
-    engine_status = dnnl_engine_create(&engine, dnnl_cpu, 0);
+/* Creates the CPU engine at the first planning; a failed creation is
+ * tried again at the next one. */
+static dnnl_status_t engine_init(void) {
+    static int exit_handler;
+    dnnl_status_t s = dnnl_success;
+    pthread_mutex_lock(&engine_lock);
+    if (!engine) {
+        s = DGRAD_ACQUIRE(dnnl_engine_create(&engine, dnnl_cpu, 0));
+        if (s != dnnl_success) engine = NULL;
+    }
     /* Release cached plans (and the engine) at exit so leak checkers see
      * a clean process. */
-    atexit(cache_clear_at_exit);
+    if (engine && !exit_handler) exit_handler = atexit(cache_clear_at_exit) == 0;
+    pthread_mutex_unlock(&engine_lock);
+    return s;
 }
+
+/* Out of memory during planning: a candidate that cannot be built for
+ * lack of memory is not skipped in favour of another (the caller would
+ * get a plan that depends on memory pressure, and fault-injection tests
+ * could not see the failure); the planning fails as a whole. Each
+ * acquisition in the oneDNN layer reports through these. */
+static _Thread_local int planning_out_of_memory;
+
+static dnnl_status_t acquired(dnnl_status_t s) {
+    if (s == dnnl_out_of_memory) planning_out_of_memory = 1;
+    return s;
+}
+
+static void *allocated(void *p) {
+    if (!p) planning_out_of_memory = 1;
+    return p;
+}
+
+#define ACQUIRE(call) acquired(DGRAD_ACQUIRE(call))
 
 static const char *dt_name(dgrad_data_type_t dt) {
     switch (dt) {
@@ -416,7 +446,7 @@ static dnnl_status_t md_any(dnnl_memory_desc_t *md, const dnnl_memory_desc_t
  * ------------------------------------------------------------------- */
 
 static dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr) {
-    dnnl_status_t s = dnnl_primitive_attr_create(attr);
+    dnnl_status_t s = ACQUIRE(dnnl_primitive_attr_create(attr));
     if (s != dnnl_success) return s;
     s = dnnl_primitive_attr_set_scratchpad_mode(*attr,
             dnnl_scratchpad_mode_user);
@@ -453,7 +483,7 @@ static dnnl_primitive_desc_t forward_hint(const dgrad_plan_t *plan,
                 dnnl_forward_training, dnnl_convolution_direct, out, wei,
                 NULL, in, strides, dilates, pl, pr) != dnnl_success)
         return NULL;
-    if (dnnl_primitive_desc_create(&pd, &fwd, NULL, engine, NULL)
+    if (ACQUIRE(dnnl_primitive_desc_create(&pd, &fwd, NULL, engine, NULL))
             != dnnl_success)
         return NULL;
     return pd;
@@ -516,7 +546,7 @@ static dnnl_status_t create_conv_pd(const dgrad_plan_t *plan,
     if (s == dnnl_success) s = user_scratchpad_attr(&attr);
     if (s == dnnl_success) {
         hint = forward_hint(plan, &in, &wei, &out);
-        s = dnnl_primitive_desc_create(pd, &bwd, attr, engine, hint);
+        s = ACQUIRE(dnnl_primitive_desc_create(pd, &bwd, attr, engine, hint));
     }
     dnnl_primitive_desc_destroy(hint);
     dnnl_primitive_attr_destroy(attr);
@@ -553,7 +583,7 @@ static dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
     size_t size = dnnl_memory_desc_get_size(md);
     step->scratch_bytes = size;
     if (size > *scratch_size) *scratch_size = size;
-    return dnnl_primitive_create(&step->prim, pd);
+    return ACQUIRE(dnnl_primitive_create(&step->prim, pd));
 }
 
 /* Whether an implementation is oneDNN's generic (slow) one. */
@@ -643,8 +673,8 @@ static dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t s = user_scratchpad_attr(&attr);
     if (s == dnnl_success)
-        s = dnnl_reorder_primitive_desc_create(pd, from, engine, to, engine,
-                attr);
+        s = ACQUIRE(dnnl_reorder_primitive_desc_create(pd, from, engine, to,
+                engine, attr));
     dnnl_primitive_attr_destroy(attr);
     return s;
 }
@@ -707,7 +737,7 @@ static dnnl_status_t create_bias_pd(const dgrad_plan_t *plan,
         s = dnnl_binary_desc_init(&bd, dnnl_binary_add, dst, bias_md, dst);
     if (s == dnnl_success) s = user_scratchpad_attr(&attr);
     if (s == dnnl_success)
-        s = dnnl_primitive_desc_create(pd, &bd, attr, engine, NULL);
+        s = ACQUIRE(dnnl_primitive_desc_create(pd, &bd, attr, engine, NULL));
     dnnl_primitive_attr_destroy(attr);
     return s;
 }
@@ -833,7 +863,7 @@ static dgrad_status_t check_problem(const dgrad_problem_t *p) {
 /* A plan with its problem and geometry, no primitives. */
 static dgrad_plan_t *plan_alloc(const dgrad_problem_t *problem,
         int extend_tail) {
-    dgrad_plan_t *plan = calloc(1, sizeof *plan);
+    dgrad_plan_t *plan = allocated(dgrad_calloc(1, sizeof *plan));
     if (!plan) return NULL;
     if (pthread_mutex_init(&plan->pool_lock, NULL) != 0) {
         free(plan);
@@ -924,7 +954,7 @@ static void probe_free(probe_bufs_t *b) {
 static void *probe_alloc(int64_t n, size_t elsize) {
     size_t bytes = (size_t)(n > 0 ? n : 1) * elsize;
     bytes = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
-    void *p = aligned_alloc(ALIGNMENT, bytes);
+    void *p = allocated(dgrad_aligned_alloc(ALIGNMENT, bytes));
     if (p) memset(p, 0, bytes);
     return p;
 }
@@ -981,8 +1011,10 @@ static double problem_bytes(const dgrad_problem_t *p) {
     return (in + out + wei) * (p->dt == dgrad_f32 ? 4 : 2);
 }
 
-static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p) {
-    int64_t in[5], out[5], wei[6];
+/* Dims of the three tensors in canonical order (weights with G first),
+ * matching the problem's strides. */
+static void canonical_dims(const dgrad_problem_t *p, int64_t in[5],
+        int64_t wei[6], int64_t out[5]) {
     in[0] = out[0] = p->N;
     in[1] = p->Cin;
     out[1] = p->Cout;
@@ -994,6 +1026,11 @@ static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p) {
         out[2 + i] = p->Y[i];
         wei[3 + i] = p->K[i];
     }
+}
+
+static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p) {
+    int64_t in[5], out[5], wei[6];
+    canonical_dims(p, in, wei, out);
     size_t es = p->dt == dgrad_f32 ? 4 : 2;
     memset(b, 0, sizeof *b);
     int64_t n_in = span_of(2 + p->nsp, in, p->in_strides),
@@ -1107,30 +1144,17 @@ static void threads_leave(int old) {
     (void)old;
 }
 
-/* Whether two output elements share an address (a stride 0, or strides
- * that interleave). Then the result depends on the order in which an
- * implementation writes, so the choice must not depend on timings. */
-static int output_overlaps(const dgrad_problem_t *p) {
-    int64_t dims[2 + DGRAD_MAX_SPATIAL], strides[2 + DGRAD_MAX_SPATIAL];
-    int n = 0;
-    int64_t all[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout};
-    for (int i = 0; i < p->nsp; i++) all[2 + i] = p->Y[i];
-    for (int i = 0; i < 2 + p->nsp; i++) {
-        if (all[i] <= 1) continue;
-        int j = n++;
-        for (; j > 0 && strides[j - 1] > p->out_strides[i]; j--) {
-            dims[j] = dims[j - 1];
-            strides[j] = strides[j - 1];
-        }
-        dims[j] = all[i];
-        strides[j] = p->out_strides[i];
-    }
-    int64_t extent = 0; /* largest offset reached by the smaller axes */
-    for (int j = 0; j < n; j++) {
-        if (strides[j] <= extent) return 1;
-        extent += (dims[j] - 1) * strides[j];
-    }
-    return 0;
+/* Whether all three tensors have nested layouts (see aliasing.h). One
+ * that is not (an input whose elements share addresses, such as a stride
+ * 0 broadcast, or interleaved strides, which oneDNN 2.6's memory
+ * descriptors refuse) travels through a dense f32 staging copy made by
+ * dgrad's own conversion loops, which read and write any strides. */
+static int layouts_nested(const dgrad_problem_t *p) {
+    int64_t in[5], out[5], wei[6];
+    canonical_dims(p, in, wei, out);
+    return dgrad_layout_is_nested(2 + p->nsp, in, p->in_strides)
+            && dgrad_layout_is_nested(3 + p->nsp, wei, p->wei_strides)
+            && dgrad_layout_is_nested(2 + p->nsp, out, p->out_strides);
 }
 
 /* The weights a timed candidate runs with: the scratch user weights, or,
@@ -1688,7 +1712,7 @@ static dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
     return keep_one ? one : plan;
 }
 
-static dgrad_status_t plan_create(const dgrad_problem_t *problem,
+static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
         int weights_constant, dgrad_plan_t **out) {
     dgrad_plan_t *plan = plan_alloc(problem, 0);
     if (!plan)
@@ -1706,7 +1730,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
     cand_pd_t pds[MAX_CAND_PDS];
     dnnl_status_t first_error = dnnl_success, err = dnnl_success;
     const char *what = "convolution backward data creation";
-    int staged = bias_needs_f32(problem);
+    int staged = bias_needs_f32(problem) || !layouts_nested(problem);
     int n = all_candidates(problem, staged, pds, &first_error);
     if (n == 0 && !staged && first_error == dnnl_unimplemented
             && problem->dt != dgrad_f32) {
@@ -1724,7 +1748,7 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
 
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
-    int timed = n > 1 && layout_search_enabled() && !output_overlaps(problem);
+    int timed = n > 1 && layout_search_enabled();
     if (timed && problem_macs(problem) < SEARCH_MIN_MACS) {
         /* A few microseconds whatever the layout, so no timing: without
          * groups each extra primitive (an activation reorder) costs about
@@ -1834,6 +1858,24 @@ static dgrad_status_t plan_create(const dgrad_problem_t *problem,
     return dgrad_success;
 }
 
+/* plan_choose, failing as a whole when any acquisition on the way ran out
+ * of memory (see planning_out_of_memory). */
+static dgrad_status_t plan_create(const dgrad_problem_t *problem,
+        int weights_constant, dgrad_plan_t **out) {
+    dgrad_plan_t *plan = NULL;
+    planning_out_of_memory = 0;
+    dgrad_status_t st = plan_choose(problem, weights_constant, &plan);
+    if (!planning_out_of_memory) {
+        if (st == dgrad_success) *out = plan;
+        return st;
+    }
+    if (plan) plan_destroy(plan);
+    char desc[512];
+    describe_problem(problem, desc, sizeof desc);
+    return dgrad_error(dgrad_out_of_memory, "oneDNN lowering: out of memory "
+            "while planning %s", desc);
+}
+
 /* ---------------------------------------------------------------------
  * Plan cache
  * ------------------------------------------------------------------- */
@@ -1940,9 +1982,9 @@ dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
                 "dgrad_plan_get: problem and plan must not be NULL");
     dgrad_status_t st = check_problem(problem);
     if (st != dgrad_success) return st;
-    pthread_once(&engine_once, engine_init);
-    if (engine_status != dnnl_success)
-        return dnnl_fail(problem, engine_status, "CPU engine creation");
+    dnnl_status_t es = engine_init();
+    if (es != dnnl_success)
+        return dnnl_fail(problem, es, "CPU engine creation");
 
     int weights_constant = weights == dgrad_weights_constant;
     uint64_t hash = problem_hash(problem, weights_constant);
@@ -2136,6 +2178,17 @@ static void run_from_f32(dgrad_data_type_t dt, const float *src, int64_t ss,
                                       : dgrad_f32_to_bf16(src[j * ss]);
 }
 
+/* An f32 user tensor is staged as it is (layouts oneDNN cannot
+ * describe, see layouts_nested). */
+static void copy_run_f32(const float *src, int64_t ss, float *dst,
+        int64_t ds, int64_t n) {
+    if (ss == 1 && ds == 1) {
+        memcpy(dst, src, (size_t)n * sizeof *src);
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) dst[j * ds] = src[j * ss];
+}
+
 /* Rows [r0, r1) of a conversion (a row is a run along the innermost
  * axis). */
 static void convert_rows(const convert_t *cv, dgrad_data_type_t dt,
@@ -2152,7 +2205,13 @@ static void convert_rows(const convert_t *cv, dgrad_data_type_t dt,
             uo += idx[j] * cv->user_strides[j];
             so += idx[j] * cv->stage_strides[j];
         }
-        if (to_f32)
+        if (dt == dgrad_f32)
+            copy_run_f32((const float *)src + (to_f32 ? uo : so),
+                    to_f32 ? cv->user_strides[inner] : cv->stage_strides[inner],
+                    (float *)dst + (to_f32 ? so : uo),
+                    to_f32 ? cv->stage_strides[inner] : cv->user_strides[inner],
+                    cv->dims[inner]);
+        else if (to_f32)
             run_to_f32(dt, (const uint16_t *)src + uo,
                     cv->user_strides[inner], (float *)dst + so,
                     cv->stage_strides[inner], cv->dims[inner]);
@@ -2169,7 +2228,7 @@ static void convert_rows(const convert_t *cv, dgrad_data_type_t dt,
  * OpenMP runtime oneDNN runs on (when dgrad is built with OpenMP). */
 #define PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
 
-/* Converts between the user's 16-bit tensor and its f32 staging copy. */
+/* Converts between the user's tensor and its f32 staging copy. */
 static void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
         const void *src, void *dst) {
     int inner = cv->ndims - 1;
@@ -2188,7 +2247,8 @@ static void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
                 int64_t lo = n * t / nt, hi = n * (t + 1) / nt;
                 const char *s8 = src;
                 char *d8 = dst;
-                size_t us = 2, ss = 4; /* bytes per user, staged element */
+                /* bytes per user, staged element */
+                size_t us = dt == dgrad_f32 ? 4 : 2, ss = 4;
                 part.dims[inner] = hi - lo;
                 if (to_f32)
                     convert_rows(&part, dt, 1,
@@ -2287,9 +2347,19 @@ static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
     return t == T_IN ? &plan->in : t == T_WEI ? &plan->wei : &plan->out;
 }
 
-/* The primitive needs a buffer of its own for a tensor when a reorder or
- * a type conversion stands between it and the user. */
+/* Whether the primitive writes the user's output itself: no reorder or
+ * type conversion after it, and no bias add (which then writes the
+ * output, from the primitive's result: the caller's buffer is written by
+ * one step only, the last, so a failure before it leaves it untouched). */
+static int writes_user_output(const dgrad_plan_t *plan) {
+    return !plan->out.reorder.prim && !plan->staged && !plan->p.has_bias;
+}
+
+/* The primitive needs a buffer of its own for a tensor when a reorder, a
+ * type conversion or (output) the bias add stands between it and the
+ * user. */
 static int needs_conv_buf(const dgrad_plan_t *plan, int t) {
+    if (t == T_OUT) return !writes_user_output(plan);
     return path_of(plan, t)->reorder.prim || plan->staged;
 }
 
@@ -2335,23 +2405,78 @@ size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan) {
     return plan && !plan->empty ? workspace_parts(plan, sizes) : 0;
 }
 
-/* A new context: the stream and one workspace carved into the
- * scratchpad, the staging and primitive buffers of the three tensors and
- * the f32 bias. */
+/* The memory descriptors of the operands of step @p id (up to three,
+ * then the scratchpad): each gets its memory object when the context is
+ * made. Returns the operand count, 0 for a step the plan does not have. */
+static int step_mds(const dgrad_plan_t *plan, int id,
+        const dnnl_memory_desc_t *md[4]) {
+    const step_t *step = NULL;
+    int n = 0;
+    if (id == S_IN || id == S_WEI || id == S_OUT) {
+        const tensor_path_t *tp = id == S_IN ? &plan->in
+                : id == S_WEI ? &plan->wei : &plan->out;
+        step = &tp->reorder;
+        if (!step->prim) return 0;
+        int back = id == S_OUT;
+        md[0] = step->n_chunks > 1 ? &step->chunks.from_md
+                : back ? &tp->conv_md : &tp->io_md;
+        md[1] = step->n_chunks > 1 ? &step->chunks.to_md
+                : back ? &tp->io_md : &tp->conv_md;
+        n = 2;
+    } else if (id == S_CONV) {
+        step = &plan->conv;
+        md[0] = &plan->in.conv_md;
+        md[1] = &plan->wei.conv_md;
+        md[2] = &plan->out.conv_md;
+        n = 3;
+    } else {
+        step = &plan->bias_add;
+        if (!step->prim) return 0;
+        md[0] = &plan->out.conv_md;
+        md[1] = &plan->bias_md;
+        md[2] = &plan->out.conv_md;
+        n = 3;
+    }
+    md[SLOT_SCRATCH] = step->scratch_bytes ? &step->scratch_md : NULL;
+    return n;
+}
+
+/* Every memory object the context's steps use, made now (bound to no
+ * buffer), so that an execution acquires nothing once it has a context. */
+static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
+    for (int id = 0; id < N_STEPS; id++) {
+        const dnnl_memory_desc_t *md[4] = {NULL, NULL, NULL, NULL};
+        int n = step_mds(c->plan, id, md);
+        for (int slot = 0; slot < 4; slot++) {
+            if (!md[slot] || (slot != SLOT_SCRATCH && slot >= n)) continue;
+            bound_t *b = &c->mem[id][slot];
+            dnnl_status_t s = ACQUIRE(dnnl_memory_create(&b->mem, md[slot],
+                    engine, DNNL_MEMORY_NONE));
+            if (s != dnnl_success) return s;
+            b->ptr = NULL;
+        }
+    }
+    return dnnl_success;
+}
+
+/* A new context: the stream, the memory objects, and one workspace carved
+ * into the scratchpad, the staging and primitive buffers of the three
+ * tensors and the f32 bias. */
 static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
-    exec_ctx_t *c = calloc(1, sizeof *c);
+    exec_ctx_t *c = allocated(dgrad_calloc(1, sizeof *c));
     if (!c) return dnnl_out_of_memory;
     c->plan = plan;
     size_t sizes[8];
     char **slots[8] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],
             &c->conv[1], &c->stage[2], &c->conv[2], (char **)&c->bias_f32};
     size_t total = workspace_parts(plan, sizes);
-    dnnl_status_t s = dnnl_stream_create(&c->stream, engine,
-            dnnl_stream_default_flags);
+    dnnl_status_t s = ACQUIRE(dnnl_stream_create(&c->stream, engine,
+            dnnl_stream_default_flags));
     if (s == dnnl_success && total) {
-        c->ws = aligned_alloc(ALIGNMENT, total);
+        c->ws = allocated(dgrad_aligned_alloc(ALIGNMENT, total));
         if (!c->ws) s = dnnl_out_of_memory;
     }
+    if (s == dnnl_success) s = ctx_create_memories(c);
     if (s != dnnl_success) {
         ctx_destroy(c);
         return s;
@@ -2385,16 +2510,16 @@ static void ctx_release(exec_ctx_t *c) {
     pthread_mutex_unlock(&plan->pool_lock);
 }
 
-/* The context's memory object for operand @p slot of step @p step, bound
- * to @p ptr (created on first use, re-bound when the pointer changed). */
+/* The context's memory object for operand @p slot of step @p step (made
+ * with the context), re-bound to @p ptr when the pointer changed. */
 static dnnl_status_t bind(exec_ctx_t *c, int step, int slot,
-        const dnnl_memory_desc_t *md, const void *ptr, dnnl_memory_t *mem) {
+        const void *ptr, dnnl_memory_t *mem) {
     bound_t *b = &c->mem[step][slot];
     /* oneDNN takes non-const handles; inputs are only read. */
     void *handle = (void *)(uintptr_t)ptr;
-    dnnl_status_t s = dnnl_success;
-    if (!b->mem) s = dnnl_memory_create(&b->mem, md, engine, handle);
-    else if (b->ptr != ptr) s = dnnl_memory_set_data_handle(b->mem, handle);
+    dnnl_status_t s = b->mem ? dnnl_success : dnnl_runtime_error;
+    if (s == dnnl_success && b->ptr != ptr)
+        s = dnnl_memory_set_data_handle(b->mem, handle);
     if (s != dnnl_success) {
         /* Unknown binding: re-bind next time. */
         if (b->mem) b->ptr = (const void *)&b->ptr;
@@ -2405,22 +2530,20 @@ static dnnl_status_t bind(exec_ctx_t *c, int step, int slot,
     return dnnl_success;
 }
 
-/* Executes step @p id on up to three (arg, md, pointer) operands plus its
+/* Executes step @p id on up to three (arg, pointer) operands plus its
  * scratchpad, then waits: the next step may reuse the scratchpad. */
 static dnnl_status_t run_step(exec_ctx_t *c, int id, const step_t *step,
-        int nargs, const int *arg, const dnnl_memory_desc_t *const *md,
-        const void *const *ptr) {
+        int nargs, const int *arg, const void *const *ptr) {
     dnnl_exec_arg_t args[4];
     dnnl_status_t s = dnnl_success;
     int n = 0;
     for (; n < nargs && s == dnnl_success; n++) {
         args[n].arg = arg[n];
-        s = bind(c, id, n, md[n], ptr[n], &args[n].memory);
+        s = bind(c, id, n, ptr[n], &args[n].memory);
     }
     if (s == dnnl_success && step->scratch_bytes) {
         args[n].arg = DNNL_ARG_SCRATCHPAD;
-        s = bind(c, id, SLOT_SCRATCH, &step->scratch_md, c->scratch,
-                &args[n].memory);
+        s = bind(c, id, SLOT_SCRATCH, c->scratch, &args[n].memory);
         n++;
     }
     if (s == dnnl_success)
@@ -2430,16 +2553,12 @@ static dnnl_status_t run_step(exec_ctx_t *c, int id, const step_t *step,
 }
 
 static dnnl_status_t run_reorder(exec_ctx_t *c, int id, const step_t *step,
-        const dnnl_memory_desc_t *from_md, const void *from,
-        const dnnl_memory_desc_t *to_md, void *to) {
+        const void *from, void *to) {
     const int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    const dnnl_memory_desc_t *md[2] = {from_md, to_md};
     const void *ptr[2] = {from, to};
-    if (step->n_chunks <= 1) return run_step(c, id, step, 2, arg, md, ptr);
+    if (step->n_chunks <= 1) return run_step(c, id, step, 2, arg, ptr);
     const chunking_t *ch = &step->chunks;
     int64_t idx[MAX_NDIMS] = {0};
-    md[0] = &ch->from_md;
-    md[1] = &ch->to_md;
     for (int64_t k = 0; k < step->n_chunks; k++) {
         int64_t f = 0, t = 0;
         for (int i = 0; i < ch->ndims; i++) {
@@ -2448,7 +2567,7 @@ static dnnl_status_t run_reorder(exec_ctx_t *c, int id, const step_t *step,
         }
         ptr[0] = (const char *)from + f * (int64_t)ch->from_elsize;
         ptr[1] = (char *)to + t * (int64_t)ch->to_elsize;
-        dnnl_status_t s = run_step(c, id, step, 2, arg, md, ptr);
+        dnnl_status_t s = run_step(c, id, step, 2, arg, ptr);
         if (s != dnnl_success) return s;
         for (int i = ch->ndims - 1; i >= 0 && ++idx[i] == ch->count[i]; i--)
             idx[i] = 0;
@@ -2473,8 +2592,7 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
     *conv_ptr = io;
     if (!tp->reorder.prim) return dnnl_success;
     *conv_ptr = conv;
-    return run_reorder(c, t == T_IN ? S_IN : S_WEI, &tp->reorder, &tp->io_md,
-            io, &tp->conv_md, conv);
+    return run_reorder(c, t == T_IN ? S_IN : S_WEI, &tp->reorder, io, conv);
 }
 
 /* Takes the result from the primitive's layout to the user's sub-box:
@@ -2488,8 +2606,7 @@ static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
                                : (void *)c->conv[T_OUT];
     dnnl_status_t s = dnnl_success;
     if (tp->reorder.prim)
-        s = run_reorder(c, S_OUT, &tp->reorder, &tp->conv_md, conv,
-                &tp->io_md, io);
+        s = run_reorder(c, S_OUT, &tp->reorder, conv, io);
     if (s == dnnl_success && plan->staged)
         convert(&tp->cv, plan->p.dt, 0, io, user_box);
     return s;
@@ -2497,23 +2614,19 @@ static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
 
 static dnnl_status_t run_conv(exec_ctx_t *c, const void *in,
         const void *wei, void *out) {
-    const dgrad_plan_t *plan = c->plan;
     const int arg[3] = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS,
             DNNL_ARG_DIFF_SRC};
-    const dnnl_memory_desc_t *md[3] = {&plan->in.conv_md,
-            &plan->wei.conv_md, &plan->out.conv_md};
     const void *ptr[3] = {in, wei, out};
-    return run_step(c, S_CONV, &plan->conv, 3, arg, md, ptr);
+    return run_step(c, S_CONV, &c->plan->conv, 3, arg, ptr);
 }
 
-/* result += bias[c], in place in the primitive's output. */
+/* dst = result + bias[c], in the primitive's layout (@p dst is @p result
+ * or, when nothing follows, the user's output). */
 static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
-        void *result) {
+        const void *result, void *dst) {
     const dgrad_plan_t *plan = c->plan;
     const int arg[3] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
-    const dnnl_memory_desc_t *md[3] = {&plan->out.conv_md, &plan->bias_md,
-            &plan->out.conv_md};
-    const void *ptr[3] = {result, c->bias_f32, result};
+    const void *ptr[3] = {result, c->bias_f32, dst};
     /* Channel c sits at offset c in every bias layout; zero the padding
      * of blocked ones. */
     size_t n = plan->bias_bytes / sizeof(float);
@@ -2521,7 +2634,7 @@ static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
     for (int64_t ch = 0; ch < plan->p.Cout; ch++)
         c->bias_f32[ch] = (float)dgrad_load(bias, plan->p.dt,
                 ch * plan->p.bias_stride);
-    return run_step(c, S_BIAS, &plan->bias_add, 3, arg, md, ptr);
+    return run_step(c, S_BIAS, &plan->bias_add, 3, arg, ptr);
 }
 
 static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
@@ -2535,7 +2648,13 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
     if (s == dnnl_success) s = run_conv(c, conv_in, conv_wei, conv_out);
-    if (s == dnnl_success && bias) s = run_bias(c, bias, conv_out);
+    if (s == dnnl_success && bias) {
+        /* Into the user's box when no reorder or conversion follows. */
+        void *biased = plan->out.reorder.prim || plan->staged ? conv_out
+                                                              : out_box;
+        s = run_bias(c, bias, conv_out, biased);
+        conv_out = biased;
+    }
     if (s == dnnl_success) s = bring_out(c, conv_out, out_box);
     return s;
 }

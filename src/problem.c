@@ -17,8 +17,10 @@
  * - A data rank above 5 is dgrad_unimplemented for ONNX (valid there, not
  *   supported here) and dgrad_invalid_shape for the other dialects, whose
  *   specifications stop at 3 spatial axes.
- * - Layout problems (not strided, negative strides) are invalid_arguments;
- *   unknown or out-of-range ranks and dims are invalid_shape.
+ * - Layout problems (not strided, negative strides, an output whose
+ *   elements share addresses) are invalid_arguments; unknown or
+ *   out-of-range ranks and dims are invalid_shape. Inputs whose elements
+ *   share addresses are valid (see check_output_aliasing).
  * - shape_values without a shape input, or a count that differs from the
  *   shape input's length, is invalid_arguments.
  * - Deferred output: layout type as requested, strides 0 (they are chosen
@@ -35,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "aliasing.h"
 #include "error.h"
 
 /* ================================================================ names */
@@ -1299,6 +1302,42 @@ static dgrad_status_t fill_output(ctx_t *c) {
     return st;
 }
 
+/* --------------------------------------------------------- step 12 */
+
+/* An output whose layout gives two elements one address would make the
+ * result depend on the order of writes: refused. Inputs may alias (a
+ * stride-0 broadcast is a fine thing to read); the oneDNN layer reads
+ * such inputs through a copy of its own. */
+static dgrad_status_t check_output_aliasing(ctx_t *c) {
+    const dgrad_logical_tensor_t *o = &c->r.output;
+    if (c->r.deferred) return dgrad_success; /* strides chosen later */
+    int64_t a[DGRAD_MAX_NDIMS], b[DGRAD_MAX_NDIMS];
+    char dims[200], strides[200], ia[200], ib[200];
+    dgrad_aliasing_t found = dgrad_layout_find_alias(o->ndims, o->dims,
+            o->strides, a, b);
+    DIMS(dims, o->dims, o->ndims);
+    DIMS(strides, o->strides, o->ndims);
+    switch (found) {
+        case dgrad_aliasing_none: return dgrad_success;
+        case dgrad_aliasing_found:
+            return op_error(c->op, dgrad_invalid_arguments, "%s (dims %s, "
+                    "strides %s) puts elements [%s] and [%s] at one "
+                    "address: an output's elements must not share "
+                    "addresses", tname(c, T_OUT), dims, strides,
+                    DIMS(ia, a, o->ndims), DIMS(ib, b, o->ndims));
+        case dgrad_aliasing_unknown:
+            return op_error(c->op, dgrad_unimplemented, "%s (dims %s, "
+                    "strides %s): the strides interleave over more than "
+                    "%lld elements, too many to check that no two share an "
+                    "address", tname(c, T_OUT), dims, strides,
+                    (long long)DGRAD_ALIASING_MAX_VISIT);
+        case dgrad_aliasing_no_memory: break;
+    }
+    return op_error(c->op, dgrad_out_of_memory, "%s (dims %s, strides %s): "
+            "out of memory checking that no two elements share an address",
+            tname(c, T_OUT), dims, strides);
+}
+
 dgrad_status_t dgrad_problem_resolve(const dgrad_op_desc_t *desc,
         size_t n_inputs, const dgrad_logical_tensor_t *inputs,
         const dgrad_logical_tensor_t *output, const int64_t *shape_values,
@@ -1311,7 +1350,7 @@ dgrad_status_t dgrad_problem_resolve(const dgrad_op_desc_t *desc,
     static step_fn *const steps[] = {check_types, check_layouts, check_ranks,
             check_extents, check_attr_lengths, check_attr_ranges,
             check_channels, fill_geometry, compute_natural_sizes,
-            resolve_output_shape, fill_output};
+            resolve_output_shape, fill_output, check_output_aliasing};
     for (int i = 0; st == dgrad_success && i < N_CHOICES(steps); i++)
         st = steps[i](&c);
     if (st != dgrad_success) return st;

@@ -14,7 +14,10 @@
  * - create/destroy pairs: destroy functions accept NULL.
  * - Dims and strides are counted in elements; strides may be any
  *   non-negative values (dense NCX, NXC, channels-last strides under NCX
- *   dims, padded rows ...).
+ *   dims, padded rows ...). An input's elements may share addresses (a
+ *   stride-0 broadcast, overlapping rows): they are read as given. An
+ *   output's may not: a layout that puts two output elements at one
+ *   address is dgrad_invalid_arguments at compile time.
  * - Ops, logical tensors and compiled ops are plain values or handles that
  *   dgrad does not share between threads except as documented:
  *   dgrad_compiled_op_execute() may be called from several threads at once on
