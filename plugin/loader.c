@@ -1,6 +1,7 @@
 /* Host-side loader: dlopen, entry symbol, ABI negotiation (dgrad_loader.h). */
 #define _GNU_SOURCE
 #include "dgrad/dgrad_loader.h"
+#include "alloc.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -88,7 +89,7 @@ dgrad_status_t dgrad_loader_open_version(const char *path,
                     path, detail);
     }
     if (st == dgrad_success) {
-        loaded = calloc(1, sizeof *loaded);
+        loaded = dgrad_calloc(1, sizeof *loaded);
         if (!loaded)
             st = fail(error, error_size, dgrad_out_of_memory,
                     "cannot load plugin '%s': %s", path, "out of memory");

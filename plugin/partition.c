@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "api_internal.h"
 #include "dgrad/dgrad.h"
 #include "error.h"
@@ -85,7 +86,7 @@ static int by_id_then_index(const void *a, const void *b) {
 static dgrad_status_t check_unique_op_ids(const dgrad_plugin_graph_op_t *ops,
         size_t n_ops, size_t stride) {
     if (n_ops < 2) return dgrad_success;
-    id_owner_t *owners = malloc(n_ops * sizeof *owners);
+    id_owner_t *owners = dgrad_calloc(n_ops, sizeof *owners);
     if (!owners)
         return dgrad_error(dgrad_out_of_memory,
                 "plugin: graph_partition (%zu ops): out of memory checking "
@@ -118,7 +119,7 @@ static dgrad_status_t leave(partition_t *p, const char *fmt, ...) {
     va_start(args, fmt);
     vsnprintf(text, sizeof text, fmt, args);
     va_end(args);
-    p->reason = strdup(text);
+    p->reason = dgrad_strdup(text);
     if (!p->reason)
         return dgrad_error(dgrad_out_of_memory,
                 "plugin: graph_partition: out of memory keeping a reason");
@@ -162,6 +163,10 @@ static dgrad_status_t classify_dgrad_op(const dgrad_plugin_graph_op_t *g,
         rule = dgrad_problem_resolve(dgrad_op_get_desc(op), g->n_inputs,
                 inputs, &output, NULL, 0, &resolved);
     }
+    if (rule == dgrad_out_of_memory) {
+        dgrad_op_destroy(op);
+        return rule;
+    }
     if (rule == dgrad_success) {
         p->claimed = 1;
         p->op = op;
@@ -198,9 +203,9 @@ dgrad_status_t plugin_partitions_destroy(
 
 static dgrad_status_t partitions_create(size_t count,
         dgrad_plugin_partitions_t **out) {
-    dgrad_plugin_partitions_t *result = calloc(1, sizeof *result);
+    dgrad_plugin_partitions_t *result = dgrad_calloc(1, sizeof *result);
     if (result && count) {
-        result->items = calloc(count, sizeof *result->items);
+        result->items = dgrad_calloc(count, sizeof *result->items);
         if (result->items) result->count = count;
     }
     if (!result || (count && !result->items)) {

@@ -50,4 +50,9 @@ static inline char *dgrad_strdup(const char *text) {
  * being made, when fault injection picks it. */
 #define DGRAD_ACQUIRE(call) (dgrad_fault_hit() ? dnnl_out_of_memory : (call))
 
+/* A oneDNN primitive execution, which fault injection makes fail with
+ * dnnl_runtime_error (without running it): the tests then see that the
+ * steps before the one writing the caller's output leave it untouched. */
+#define DGRAD_FALLIBLE(call) (dgrad_fault_hit() ? dnnl_runtime_error : (call))
+
 #endif

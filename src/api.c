@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "api_internal.h"
 #include "dgrad/dgrad.h"
 #include "error.h"
@@ -160,7 +161,7 @@ dgrad_status_t dgrad_op_create(dgrad_op_t **op, size_t id,
     dgrad_error_clear();
     if (!op) return dgrad_error(dgrad_invalid_arguments,
             "dgrad_op_create: op is NULL");
-    dgrad_op_t *o = calloc(1, sizeof *o);
+    dgrad_op_t *o = dgrad_calloc(1, sizeof *o);
     if (!o) return dgrad_error(dgrad_out_of_memory,
             "dgrad_op_create: out of memory");
     dgrad_status_t st = dgrad_op_desc_init(&o->desc, kind);
@@ -226,7 +227,7 @@ static void variant_free(variant_t *v) {
 static dgrad_status_t variant_create(const dgrad_resolved_t *resolved,
         int constant_weights, const int64_t *shape_values,
         size_t n_shape_values, variant_t **out) {
-    variant_t *v = calloc(1, sizeof *v);
+    variant_t *v = dgrad_calloc(1, sizeof *v);
     if (!v) return dgrad_error(dgrad_out_of_memory,
             "dgrad: out of memory creating a compiled op");
     v->resolved = *resolved;
@@ -264,7 +265,7 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
             &op->desc, n_inputs, inputs, output, NULL, 0, &resolved);
     if (st != dgrad_success) return st;
 
-    dgrad_compiled_op_t *c = calloc(1, sizeof *c);
+    dgrad_compiled_op_t *c = dgrad_calloc(1, sizeof *c);
     if (!c) return dgrad_error(dgrad_out_of_memory,
             "dgrad_compiled_op_create: out of memory");
     c->desc = op->desc;
@@ -423,7 +424,7 @@ static dgrad_status_t find_variant(dgrad_compiled_op_t *c,
 static dgrad_status_t prepare_weights(variant_t *v, const void *weights) {
     size_t size = dgrad_plan_prepared_weights_size(v->plan);
     if (v->prepared_weights || size == 0) return dgrad_success;
-    void *buf = aligned_alloc(64, (size + 63) / 64 * 64);
+    void *buf = dgrad_aligned_alloc(64, size);
     if (!buf) return dgrad_error(dgrad_out_of_memory,
             "dgrad: out of memory preparing constant weights (%zu bytes)",
             size);

@@ -4,6 +4,7 @@
 
 #include "alloc.h"
 #include "fault_injection.h"
+#include "onednn.h"
 
 static atomic_long armed_at; /* 0: disarmed */
 static atomic_long counted;
@@ -26,3 +27,5 @@ void dgrad_fault_arm(long n) {
 long dgrad_fault_count(void) { return atomic_load(&counted); }
 
 int dgrad_fault_fired(void) { return atomic_load(&fired); }
+
+void dgrad_fault_reset_caches(void) { dgrad_plan_cache_clear(); }

@@ -16,5 +16,7 @@ DGRAD_FAULT_API void dgrad_fault_arm(long n);
 DGRAD_FAULT_API long dgrad_fault_count(void);
 /* Whether the armed acquisition has failed. */
 DGRAD_FAULT_API int dgrad_fault_fired(void);
+/* Empties the plan cache, so that the next compile plans afresh. */
+DGRAD_FAULT_API void dgrad_fault_reset_caches(void);
 
 #endif

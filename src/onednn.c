@@ -203,20 +203,21 @@ static dnnl_status_t engine_init(void) {
     return s;
 }
 
-/* Out of memory during planning: a candidate that cannot be built for
- * lack of memory is not skipped in favour of another (the caller would
- * get a plan that depends on memory pressure, and fault-injection tests
- * could not see the failure); the planning fails as a whole. Each
- * acquisition in the oneDNN layer reports through these. */
-static _Thread_local int planning_out_of_memory;
+/* A failure during planning that is not about the candidate (out of
+ * memory, or a primitive that fails to run on the scratch buffers) does
+ * not make the search skip to another candidate: the caller would get a
+ * plan that depends on memory pressure, and fault-injection tests could
+ * not see the failure. The planning fails as a whole. Each acquisition
+ * and execution in the oneDNN layer reports through these. */
+static _Thread_local dnnl_status_t planning_failure;
 
 static dnnl_status_t acquired(dnnl_status_t s) {
-    if (s == dnnl_out_of_memory) planning_out_of_memory = 1;
+    if (s == dnnl_out_of_memory) planning_failure = s;
     return s;
 }
 
 static void *allocated(void *p) {
-    if (!p) planning_out_of_memory = 1;
+    if (!p) planning_failure = dnnl_out_of_memory;
     return p;
 }
 
@@ -1858,22 +1859,19 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     return dgrad_success;
 }
 
-/* plan_choose, failing as a whole when any acquisition on the way ran out
- * of memory (see planning_out_of_memory). */
+/* plan_choose, failing as a whole when an acquisition or execution on the
+ * way failed (see planning_failure). */
 static dgrad_status_t plan_create(const dgrad_problem_t *problem,
         int weights_constant, dgrad_plan_t **out) {
     dgrad_plan_t *plan = NULL;
-    planning_out_of_memory = 0;
+    planning_failure = dnnl_success;
     dgrad_status_t st = plan_choose(problem, weights_constant, &plan);
-    if (!planning_out_of_memory) {
+    if (planning_failure == dnnl_success) {
         if (st == dgrad_success) *out = plan;
         return st;
     }
     if (plan) plan_destroy(plan);
-    char desc[512];
-    describe_problem(problem, desc, sizeof desc);
-    return dgrad_error(dgrad_out_of_memory, "oneDNN lowering: out of memory "
-            "while planning %s", desc);
+    return dnnl_fail(problem, planning_failure, "planning");
 }
 
 /* ---------------------------------------------------------------------
@@ -2547,8 +2545,10 @@ static dnnl_status_t run_step(exec_ctx_t *c, int id, const step_t *step,
         n++;
     }
     if (s == dnnl_success)
-        s = dnnl_primitive_execute(step->prim, c->stream, n, args);
+        s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim, c->stream, n,
+                args));
     if (s == dnnl_success) s = dnnl_stream_wait(c->stream);
+    if (s != dnnl_success) planning_failure = s;
     return s;
 }
 
