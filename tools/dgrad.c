@@ -78,6 +78,7 @@ static int print_version(void) {
     else dgrad_loader_default_path(path, sizeof path);
     dgrad_loader_plugin_t *plugin = NULL;
     if (dgrad_loader_open(path, &plugin, error, sizeof error) != dgrad_success) {
+        fflush(stdout); /* the versions above, then the reason */
         fprintf(stderr, "dgrad: %s\n", error);
         return 1;
     }
