@@ -42,12 +42,18 @@ int bench_desc_parse(const char *text, bench_desc_t *desc, char *err,
 /* Canonical text of @p desc without the name (benchdnn order). */
 void bench_desc_format(const bench_desc_t *desc, char *buf, size_t size);
 
-/* Natural output size, end pad (may be negative: output padding) and the
- * number of (x, k) pairs that land inside the output, per axis. */
+/* Natural output size and end pad (may be negative: output padding) per
+ * axis; bench_desc_parse checked that both fit in 64 bits. */
 int64_t bench_desc_natural(const bench_desc_t *d, int axis);
 int64_t bench_desc_pad_end(const bench_desc_t *d, int axis);
 
-/* Multiply-adds times two over the terms that reach the output. */
+/* The number of (x, k) pairs of an axis that land inside the output
+ * (0 <= s*x + (d+1)*k - p < o), counted in closed form: the time does not
+ * depend on the sizes. Exact up to 2^53. */
+double bench_desc_axis_terms(const bench_desc_t *d, int axis);
+
+/* Multiply-adds times two over the terms that reach the output:
+ * 2 * mb * ic * oc/g * the product of the axes' terms. */
 double bench_desc_flops(const bench_desc_t *d);
 
 /* Depthwise: one input and one output channel per group. */

@@ -80,8 +80,10 @@ static const char *usage_text =
         "roofline / dgrad time), cold compile (first compile of the problem) and\n"
         "cached compile (median, same op compiled again), peak extra memory of\n"
         "dgrad's compile + first execute (VmHWM), and the output check.\n"
-        "Exit status: 0 when every problem ran and checked, 1 otherwise (or when\n"
-        "the plot cannot be drawn), 2 on usage errors.\n";
+        "Exit status: 0 when every problem ran and checked, 1 otherwise (also\n"
+        "when the plugin, a batch file, the CSV or the plot cannot be used), 2 on\n"
+        "usage errors (unknown option, bad value, a problem that is malformed or\n"
+        "whose buffers do not fit in physical memory), before anything runs.\n";
 
 typedef struct options {
     dgrad_data_type_t dt;
@@ -310,12 +312,6 @@ static int wei_dims(const bench_desc_t *d, bench_wlayout_t wl, int64_t *dims) {
     return 2 + d->nsp;
 }
 
-static int64_t prod(const int64_t *v, int n) {
-    int64_t p = 1;
-    for (int i = 0; i < n; i++) p *= v[i];
-    return p;
-}
-
 #define BE_TRY(call)                                                        \
     do {                                                                    \
         dgrad_status_t st_ = (call);                                        \
@@ -465,16 +461,58 @@ static void buffers_free(buffers_t *b) {
     free(b->raw_out_dt);
 }
 
+/* Elements of the data input, weights and output, and the bytes of every
+ * buffer run_problem allocates for them in @p dt, in floating point so that
+ * no size overflows before it is checked. */
+typedef struct problem_size {
+    double n_in, n_wei, n_out, bytes;
+} problem_size_t;
+
+static problem_size_t problem_size(const bench_desc_t *d, dgrad_data_type_t dt) {
+    problem_size_t z = {(double)d->mb * (double)d->ic,
+            (double)d->ic * (double)(d->oc / d->g), (double)d->mb * (double)d->oc,
+            0};
+    for (int a = 0; a < d->nsp; a++) {
+        z.n_in *= (double)d->i[a];
+        z.n_wei *= (double)d->k[a];
+        z.n_out *= (double)d->o[a];
+    }
+    /* Input, weights and output in dt, the baseline's output (f32 for f16)
+     * and, for f16, f32 copies of all three. */
+    double es = (double)dt_size(dt), raw_es = dt == dgrad_f16 ? 4.0 : es;
+    z.bytes = (z.n_in + z.n_wei + z.n_out) * es + z.n_out * raw_es;
+    if (dt == dgrad_f16) z.bytes += (z.n_in + z.n_wei + z.n_out) * 4.0;
+    return z;
+}
+
+/* A problem runs only when its buffers fit in physical memory; checked for
+ * every problem before anything runs, so a mistyped size is refused at
+ * once instead of failing (or swapping) after the calibration. */
+static int check_problem_fits(const problem_t *p, dgrad_data_type_t dt) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    int known = pages > 0 && page > 0;
+    /* Unknown memory size: the 48-bit address space still bounds it. */
+    double memory = known ? (double)pages * (double)page : 0x1p48;
+    problem_size_t z = problem_size(&p->d, dt);
+    if (z.bytes <= memory) return 0;
+    fprintf(stderr, "dgrad bench: %s: its buffers need %.4g GB (input %.4g, "
+            "weights %.4g, output %.4g elements in %s, and the baseline's "
+            "output), more than %s (%.4g GB): a problem's buffers must fit in "
+            "physical memory\n", p->text, z.bytes / 1e9, z.n_in, z.n_wei,
+            z.n_out, dt_str(dt), known ? "this machine's physical memory"
+            : "the 48-bit address space", memory / 1e9);
+    return -1;
+}
+
 static void run_problem(const problem_t *pr, const bench_backend_t *be,
         const options_t *o, const machine_t *m, result_t *res) {
     const bench_desc_t *d = &pr->d;
     dgrad_data_type_t dt = o->dt, raw_dt = dt == dgrad_f16 ? dgrad_f32 : dt;
     size_t es = dt_size(dt);
-    int64_t tmp[8];
-    size_t n_in = (size_t)(d->mb * d->ic * prod(d->i, d->nsp));
-    size_t n_out = (size_t)(d->mb * d->oc * prod(d->o, d->nsp));
-    wei_dims(d, bench_oix, tmp);
-    size_t n_wei = (size_t)prod(tmp, 2 + d->nsp);
+    /* Exact: check_problem_fits bounded them by the memory size. */
+    problem_size_t z = problem_size(d, dt);
+    size_t n_in = (size_t)z.n_in, n_wei = (size_t)z.n_wei,
+           n_out = (size_t)z.n_out;
     buffers_t b = {0};
     dgrad_run_t main_run = {0}, f32_run = {0};
     bench_raw_t *raw = NULL;
@@ -678,16 +716,18 @@ static int add_problem(problem_list_t *l, const char *text, const char *where) {
     return 0;
 }
 
+/* Adds the problems of a batch file. Returns 0, or the exit status: 1
+ * when a file cannot be read, 2 when one is malformed. */
 static int read_batch(problem_list_t *l, const char *path, int depth) {
     if (depth > 8) {
         fprintf(stderr, "dgrad bench: --batch nesting too deep at %s\n", path);
-        return -1;
+        return 2;
     }
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "dgrad bench: cannot open batch file %s: %s\n", path,
                 strerror(errno));
-        return -1;
+        return 1;
     }
     char line[1024], where[1200];
     int lineno = 0, rc = 0;
@@ -710,7 +750,7 @@ static int read_batch(problem_list_t *l, const char *path, int depth) {
                 continue;
             }
             snprintf(where, sizeof where, "%.1000s:%d: ", path, lineno);
-            rc = add_problem(l, tok, where);
+            rc = add_problem(l, tok, where) ? 2 : 0;
         }
     }
     fclose(f);
@@ -994,10 +1034,8 @@ int dgrad_bench_main(int argc, char **argv) {
         } else if (!strcmp(key, "--quiet") || !strcmp(key, "-q")) {
             o.quiet = 1;
         } else if (!strcmp(key, "--batch")) {
-            if (read_batch(&list, val, 0)) {
-                rc = 2;
-                goto out;
-            }
+            rc = read_batch(&list, val, 0);
+            if (rc) goto out;
         } else if (!strcmp(key, "--dt")) {
             if (!strcmp(val, "f32")) o.dt = dgrad_f32;
             else if (!strcmp(val, "bf16")) o.dt = dgrad_bf16;
@@ -1063,6 +1101,11 @@ int dgrad_bench_main(int argc, char **argv) {
         rc = 2;
         goto out;
     }
+    for (int i = 0; i < list.n; i++)
+        if (check_problem_fits(&list.v[i], o.dt)) {
+            rc = 2;
+            goto out;
+        }
 
     bench_backend_t be;
     if (bench_backend_open(&be, o.backend, o.core_lib)) {

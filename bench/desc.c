@@ -7,11 +7,17 @@
  * For deconvolution the input (ic, i*) is the small side:
  *   o = (i - 1) * s - 2 * p + (k - 1) * (d + 1) + 1.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+
+/* Per-axis sizes are derived in 128 bits, from descriptor values below
+ * 2^63, so that no intermediate overflows; results are then checked to
+ * fit in 64 bits. */
+typedef __int128 wide_t;
 
 enum { AX_D = 0, AX_H = 1, AX_W = 2 };
 
@@ -83,7 +89,14 @@ int bench_desc_parse(const char *text, bench_desc_t *out, char *err,
         int64_t *f = field(&r, s, &len);
         char *end = NULL;
         if (f) {
+            errno = 0;
             long long v = strtoll(s + len, &end, 10);
+            if (end != s + len && errno == ERANGE) {
+                snprintf(err, err_size, "'%s': %.*s is out of range "
+                        "(descriptor values are at most %lld)", text,
+                        (int)(end - s), s, (long long)INT64_MAX);
+                return -1;
+            }
             if (end == s + len || v < 0) f = NULL;
             else *f = v;
         }
@@ -111,18 +124,41 @@ int bench_desc_parse(const char *text, bench_desc_t *out, char *err,
                     "a positive s", text, "dhw"[a]);
             return -1;
         }
-        int64_t ek = (r.k[a] - 1) * (r.d[a] + 1) + 1;
+        /* The full output size s*(i-1) + (k-1)*(d+1) + 1: also the
+         * bound every other size of the axis is derived from. */
+        wide_t natural = (wide_t)r.s[a] * (r.i[a] - 1)
+                + (wide_t)(r.k[a] - 1) * ((wide_t)r.d[a] + 1) + 1;
+        if (natural > INT64_MAX) {
+            snprintf(err, err_size, "'%s': on axis %c, s*(i-1) + "
+                    "(k-1)*(d+1) + 1 = %.4g does not fit in 64 bits", text,
+                    "dhw"[a], (double)natural);
+            return -1;
+        }
+        if (r.d[a] == INT64_MAX) {
+            snprintf(err, err_size, "'%s': on axis %c, the dilation d+1 "
+                    "does not fit in 64 bits", text, "dhw"[a]);
+            return -1;
+        }
         if (!r.o[a]) {
             if (r.p[a] < 0) r.p[a] = 0;
-            r.o[a] = (r.i[a] - 1) * r.s[a] - 2 * r.p[a] + ek;
-            if (r.o[a] <= 0) {
+            wide_t o = natural - 2 * (wide_t)r.p[a];
+            if (o <= 0) {
                 snprintf(err, err_size, "'%s': computed output size on axis "
                         "%c is not positive", text, "dhw"[a]);
                 return -1;
             }
+            r.o[a] = (int64_t)o;
         } else if (r.p[a] < 0) {
-            r.p[a] = ((r.i[a] - 1) * r.s[a] - r.o[a] + ek) / 2;
+            r.p[a] = (int64_t)((natural - r.o[a]) / 2);
             if (r.p[a] < 0) r.p[a] = 0;
+        }
+        /* The end pad (negative: output padding) must be a 64-bit value. */
+        wide_t pad_end = natural - r.p[a] - r.o[a];
+        if (pad_end < -INT64_MAX) {
+            snprintf(err, err_size, "'%s': on axis %c, the end pad "
+                    "s*(i-1) + (k-1)*(d+1) + 1 - p - o = %.4g does not fit "
+                    "in 64 bits", text, "dhw"[a], (double)pad_end);
+            return -1;
         }
     }
     bench_desc_t d;
@@ -201,17 +237,52 @@ int64_t bench_desc_pad_end(const bench_desc_t *d, int a) {
     return bench_desc_natural(d, a) - d->p[a] - d->o[a];
 }
 
+/* sum_{j=0}^{n-1} floor((a*j + b) / m) for n, a, b >= 0 and m >= 1, in
+ * O(log) steps (the Euclid-like reduction of the floor sum). Every partial
+ * sum is part of the result, so it stays in range when the result does. */
+static wide_t floor_sum(wide_t n, wide_t m, wide_t a, wide_t b) {
+    wide_t sum = 0;
+    for (;;) {
+        if (a >= m) {
+            sum += n * (n - 1) / 2 * (a / m);
+            a %= m;
+        }
+        if (b >= m) {
+            sum += n * (b / m);
+            b %= m;
+        }
+        wide_t top = a * n + b;
+        if (top < m) return sum;
+        n = top / m;
+        b = top % m;
+        wide_t t = m;
+        m = a;
+        a = t;
+    }
+}
+
+/* Pairs (x, k), 0 <= x < I, 0 <= k < K, with s*x + D*k <= c. Tap k sees
+ * min(I, floor((c - D*k) / s) + 1) positions when c - D*k >= 0: taps up to
+ * k_full see all I, taps k_full+1..k_last a floor sum, later taps none. */
+static wide_t pairs_at_most(wide_t c, wide_t I, wide_t K, wide_t s, wide_t D) {
+    if (c < 0) return 0;
+    wide_t k_last = c / D < K - 1 ? c / D : K - 1;
+    wide_t rest = c - s * (I - 1);
+    wide_t k_full = rest < 0 ? -1 : rest / D < k_last ? rest / D : k_last;
+    wide_t n = k_last - k_full;
+    return (k_full + 1) * I + floor_sum(n, s, D, c - D * k_last) + n;
+}
+
+double bench_desc_axis_terms(const bench_desc_t *d, int a) {
+    /* Output position y = s*x + D*k - p lands when 0 <= y < o. */
+    wide_t D = (wide_t)d->d[a] + 1, p = d->p[a];
+    return (double)(pairs_at_most(d->o[a] - 1 + p, d->i[a], d->k[a], d->s[a], D)
+            - pairs_at_most(p - 1, d->i[a], d->k[a], d->s[a], D));
+}
+
 double bench_desc_flops(const bench_desc_t *d) {
     double terms = 1;
-    for (int a = 0; a < d->nsp; a++) {
-        int64_t n = 0;
-        for (int64_t x = 0; x < d->i[a]; x++)
-            for (int64_t k = 0; k < d->k[a]; k++) {
-                int64_t y = x * d->s[a] + k * (d->d[a] + 1) - d->p[a];
-                n += y >= 0 && y < d->o[a];
-            }
-        terms *= (double)n;
-    }
+    for (int a = 0; a < d->nsp; a++) terms *= bench_desc_axis_terms(d, a);
     return 2.0 * (double)d->mb * (double)d->ic * (double)(d->oc / d->g)
             * terms;
 }

@@ -39,8 +39,8 @@ static const char *usage_text =
         "first mismatching index (in the output's own dims order) and details;\n"
         "then the line \"N passed, N failed, N skipped\". Unreadable or\n"
         "malformed files are failures named with their position.\n"
-        "Exit status: 0 when nothing failed, 1 when something failed, 2 on\n"
-        "usage errors.\n";
+        "Exit status: 0 when nothing failed, 1 when something failed (or the\n"
+        "plugin cannot be loaded), 2 on usage errors.\n";
 
 static int usage_error(FILE *err, const char *fmt, const char *arg) {
     fprintf(err, "dgrad conform: ");

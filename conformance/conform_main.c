@@ -17,7 +17,7 @@ int dgrad_conform_main(int argc, char **argv) {
     if (!api) {
         fprintf(stderr, "dgrad conform: cannot run without the plugin\n");
         cf_cli_free(&cli);
-        return 2;
+        return 1;
     }
     cf_backend_t backend;
     cf_backend_plugin_init(&backend, api);

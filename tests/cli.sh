@@ -1,37 +1,118 @@
 #!/usr/bin/env bash
-# The `dgrad` command's interface: help, errors for unknown commands and
-# options, plugin failures named, and a small demo run end to end.
+# The `dgrad` command's interface: help, --version, errors for unknown
+# commands and options, plugin failures named, a small demo run end to
+# end, and the exit-status convention of dgrad and every command (0
+# success, 1 failure, 2 usage error) on a success, a failure and a usage
+# error of each.
 # Usage: cli.sh PATH/TO/dgrad
 set -uo pipefail
 dgrad="$1"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+passed=0
 failures=0
-expect() { # expect STATUS PATTERN -- ARGS...
-    local want_status="$1" pattern="$2"
-    shift 3
+# expect STATUS PATTERN -- ARGS...: dgrad ARGS exits with STATUS and its
+# output (stdout and stderr) matches PATTERN; a PATTERN of several lines
+# is several patterns, each of which some line must match.
+expect() {
+    expect_within 600 "$@"
+}
+# expect_within SECONDS STATUS PATTERN -- ARGS...: the same, and it ends
+# within SECONDS.
+expect_within() {
+    local seconds="$1" want_status="$2" pattern="$3"
+    shift 4
     local out status
-    out=$("$dgrad" "$@" 2>&1)
+    out=$(timeout "$seconds" "$dgrad" "$@" 2>&1)
     status=$?
-    if [ "$status" -ne "$want_status" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-        echo "FAIL: dgrad $* -> status $status (want $want_status), output:"
+    local matched=1 line
+    while IFS= read -r line; do
+        grep -qE -- "$line" <<<"$out" || matched=0
+    done <<<"$pattern"
+    if [ "$status" -ne "$want_status" ] || [ "$matched" -eq 0 ]; then
+        echo "FAIL: dgrad $* -> status $status (want $want_status$([ "$status" -eq 124 ] && echo ", timed out after ${seconds}s")), output:"
         echo "$out" | head -20
         echo "(wanted /$pattern/)"
         failures=$((failures + 1))
     else
         echo "ok: dgrad $*"
+        passed=$((passed + 1))
     fi
 }
+missing=/nonexistent/libdgrad_plugin.so
+
+# The top level.
 expect 0 "usage: dgrad" -- --help
+expect 0 "^Exit status, of dgrad and of every command:$
+^  0  success: everything asked for ran and every check passed$
+^  1  failure: a run or a check failed, or something it needs could$
+^  2  usage error: the command line is wrong" -- --help
 expect 2 "no command given" --
 expect 2 "unknown command 'frobnicate'" -- frobnicate
 expect 2 "unknown option '--frob'" -- --frob demo
+expect 2 "--plugin needs a value" -- --plugin
+expect 1 "cannot load plugin '$missing': no such file" -- --plugin "$missing" demo
+
+# --version: dgrad's version, the oneDNN this process runs on, the plugin.
+expect 0 "^dgrad 0\.1\.0$
+^oneDNN 2\.6\.[0-9]+ \(OpenMP CPU runtime(, commit [0-9a-f]+)?\)$
+^plugin dgrad 0\.1\.0 \(ABI 1\.[0-9]+\) from /.*libdgrad_plugin\.so$" -- --version
+expect 1 "^dgrad 0\.1\.0$
+^oneDNN 2\.6\.[0-9]+ 
+^dgrad: cannot load plugin '$missing': no such file$" -- --plugin "$missing" --version
+expect 2 "--version takes no command \('demo' given\)" -- --version demo
+
+# demo: success, failure, usage errors.
 expect 0 "usage: dgrad demo" -- demo --help
+expect 0 "^Exit status: 0 when every example passes, 1 when one fails or the$
+^plugin cannot be loaded, 2 on usage errors" -- demo --help
 expect 2 "unknown option or missing value '--frob'" -- demo --frob
 expect 2 "--dtype 'f64' is not one of f32, bf16, f16" -- demo --dtype f64
 expect 2 "--3d-size '0' must be" -- demo --3d-size 0
-expect 1 "cannot load plugin '/nonexistent/libdgrad_plugin.so': no such file" -- \
-    --plugin /nonexistent/libdgrad_plugin.so demo
 expect 0 "5 passed, 0 failed" -- demo --3d-size 12 --points 300
 expect 0 "ConvolutionBackwardData +bf16 .*PASS" -- demo --dtype bf16 --3d-size 12 --points 300
 expect 0 "GroupConvolutionBackpropData +f16 .*PASS" -- demo --dtype f16 --3d-size 12 --points 300
-echo "$((12 - failures)) passed, $failures failed"
+
+# conform: success, failures (a malformed file, no plugin), usage errors.
+expect 0 "^Exit status: 0 when nothing failed, 1 when something failed
+^plugin cannot be loaded\), 2 on usage errors" -- conform --help
+expect 0 "^1 passed, 0 failed, 0 skipped$" -- conform --dtypes f32 --formats native \
+    "$root/conformance/suites/graph/depthwise.json"
+printf '{"cases": [\n' > "$work/malformed.json"
+expect 1 "malformed JSON
+^0 passed, 1 failed, 0 skipped$" -- conform --dtypes f32 "$work/malformed.json"
+expect 1 "cannot load plugin '$missing': no such file" -- --plugin "$missing" conform \
+    "$root/conformance/suites/graph/depthwise.json"
+expect 2 "unknown option '--frob'" -- conform --frob
+expect 2 "bad --dtypes 'f64'" -- conform --dtypes f64 "$work"
+
+# bench: success, failures (no plugin, an unreadable batch file, a CSV
+# that cannot be written), usage errors.
+quick=(--reps 1 --warmup 0 --cached-reps 1 --peak-gflops 100 --peak-gbs 10 -q)
+expect 0 "^Exit status: 0 when every problem ran and checked, 1 otherwise
+^usage errors \(unknown option, bad value, a problem that is malformed or$" -- bench --help
+expect 0 "mb1ic4iw8oc4ow10kw3pw0 .* ok$" -- bench "${quick[@]}" mb1ic4iw8oc4kw3
+expect 1 "cannot load plugin '$missing': no such file" -- --plugin "$missing" bench \
+    --backend plugin "${quick[@]}" mb1ic4iw8oc4kw3
+expect 1 "cannot open batch file $work/none.txt: No such file" -- bench \
+    "${quick[@]}" --batch "$work/none.txt"
+expect 1 "cannot write $work/no/out.csv" -- bench "${quick[@]}" --csv "$work/no/out.csv" \
+    mb1ic4iw8oc4kw3
+expect 2 "unknown option '--frob'" -- bench --frob
+expect 2 "bad value 'f64' for --dt" -- bench --dt f64 mb1ic4iw8oc4kw3
+expect 2 "cannot parse 'mb1ic4iw8oc4kw3x'" -- bench mb1ic4iw8oc4kw3x
+# Sizes that would take hours to count or terabytes to hold: refused at
+# once, before the calibration, naming the sizes and the rule.
+expect_within 5 2 "bench: mb1ic1000000000000ih4iw4oc1oh8ow8kh3kw3sh2sw2ph0pw0: its buffers need 1e\+05 GB \(input 1\.6e\+13, weights 9e\+12, output 64 elements in f32, and the baseline's output\), more than this machine's physical memory \([0-9.e+]+ GB\): a problem's buffers must fit in physical memory" -- \
+    bench mb1ic1000000000000ih4oc1oh8kh3sh2
+expect_within 5 2 "bench: mb1ic1iw1000000000000oc1ow1000000000002kw3pw0: its buffers need .*must fit in physical memory" -- \
+    bench --peak-gflops 100 --peak-gbs 10 mb1ic1iw1000000000000oc1kw3
+expect_within 5 2 "'mb1ic1iw9223372036854775807oc1kw3sw2': on axis w, s\*\(i-1\) \+ \(k-1\)\*\(d\+1\) \+ 1 = 1\.845e\+19 does not fit in 64 bits" -- \
+    bench mb1ic1iw9223372036854775807oc1kw3sw2
+printf 'mb1ic4iw8oc4kw3\nmb1ic2000000000000iw4oc1kw3\n' > "$work/huge.txt"
+expect_within 5 2 "mb1ic2000000000000iw4oc1ow6kw3pw0: its buffers need" -- \
+    bench --batch "$work/huge.txt"
+
+echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

@@ -55,8 +55,8 @@ static const char *usage_text =
         "                the specification's; output 2N-1)\n"
         "  --points N    output points checked per example (default 2000)\n"
         "  --seed N      random seed (default 1)\n"
-        "Exit status: 0 when every example passes, 1 when one fails, 2 on\n"
-        "usage errors.\n";
+        "Exit status: 0 when every example passes, 1 when one fails or the\n"
+        "plugin cannot be loaded, 2 on usage errors (unknown option, bad value).\n";
 
 /* -------------------------------------------------------------- progress */
 
