@@ -45,10 +45,12 @@
  *
  * Execution allocates nothing in the steady state: each plan keeps a pool
  * of execution contexts (stream, workspace with scratchpad and
- * intermediate buffers, oneDNN memory objects bound to them); an execute
- * takes one from the pool (lock-free for the common single-threaded
- * case), or creates one when every context is in use by another thread,
- * and gives it back. Type conversions of large tensors run on every
+ * intermediate buffers, every oneDNN memory object its steps use, all
+ * made with the context); an execute takes one from the pool (lock-free
+ * for the common single-threaded case), or creates one when every context
+ * is in use by another thread, and gives it back. Nothing that can fail
+ * for lack of resources happens after the first write to the caller's
+ * output, and only the last step writes it (see writes_user_output). Type conversions of large tensors run on every
  * thread of the OpenMP runtime when dgrad is built with OpenMP (the
  * runtime oneDNN itself runs on).
  */
