@@ -1,14 +1,17 @@
 /*
  * The public API: handles, errors at compile and execute (status, message,
- * untouched output), the dst_shape input in both modes, caching, threads.
+ * untouched output), the dst_shape input in both modes, caching, threads;
+ * results are checked against the reference (tests/tester.c).
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dgrad/dgrad.h"
 #include "onednn.h"
+#include "reference.h"
 #include "tester.h"
 
 #define ASSERT_FAILS(call, status, fragment)                                 \
@@ -50,6 +53,34 @@ static void fixture_init(fixture_t *f, int known_output) {
     for (int i = 0; i < 100; i++) f->dy[i] = (float)(i % 5 - 2);
     for (int i = 0; i < 108; i++) f->w[i] = (float)(i % 3 - 1);
     memcpy(f->shape, od, sizeof od);
+}
+
+/* The fixture's output for spatial size y x y (9 or 10), from the
+ * reference: oneDNN Graph keeps pads_begin as the crop PB, the extra tail
+ * of size 10 is output padding. */
+static void fixture_reference(const fixture_t *f, int64_t y, float *ref) {
+    dgrad_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.nsp = 2;
+    p.dt = dgrad_f32;
+    p.N = 1;
+    p.G = 1;
+    p.Cin = 4;
+    p.Cout = 3;
+    for (int i = 0; i < 2; i++) {
+        p.X[i] = 5;
+        p.K[i] = 3;
+        p.S[i] = 2;
+        p.D[i] = 1;
+        p.PB[i] = 1;
+        p.Y[i] = y;
+    }
+    const int64_t in_s[] = {100, 25, 5, 1}, wei_s[] = {108, 27, 9, 3, 1},
+                  out_s[] = {3 * y * y, y * y, y, 1};
+    memcpy(p.in_strides, in_s, sizeof in_s);
+    memcpy(p.wei_strides, wei_s, sizeof wei_s);
+    memcpy(p.out_strides, out_s, sizeof out_s);
+    dgrad_reference_compute(&p, f->dy, f->w, NULL, ref, NULL);
 }
 
 static int untouched(const float *v, size_t n) {
@@ -137,8 +168,9 @@ Test(api, dst_shape_input_known_at_compile_is_checked_at_execute) {
     const void *bufs[] = {f.dy, f.w, f.shape};
     cr_assert_eq(dgrad_compiled_op_execute(c, 3, bufs, f.dst), 0, "%s",
             dgrad_last_error_message());
-    float good[300];
-    memcpy(good, f.dst, sizeof good);
+    float want[243];
+    fixture_reference(&f, 9, want);
+    cr_assert(!memcmp(want, f.dst, sizeof want), "differs from the reference");
 
     f.shape[3] = 10; /* still a valid shape for the op, but not the compiled one */
     memset(f.dst, 0x55, sizeof f.dst);
@@ -154,9 +186,9 @@ Test(api, dst_shape_input_known_at_compile_is_checked_at_execute) {
             dgrad_invalid_arguments, "input 1");
     cr_assert(untouched(f.dst, 300));
 
-    /* The direct result against the reference through the tester's path. */
+    /* A failed call changed nothing: the next one is still right. */
     cr_assert_eq(dgrad_compiled_op_execute(c, 3, bufs, f.dst), 0);
-    cr_assert(!memcmp(good, f.dst, 243 * sizeof(float)));
+    cr_assert(!memcmp(want, f.dst, sizeof want), "differs from the reference");
     dgrad_compiled_op_destroy(c);
     dgrad_op_destroy(f.op);
 }
@@ -181,6 +213,10 @@ Test(api, dst_shape_input_unknown_at_compile_is_planned_per_value) {
                     sizeof f.dst, &got), 0, "%s", dgrad_last_error_message());
             cr_assert_eq(got.dims[2], y);
             cr_assert_eq(got.dims[3], y);
+            float want[300];
+            fixture_reference(&f, y, want);
+            cr_assert(!memcmp(want, f.dst, (size_t)(3 * y * y) * sizeof(float)),
+                    "y=%lld differs from the reference", (long long)y);
         }
     }
     /* Variants are kept per value: the second round planned nothing. */
@@ -243,115 +279,112 @@ Test(api, specification_examples_compile_for_shape) {
     }
 }
 
-/* Several threads executing one compiled op on different buffers. */
+/* Several threads executing one compiled op on different buffers; each
+ * result is checked against the reference in the thread that made it. */
 typedef struct thread_arg {
-    const dgrad_compiled_op_t *c;
-    const void *in, *w;
-    float *out;
+    const tester_case_t *c;
+    const void *shape_values; /* NULL without a shape input */
+    int64_t Y[3];             /* the output sizes asked for */
     int iterations;
     dgrad_status_t status;
+    int passed;
+    char why[256];
 } thread_arg_t;
 
 static void *thread_main(void *p) {
     thread_arg_t *a = p;
-    const void *bufs[] = {a->in, a->w};
-    for (int i = 0; i < a->iterations && a->status == dgrad_success; i++)
-        a->status = dgrad_compiled_op_execute(a->c, 2, bufs, a->out);
+    const tester_case_t *c = a->c;
+    size_t bytes = (size_t)tester_case_output_count(c, a->Y)
+            * dgrad_data_type_size(c->t.dt);
+    void *out = malloc(bytes);
+    const void *bufs[] = {c->in, c->wei, a->shape_values};
+    a->passed = out != NULL;
+    for (int i = 0; i < a->iterations && a->passed; i++) {
+        memset(out, i, bytes); /* each result is written afresh */
+        dgrad_logical_tensor_t lt = c->output;
+        a->status = c->t.shape_mode == tester_shape_input_deferred
+                ? dgrad_compiled_op_execute_dynamic(c->compiled, c->n_inputs,
+                        bufs, out, bytes, &lt)
+                : dgrad_compiled_op_execute(c->compiled, c->n_inputs, bufs,
+                        out);
+        if (a->status != dgrad_success)
+            snprintf(a->why, sizeof a->why, "execute: %s: %s",
+                    dgrad_status_name(a->status), dgrad_last_error_message());
+        a->passed = a->status == dgrad_success
+                && tester_case_check(c, a->Y, &lt, out, a->why,
+                        sizeof a->why);
+    }
+    free(out);
     return NULL;
 }
 
-Test(api, threads_executing_one_compiled_op_agree_with_one_thread) {
-    /* ONNX ConvTranspose, channels-last data, constant weights, f32. */
-    dgrad_op_t *op;
-    cr_assert_eq(dgrad_op_create(&op, 0, dgrad_op_conv_transpose, NULL), 0);
-    cr_assert_eq(dgrad_op_set_attr_by_name(op, "strides", "[2, 2]"), 0);
-    cr_assert_eq(dgrad_op_set_attr_by_name(op, "pads", "1,0,0,1"), 0);
-    cr_assert_eq(dgrad_op_set_attr_by_name(op, "group", "2"), 0);
-    const int64_t dd[] = {2, 18, 7, 6}, ds[] = {18 * 42, 1, 6 * 18, 18}, wd[] = {18, 5, 3, 3};
-    dgrad_logical_tensor_t lts[2], out;
-    dgrad_logical_tensor_init_with_strides(&lts[0], 0, dgrad_f32, 4, dd, ds, dgrad_property_type_variable);
-    dgrad_logical_tensor_init(&lts[1], 1, dgrad_f32, 4, wd, dgrad_layout_type_strided, dgrad_property_type_constant);
-    dgrad_logical_tensor_init(&out, 2, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL, dgrad_layout_type_any, dgrad_property_type_variable);
-    dgrad_compiled_op_t *c;
-    cr_assert_eq(dgrad_compiled_op_create(&c, op, 2, lts, &out), 0, "%s", dgrad_last_error_message());
-    int64_t span;
-    cr_assert_eq(dgrad_logical_tensor_get_span(&out, &span), 0);
+Test(api, threads_executing_one_compiled_op_match_the_reference) {
+    /* ONNX ConvTranspose, channels-last data, group 2, asymmetric pads,
+     * constant weights (converted by whichever thread comes first), layout
+     * any, f32. */
+    tester_t t;
+    tester_init(&t, dgrad_op_conv_transpose, 2);
+    t.N = 2;
+    t.G = 2;
+    t.Cin = 18;
+    t.Cout = 10;
+    t.X[0] = 7;
+    t.X[1] = 6;
+    t.S[0] = t.S[1] = 2;
+    t.pb[0] = 1;
+    t.pe[1] = 1;
+    t.channels_last = 1;
+    t.constant_weights = 1;
+    t.output_any = 1;
+    tester_case_t c;
+    char why[256];
+    cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
     enum { T = 4 };
-    size_t nin = 2 * 18 * 42, nw = 18 * 5 * 9;
-    float *in = malloc(nin * 4), *w = malloc(nw * 4), *single = malloc((size_t)span * 4);
-    for (size_t i = 0; i < nin; i++) in[i] = (float)((i * 7) % 11) - 5.0f;
-    for (size_t i = 0; i < nw; i++) w[i] = (float)((i * 5) % 7) - 3.0f;
-    const void *bufs[] = {in, w};
-    cr_assert_eq(dgrad_compiled_op_execute(c, 2, bufs, single), 0);
     pthread_t th[T];
     thread_arg_t args[T];
-    for (int t = 0; t < T; t++) {
-        args[t] = (thread_arg_t){c, in, w, malloc((size_t)span * 4), 20, dgrad_success};
-        cr_assert_eq(pthread_create(&th[t], NULL, thread_main, &args[t]), 0);
+    for (int i = 0; i < T; i++) {
+        args[i] = (thread_arg_t){.c = &c, .iterations = 20};
+        memcpy(args[i].Y, c.Y, sizeof c.Y);
+        cr_assert_eq(pthread_create(&th[i], NULL, thread_main, &args[i]), 0);
     }
-    for (int t = 0; t < T; t++) {
-        pthread_join(th[t], NULL);
-        cr_expect_eq(args[t].status, dgrad_success);
-        cr_expect(!memcmp(args[t].out, single, (size_t)span * 4), "thread %d differs", t);
-        free(args[t].out);
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        cr_expect(args[i].passed, "thread %d: %s", i, args[i].why);
     }
-    free(in);
-    free(w);
-    free(single);
-    dgrad_compiled_op_destroy(c);
-    dgrad_op_destroy(op);
-}
-
-typedef struct deferred_arg {
-    const dgrad_compiled_op_t *c;
-    const fixture_t *f;
-    int64_t y;
-    float out[300];
-    dgrad_status_t status;
-} deferred_arg_t;
-
-static void *deferred_main(void *p) {
-    deferred_arg_t *a = p;
-    int64_t shape[4] = {1, 3, a->y, a->y};
-    const void *bufs[] = {a->f->dy, a->f->w, shape};
-    for (int i = 0; i < 10 && a->status == dgrad_success; i++)
-        a->status = dgrad_compiled_op_execute_dynamic(a->c, 3, bufs, a->out,
-                sizeof a->out, NULL);
-    return NULL;
+    tester_case_destroy(&c);
 }
 
 Test(api, threads_planning_deferred_shapes_concurrently) {
-    fixture_t f;
-    fixture_init(&f, 0);
-    dgrad_compiled_op_t *c, *solo;
-    cr_assert_eq(dgrad_compiled_op_create(&c, f.op, 3, f.in, &f.out), 0);
-    cr_assert_eq(dgrad_compiled_op_create(&solo, f.op, 3, f.in, &f.out), 0);
-    float want[2][300];
-    for (int k = 0; k < 2; k++) {
-        int64_t shape[4] = {1, 3, 9 + k, 9 + k};
-        const void *bufs[] = {f.dy, f.w, shape};
-        cr_assert_eq(dgrad_compiled_op_execute_dynamic(solo, 3, bufs,
-                want[k], sizeof want[k], NULL), 0);
-    }
+    /* oneDNN Graph NCX/OIX with a dst_shape input unknown at compile time:
+     * threads ask for two shapes at once, so two variants are planned
+     * concurrently. */
+    tester_t t;
+    tester_init(&t, dgrad_op_convolution_backward_data, 2);
+    t.Cin = 4;
+    t.S[0] = t.S[1] = 2;
+    t.pb[0] = t.pb[1] = t.pe[0] = t.pe[1] = 1;
+    t.shape_mode = tester_shape_input_deferred;
+    tester_case_t c;
+    char why[256];
+    cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
+    cr_assert_str_eq(dgrad_compiled_op_impl_name(c.compiled), "deferred");
     enum { T = 4 };
     pthread_t th[T];
-    deferred_arg_t *args = calloc(T, sizeof *args);
-    for (int t = 0; t < T; t++) {
-        args[t].c = c;
-        args[t].f = &f;
-        args[t].y = 9 + t % 2;
-        cr_assert_eq(pthread_create(&th[t], NULL, deferred_main, &args[t]), 0);
+    thread_arg_t args[T];
+    int64_t values[T][8];
+    for (int i = 0; i < T; i++) {
+        args[i] = (thread_arg_t){.c = &c, .shape_values = values[i],
+                .iterations = 10};
+        /* 9 and 10: the natural size, and one unit of output padding */
+        args[i].Y[0] = args[i].Y[1] = c.Y[0] + i % 2;
+        tester_case_shape_values(&c, args[i].Y, values[i]);
+        cr_assert_eq(pthread_create(&th[i], NULL, thread_main, &args[i]), 0);
     }
-    for (int t = 0; t < T; t++) {
-        pthread_join(th[t], NULL);
-        size_t n = (size_t)(3 * args[t].y * args[t].y);
-        cr_expect_eq(args[t].status, dgrad_success);
-        cr_expect(!memcmp(args[t].out, want[t % 2], n * 4), "thread %d differs", t);
+    for (int i = 0; i < T; i++) {
+        pthread_join(th[i], NULL);
+        cr_expect(args[i].passed, "thread %d: %s", i, args[i].why);
     }
-    free(args);
-    dgrad_compiled_op_destroy(c);
-    dgrad_compiled_op_destroy(solo);
-    dgrad_op_destroy(f.op);
+    tester_case_destroy(&c);
 }
 
 Test(api, sizes_beyond_onednn_limits_are_unimplemented_not_a_crash) {
@@ -374,35 +407,34 @@ Test(api, sizes_beyond_onednn_limits_are_unimplemented_not_a_crash) {
 }
 
 Test(api, deferred_ops_plan_unbounded_streams_of_shapes_without_keeping_them) {
-    /* OpenVINO output_shape input unknown at compile time: 100 distinct
-     * shapes, more than a compiled op keeps; each result equals the op
-     * compiled for that shape. */
-    dgrad_op_t *op;
-    cr_assert_eq(dgrad_op_create(&op, 0, dgrad_op_convolution_backprop_data, NULL), 0);
-    const int64_t dd[] = {1, 2, 3}, wd[] = {2, 3, 3}, sd[] = {1};
-    dgrad_logical_tensor_t in[3], out;
-    dgrad_logical_tensor_init(&in[0], 0, dgrad_f32, 3, dd, dgrad_layout_type_strided, dgrad_property_type_variable);
-    dgrad_logical_tensor_init(&in[1], 1, dgrad_f32, 3, wd, dgrad_layout_type_strided, dgrad_property_type_constant);
-    dgrad_logical_tensor_init(&in[2], 2, dgrad_s64, 1, sd, dgrad_layout_type_strided, dgrad_property_type_variable);
-    dgrad_logical_tensor_init(&out, 3, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL, dgrad_layout_type_strided, dgrad_property_type_variable);
-    dgrad_compiled_op_t *c;
-    cr_assert_eq(dgrad_compiled_op_create(&c, op, 3, in, &out), 0, "%s", dgrad_last_error_message());
-    float x[6] = {1, -2, 3, 2, 0, -1}, w[18], got[3 * 100], want[3 * 100];
-    for (int i = 0; i < 18; i++) w[i] = (float)(i % 5 - 2);
+    /* OpenVINO output_shape input unknown at compile time, constant
+     * weights: 100 distinct shapes, more than a compiled op keeps (those
+     * beyond are planned for their execution only); each result matches
+     * the reference, in both rounds. From Y = 6 on, total = F - Y is
+     * negative: PB = 0 and trailing zeros. */
+    tester_t t;
+    tester_init(&t, dgrad_op_convolution_backprop_data, 1);
+    t.Cin = 2;
+    t.X[0] = 3;
+    t.shape_mode = tester_shape_input_deferred;
+    t.constant_weights = 1;
+    tester_case_t c;
+    char why[256];
+    cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
+    float got[3 * 100];
     for (int round = 0; round < 2; round++)
         for (int64_t y = 1; y <= 100; y++) {
-            const void *bufs[] = {x, w, &y};
-            cr_assert_eq(dgrad_compiled_op_execute_dynamic(c, 3, bufs, got,
-                    sizeof got, NULL), 0, "%s", dgrad_last_error_message());
-            const int64_t od[] = {1, 3, y};
-            dgrad_logical_tensor_t known;
-            dgrad_logical_tensor_init(&known, 3, dgrad_f32, 3, od, dgrad_layout_type_strided, dgrad_property_type_variable);
-            dgrad_compiled_op_t *k;
-            cr_assert_eq(dgrad_compiled_op_create(&k, op, 3, in, &known), 0);
-            cr_assert_eq(dgrad_compiled_op_execute(k, 3, bufs, want), 0);
-            cr_assert(!memcmp(got, want, (size_t)(3 * y) * sizeof(float)), "y=%lld", (long long)y);
-            dgrad_compiled_op_destroy(k);
+            int64_t value = y;
+            const void *bufs[] = {c.in, c.wei, &value};
+            dgrad_logical_tensor_t lt;
+            memset(got, 0x55, sizeof got);
+            cr_assert_eq(dgrad_compiled_op_execute_dynamic(c.compiled, 3,
+                    bufs, got, sizeof got, &lt), 0, "%s",
+                    dgrad_last_error_message());
+            cr_assert(tester_case_check(&c, &y, &lt, got, why, sizeof why),
+                    "round %d y=%lld: %s", round, (long long)y, why);
+            cr_assert(untouched(got + 3 * y, (size_t)(300 - 3 * y)),
+                    "y=%lld: written beyond the output", (long long)y);
         }
-    dgrad_compiled_op_destroy(c);
-    dgrad_op_destroy(op);
+    tester_case_destroy(&c);
 }

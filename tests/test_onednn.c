@@ -182,10 +182,11 @@ static void buffers_free(buffers_t *b) {
     free(b->abs_sum);
 }
 
-/* Compares every output element (canonical order) with the reference:
- * exactly, or within 4 * u * sum|terms| when @p tolerant. */
-static void compare(const dgrad_problem_t *p, const buffers_t *b,
-        int tolerant) {
+/* Counts the output elements (canonical order) that differ from the
+ * reference: exactly, or beyond 4 * u * sum|terms| when @p tolerant;
+ * logs the first few when @p log. Safe in any thread when @p log is 0. */
+static int64_t mismatches(const dgrad_problem_t *p, const buffers_t *b,
+        int tolerant, int log) {
     double u = dgrad_data_type_unit_roundoff(p->dt);
     int64_t idx = 0, bad = 0;
     for (int64_t n = 0; n < p->N; n++)
@@ -198,7 +199,7 @@ static void compare(const dgrad_problem_t *p, const buffers_t *b,
                 double got = dgrad_load(b->out, p->dt, off);
                 double want = dgrad_load(b->ref, p->dt, off);
                 double tol = tolerant ? 4 * u * b->abs_sum[idx] : 0.0;
-                if (!(fabs(got - want) <= tol) && bad++ < 5)
+                if (!(fabs(got - want) <= tol) && bad++ < 5 && log)
                     cr_log_error("n=%lld c=%lld y=%lld,%lld,%lld: got %g "
                             "want %g", (long long)n, (long long)c,
                             (long long)y[0], (long long)y[1],
@@ -209,6 +210,13 @@ static void compare(const dgrad_problem_t *p, const buffers_t *b,
                 if (i < 0) break;
             }
         }
+    return bad;
+}
+
+/* Compares every output element with the reference (see mismatches). */
+static void compare(const dgrad_problem_t *p, const buffers_t *b,
+        int tolerant) {
+    int64_t bad = mismatches(p, b, tolerant, 1);
     cr_assert_eq(bad, 0, "%lld mismatches", (long long)bad);
 }
 
@@ -557,66 +565,85 @@ Test(onednn, cache_eviction_keeps_held_plans) {
 typedef struct thread_arg {
     const dgrad_plan_t *plan;
     const dgrad_problem_t *p;
-    buffers_t b;
-    void *expected;
-    int ok;
+    buffers_t b;      /* the thread's own data, reference and output */
+    int prepared;     /* prepare the weights first, then run on them */
+    int64_t bad;      /* mismatches with the reference, summed */
+    dgrad_status_t status;
 } thread_arg_t;
 
 static void *thread_main(void *opaque) {
     thread_arg_t *t = opaque;
     size_t bytes = (size_t)t->b.n_out * elsize(t->p->dt);
-    t->ok = 1;
-    for (int it = 0; it < 20 && t->ok; it++) {
-        memset(t->b.out, it, bytes);
-        if (dgrad_plan_execute(t->plan, t->b.in, t->b.wei, 0, t->b.bias,
-                    t->b.out) != dgrad_success
-                || memcmp(t->b.out, t->expected, bytes) != 0)
-            t->ok = 0;
+    const void *wei = t->b.wei;
+    void *prep = NULL;
+    if (t->prepared) {
+        size_t size = dgrad_plan_prepared_weights_size(t->plan);
+        prep = aligned_alloc(64, (size + 63) / 64 * 64);
+        t->status = prep ? dgrad_plan_prepare_weights(t->plan, t->b.wei, prep)
+                         : dgrad_out_of_memory;
+        wei = prep;
     }
+    for (int it = 0; it < 20 && t->status == dgrad_success && !t->bad;
+            it++) {
+        memset(t->b.out, it, bytes); /* each result is written afresh */
+        t->status = dgrad_plan_execute(t->plan, t->b.in, wei, t->prepared,
+                t->b.bias, t->b.out);
+        if (t->status == dgrad_success) t->bad += mismatches(t->p, &t->b, 0, 0);
+    }
+    free(prep);
     return NULL;
 }
 
-static void check_threads(shape_t s) {
+/* Threads share one plan, each on its own data, every result checked
+ * against the reference; with @p prepared, each converts its weights
+ * (while the others run) and executes on the converted copy, as constant
+ * weights are used. */
+static void check_threads(shape_t s, int prepared) {
     enum { THREADS = 4 };
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, prepared ? dgrad_weights_constant
+                                         : dgrad_weights_variable, &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    if (prepared)
+        cr_assert_gt(dgrad_plan_prepared_weights_size(plan), 0,
+                "%s reads the user's weights: nothing to prepare",
+                dgrad_plan_impl_name(plan));
     thread_arg_t args[THREADS];
     pthread_t tid[THREADS];
-    size_t bytes = 0;
     for (int i = 0; i < THREADS; i++) {
-        args[i] = (thread_arg_t){.plan = plan, .p = &p};
+        args[i] = (thread_arg_t){.plan = plan, .p = &p, .prepared = prepared};
         buffers_init(&args[i].b, &p, 1, 100u + (unsigned)i);
-        bytes = (size_t)args[i].b.n_out * elsize(p.dt);
-        /* Single-threaded result first. */
-        cr_assert_eq(dgrad_plan_execute(plan, args[i].b.in, args[i].b.wei,
-                             0, args[i].b.bias, args[i].b.out),
-                dgrad_success);
-        args[i].expected = malloc(bytes);
-        cr_assert(args[i].expected);
-        memcpy(args[i].expected, args[i].b.out, bytes);
+        dgrad_reference_compute(&p, args[i].b.in, args[i].b.wei,
+                p.has_bias ? args[i].b.bias : NULL, args[i].b.ref, NULL);
     }
     for (int i = 0; i < THREADS; i++)
         cr_assert_eq(pthread_create(&tid[i], NULL, thread_main, &args[i]),
                 0);
     for (int i = 0; i < THREADS; i++) pthread_join(tid[i], NULL);
     for (int i = 0; i < THREADS; i++) {
-        cr_expect(args[i].ok, "thread %d differs from one thread", i);
-        free(args[i].expected);
+        cr_expect_eq(args[i].status, dgrad_success, "thread %d: %s", i,
+                dgrad_status_name(args[i].status));
+        cr_expect_eq(args[i].bad, 0, "thread %d (%s, %s): %lld elements "
+                "differ from the reference", i, dgrad_plan_impl_name(plan),
+                prepared ? "prepared weights" : "user weights",
+                (long long)args[i].bad);
         buffers_free(&args[i].b);
     }
     dgrad_plan_release(plan);
 }
 
 Test(onednn, threads_share_a_plan) {
-    /* NCX f32 (reorders and scratch buffers) and f16 (conversions). */
+    /* NCX f32 (reorders and scratch buffers) and f16 (conversions), with
+     * the user's weights and with constant (prepared) ones. */
     shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 32,
             .Cout = 16, .X = {6, 6}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
             .PB = {-1, 1}, .has_bias = 1};
     set_natural_y(&s, 0);
-    check_threads(s);
-    s.dt = dgrad_f16;
-    check_threads(s);
+    check_threads(s, 0);
+    s.dt = dgrad_f16; /* always converted: prepared weights exist */
+    check_threads(s, 0);
+    check_threads(s, 1);
     /* A microsecond problem (planned without timings, possibly for one
      * thread) whose reorders run in chunks. */
     dgrad_plan_set_chunk_limit_for_testing(256);
@@ -624,7 +651,9 @@ Test(onednn, threads_share_a_plan) {
             .Cout = 6, .X = {5, 4}, .K = {3, 2}, .S = {2, 2}, .D = {1, 1},
             .PB = {1, 0}, .act_layout = NCX};
     set_natural_y(&t, 0);
-    check_threads(t);
+    check_threads(t, 0);
+    t.dt = dgrad_f16;
+    check_threads(t, 1);
     dgrad_plan_set_chunk_limit_for_testing(0);
 }
 

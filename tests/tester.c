@@ -189,15 +189,24 @@ static void fill_random(void *buf, dgrad_data_type_t dt, int64_t n,
     }
 }
 
-/* Expected PB of axis i: the dialect's rule for an output shape equal to
- * F - pb - pe + op, written independently of src/problem.c. */
-static long expected_pb(const tester_t *t, int i) {
+static int64_t natural_size(const tester_t *t, int i) {
+    return t->S[i] * (t->X[i] - 1) + (t->K[i] - 1) * t->D[i] + 1;
+}
+
+static int64_t floor_half(int64_t v) {
+    return v >= 0 ? v / 2 : -((-v + 1) / 2);
+}
+
+/* Expected PB of axis i for output size Y: the dialect's rule, written
+ * independently of src/problem.c (DESIGN.md section 1). With a shape the
+ * pads of OpenVINO and ONNX are ignored: total = F + output_padding - Y. */
+static int64_t expected_pb(const tester_t *t, int i, int64_t Y) {
     if (t->shape_mode == tester_shape_none
             || t->kind == dgrad_op_convolution_backward_data)
         return t->pb[i];
-    long total = t->pb[i] + t->pe[i]; /* F + op - Y */
-    if (t->kind == dgrad_op_conv_transpose) return total - total / 2;
-    return total / 2; /* OpenVINO explicit */
+    int64_t total = natural_size(t, i) + t->op[i] - Y;
+    if (t->kind == dgrad_op_conv_transpose) return total - floor_half(total);
+    return total > 0 ? total / 2 : 0; /* OpenVINO explicit */
 }
 
 static dgrad_op_t *build_op(const tester_t *t, const int64_t *Y) {
@@ -252,161 +261,226 @@ static dgrad_op_t *build_op(const tester_t *t, const int64_t *Y) {
     return op;
 }
 
-int tester_run(const tester_t *t, char *why, size_t why_size) {
-    const int nsp = t->nsp;
-    const int onednn = t->kind == dgrad_op_convolution_backward_data;
-    unsigned state = t->seed;
-    int passed = 0;
-    dgrad_problem_t p;
-    memset(&p, 0, sizeof p);
-    p.nsp = nsp;
-    p.dt = t->dt;
-    p.N = t->N;
-    p.G = t->G;
-    p.Cin = t->Cin;
-    p.Cout = t->Cout;
-    int64_t X[3], Y[3];
-    for (int i = 0; i < nsp; i++) {
-        p.X[i] = X[i] = t->X[i];
-        p.K[i] = t->K[i];
-        p.S[i] = t->S[i];
-        p.D[i] = t->D[i];
-        int64_t F = t->S[i] * (t->X[i] - 1) + (t->K[i] - 1) * t->D[i] + 1;
-        p.Y[i] = Y[i] = F - t->pb[i] - t->pe[i] + t->op[i];
-        p.PB[i] = expected_pb(t, i);
+/* The canonical problem of @p t for output spatial sizes @p Y, as the
+ * reference sees it; output strides from the tensor dgrad reported. */
+static void reference_problem(const tester_t *t, const int64_t *Y,
+        const dgrad_logical_tensor_t *out_lt, dgrad_problem_t *p) {
+    memset(p, 0, sizeof *p);
+    p->nsp = t->nsp;
+    p->dt = t->dt;
+    p->N = t->N;
+    p->G = t->G;
+    p->Cin = t->Cin;
+    p->Cout = t->Cout;
+    for (int i = 0; i < t->nsp; i++) {
+        p->X[i] = t->X[i];
+        p->K[i] = t->K[i];
+        p->S[i] = t->S[i];
+        p->D[i] = t->D[i];
+        p->Y[i] = Y[i];
+        p->PB[i] = expected_pb(t, i, Y[i]);
     }
-    activation_strides(t, t->Cin, X, p.in_strides);
-    activation_strides(t, t->Cout, Y, p.out_strides);
+    activation_strides(t, t->Cin, p->X, p->in_strides);
+    dgrad_logical_tensor_t wei;
+    weights_layout(t, &wei, p->wei_strides);
+    canonical_from_lt(t, out_lt, p->out_strides);
+    p->has_bias = t->bias;
+    p->bias_stride = t->bias ? 1 : 0;
+}
 
-    dgrad_logical_tensor_t lts[3], out_lt;
-    activation_lt(t, 1, t->Cin, X, p.in_strides, &lts[0]);
-    weights_layout(t, &lts[1], p.wei_strides);
-    size_t n_inputs = 2;
-    int64_t shape_vals[8];
-    int n_shape = 0;
+void tester_case_destroy(tester_case_t *c) {
+    dgrad_compiled_op_destroy(c->compiled);
+    dgrad_op_destroy(c->op);
+    free(c->in);
+    free(c->wei);
+    free(c->bias);
+    memset(c, 0, sizeof *c);
+}
+
+size_t tester_case_shape_values(const tester_case_t *c, const int64_t *Y,
+        int64_t *values) {
+    const tester_t *t = &c->t;
+    size_t n = 0;
+    if (t->kind == dgrad_op_convolution_backward_data) {
+        int64_t s[5];
+        dgrad_logical_tensor_t o;
+        activation_strides(t, t->Cout, Y, s);
+        activation_lt(t, 3, t->Cout, Y, s, &o);
+        for (int i = 0; i < o.ndims; i++) values[n++] = o.dims[i];
+    } else {
+        for (int i = 0; i < t->nsp; i++) values[n++] = Y[i];
+    }
+    return n;
+}
+
+int64_t tester_case_output_count(const tester_case_t *c, const int64_t *Y) {
+    int64_t n = c->t.N * c->t.Cout;
+    for (int i = 0; i < c->t.nsp; i++) n *= Y[i];
+    return n;
+}
+
+int tester_case_create(tester_case_t *c, const tester_t *t, char *why,
+        size_t why_size) {
+    const int nsp = t->nsp;
+    unsigned state = t->seed;
+    memset(c, 0, sizeof *c);
+    c->t = *t;
+    int64_t X[3], in_strides[5], out_strides[5], wei_strides[6];
+    for (int i = 0; i < nsp; i++) {
+        X[i] = t->X[i];
+        c->Y[i] = natural_size(t, i) - t->pb[i] - t->pe[i] + t->op[i];
+    }
+    activation_strides(t, t->Cin, X, in_strides);
+    activation_strides(t, t->Cout, c->Y, out_strides);
+    activation_lt(t, 1, t->Cin, X, in_strides, &c->inputs[0]);
+    weights_layout(t, &c->inputs[1], wei_strides);
+    c->n_inputs = 2;
     if (t->shape_mode >= tester_shape_input) {
-        if (onednn) {
-            dgrad_logical_tensor_t o;
-            activation_lt(t, 3, t->Cout, Y, p.out_strides, &o);
-            for (int i = 0; i < o.ndims; i++) shape_vals[n_shape++] = o.dims[i];
-        } else {
-            for (int i = 0; i < nsp; i++) shape_vals[n_shape++] = Y[i];
-        }
-        int64_t d = n_shape;
-        dgrad_logical_tensor_init(&lts[2], 4, dgrad_s64, 1, &d,
+        int64_t values[8];
+        int64_t d = (int64_t)tester_case_shape_values(c, c->Y, values);
+        dgrad_logical_tensor_init(&c->inputs[2], 4, dgrad_s64, 1, &d,
                 dgrad_layout_type_strided, dgrad_property_type_variable);
-        n_inputs = 3;
+        c->n_inputs = 3;
     }
     if (t->bias) {
         int64_t d = t->Cout;
-        dgrad_logical_tensor_init(&lts[2], 4, t->dt, 1, &d,
+        dgrad_logical_tensor_init(&c->inputs[2], 4, t->dt, 1, &d,
                 dgrad_layout_type_strided, dgrad_property_type_variable);
-        p.has_bias = 1;
-        p.bias_stride = 1;
-        n_inputs = 3;
+        c->n_inputs = 3;
     }
     if (t->shape_mode == tester_shape_input_deferred) {
-        dgrad_logical_tensor_init(&out_lt, 3, t->dt, DGRAD_UNKNOWN_NDIMS,
+        dgrad_logical_tensor_init(&c->output, 3, t->dt, DGRAD_UNKNOWN_NDIMS,
                 NULL, dgrad_layout_type_strided, dgrad_property_type_variable);
     } else {
-        activation_lt(t, 3, t->Cout, Y, p.out_strides, &out_lt);
-        if (t->output_any) out_lt.layout_type = dgrad_layout_type_any;
+        activation_lt(t, 3, t->Cout, c->Y, out_strides, &c->output);
+        if (t->output_any) c->output.layout_type = dgrad_layout_type_any;
     }
-    dgrad_logical_tensor_t expected_out;
-    activation_lt(t, 3, t->Cout, Y, p.out_strides, &expected_out);
 
     size_t es = dgrad_data_type_size(t->dt);
-    int64_t in_span = span_of(lts[0].dims, lts[0].strides, lts[0].ndims);
-    int64_t wei_span = span_of(lts[1].dims, lts[1].strides, lts[1].ndims);
-    /* Any output layout dgrad may choose is dense: size by element count. */
-    int64_t out_count = t->N * t->Cout;
-    for (int i = 0; i < nsp; i++) out_count *= Y[i];
-    void *in = malloc((size_t)in_span * es);
-    void *wei = malloc((size_t)wei_span * es);
-    void *bias = malloc((size_t)t->Cout * es);
-    void *out = malloc((size_t)out_count * es);
-    void *ref = malloc((size_t)out_count * es);
-    dgrad_op_t *op = NULL;
-    dgrad_compiled_op_t *c = NULL;
-    if (!in || !wei || !bias || !out || !ref) {
-        fail(why, why_size, "out of memory");
-        goto done;
+    int64_t in_span = span_of(c->inputs[0].dims, c->inputs[0].strides,
+            c->inputs[0].ndims);
+    int64_t wei_span = span_of(c->inputs[1].dims, c->inputs[1].strides,
+            c->inputs[1].ndims);
+    c->in = malloc((size_t)in_span * es);
+    c->wei = malloc((size_t)wei_span * es);
+    c->bias = t->bias ? malloc((size_t)t->Cout * es) : NULL;
+    if (!c->in || !c->wei || (t->bias && !c->bias)) {
+        tester_case_destroy(c);
+        return fail(why, why_size, "out of memory");
     }
-    fill_random(in, t->dt, in_span, &state);
-    fill_random(wei, t->dt, wei_span, &state);
-    fill_random(bias, t->dt, t->Cout, &state);
-    memset(out, 0x7f, (size_t)out_count * es); /* garbage dgrad must overwrite */
+    fill_random(c->in, t->dt, in_span, &state);
+    fill_random(c->wei, t->dt, wei_span, &state);
+    if (t->bias) fill_random(c->bias, t->dt, t->Cout, &state);
 
-    op = build_op(t, Y);
-    if (!op) {
+    c->op = build_op(t, c->Y);
+    if (!c->op) {
         fail(why, why_size, "building the op failed: %s",
                 dgrad_last_error_message());
-        goto done;
+        tester_case_destroy(c);
+        return 0;
     }
-    dgrad_status_t st = dgrad_compiled_op_create(&c, op, n_inputs, lts, &out_lt);
+    dgrad_status_t st = dgrad_compiled_op_create(&c->compiled, c->op,
+            c->n_inputs, c->inputs, &c->output);
     if (st != dgrad_success) {
         fail(why, why_size, "compile failed: %s: %s", dgrad_status_name(st),
                 dgrad_last_error_message());
-        goto done;
+        tester_case_destroy(c);
+        return 0;
     }
-    const void *bufs[3] = {in, wei, t->bias ? bias : shape_vals};
-    for (int e = 0; e < t->executions; e++) {
-        if (t->shape_mode == tester_shape_input_deferred)
-            st = dgrad_compiled_op_execute_dynamic(c, n_inputs, bufs, out,
-                    (size_t)out_count * es, &out_lt);
-        else
-            st = dgrad_compiled_op_execute(c, n_inputs, bufs, out);
-        if (st != dgrad_success) {
-            fail(why, why_size, "execute failed: %s: %s",
-                    dgrad_status_name(st), dgrad_last_error_message());
-            goto done;
-        }
-    }
+    return 1;
+}
+
+int tester_case_check(const tester_case_t *c, const int64_t *Y,
+        const dgrad_logical_tensor_t *out_lt, const void *out, char *why,
+        size_t why_size) {
+    const tester_t *t = &c->t;
+    const int nsp = t->nsp;
+    int64_t s[5];
+    dgrad_logical_tensor_t expected_out;
+    activation_strides(t, t->Cout, Y, s);
+    activation_lt(t, 3, t->Cout, Y, s, &expected_out);
+    if (out_lt->ndims != expected_out.ndims)
+        return fail(why, why_size, "output rank is %d, expected %d",
+                (int)out_lt->ndims, (int)expected_out.ndims);
     for (int i = 0; i < expected_out.ndims; i++)
-        if (out_lt.ndims != expected_out.ndims
-                || out_lt.dims[i] != expected_out.dims[i]) {
-            fail(why, why_size, "output dim %d is %lld, expected %lld", i,
-                    (long long)out_lt.dims[i],
+        if (out_lt->dims[i] != expected_out.dims[i])
+            return fail(why, why_size, "output dim %d is %lld, expected %lld",
+                    i, (long long)out_lt->dims[i],
                     (long long)expected_out.dims[i]);
-            goto done;
-        }
-    canonical_from_lt(t, &out_lt, p.out_strides);
-    if (span_of(out_lt.dims, out_lt.strides, out_lt.ndims) > out_count) {
-        fail(why, why_size, "dgrad chose a non-dense output layout");
-        goto done;
-    }
-    dgrad_reference_compute(&p, in, wei, t->bias ? bias : NULL, ref, NULL);
+    int64_t count = tester_case_output_count(c, Y);
+    if (span_of(out_lt->dims, out_lt->strides, out_lt->ndims) > count)
+        return fail(why, why_size, "dgrad chose a non-dense output layout");
+
+    dgrad_problem_t p;
+    reference_problem(t, Y, out_lt, &p);
+    void *ref = malloc((size_t)count * dgrad_data_type_size(t->dt));
+    if (!ref) return fail(why, why_size, "out of memory");
+    dgrad_reference_compute(&p, c->in, c->wei, c->bias, ref, NULL);
 
     /* Compare every element through the canonical index space. */
+    int passed = 1;
     int64_t idx[5] = {0};
     int nd = 2 + nsp;
-    int64_t cdims[5] = {t->N, t->Cout, Y[0], Y[1], Y[2]};
+    int64_t cdims[5] = {t->N, t->Cout, Y[0], nsp > 1 ? Y[1] : 1,
+            nsp > 2 ? Y[2] : 1};
     for (;;) {
         int64_t off = 0;
         for (int i = 0; i < nd; i++) off += idx[i] * p.out_strides[i];
         double got = dgrad_load(out, t->dt, off);
         double want = dgrad_load(ref, t->dt, off);
         if (!(got == want)) {
-            fail(why, why_size,
+            passed = fail(why, why_size,
                     "mismatch at canonical index [%lld,%lld,%lld,%lld,%lld]: "
-                    "got %g, want %g (impl %s)",
-                    (long long)idx[0], (long long)idx[1], (long long)idx[2],
-                    (long long)idx[3], (long long)idx[4], got, want,
-                    dgrad_compiled_op_impl_name(c));
-            goto done;
+                    "got %g, want %g", (long long)idx[0], (long long)idx[1],
+                    (long long)idx[2], (long long)idx[3], (long long)idx[4],
+                    got, want);
+            break;
         }
         int i = nd - 1;
         while (i >= 0 && ++idx[i] == cdims[i]) idx[i--] = 0;
         if (i < 0) break;
     }
-    passed = 1;
-done:
-    dgrad_compiled_op_destroy(c);
-    dgrad_op_destroy(op);
-    free(in);
-    free(wei);
-    free(bias);
-    free(out);
     free(ref);
+    return passed;
+}
+
+int tester_run(const tester_t *t, char *why, size_t why_size) {
+    tester_case_t c;
+    if (!tester_case_create(&c, t, why, why_size)) return 0;
+    size_t es = dgrad_data_type_size(t->dt);
+    int64_t count = tester_case_output_count(&c, c.Y);
+    int64_t shape_values[8];
+    tester_case_shape_values(&c, c.Y, shape_values);
+    void *out = malloc((size_t)count * es);
+    int passed = 0;
+    if (!out) {
+        fail(why, why_size, "out of memory");
+        goto done;
+    }
+    memset(out, 0x7f, (size_t)count * es); /* garbage dgrad must overwrite */
+    const void *bufs[3] = {c.in, c.wei, t->bias ? c.bias : shape_values};
+    dgrad_logical_tensor_t out_lt = c.output;
+    for (int e = 0; e < t->executions; e++) {
+        dgrad_status_t st;
+        if (t->shape_mode == tester_shape_input_deferred)
+            st = dgrad_compiled_op_execute_dynamic(c.compiled, c.n_inputs,
+                    bufs, out, (size_t)count * es, &out_lt);
+        else
+            st = dgrad_compiled_op_execute(c.compiled, c.n_inputs, bufs, out);
+        if (st != dgrad_success) {
+            fail(why, why_size, "execute failed: %s: %s",
+                    dgrad_status_name(st), dgrad_last_error_message());
+            goto done;
+        }
+    }
+    passed = tester_case_check(&c, c.Y, &out_lt, out, why, why_size);
+    if (!passed) {
+        size_t u = strlen(why);
+        snprintf(why + u, why_size - u, " (impl %s)",
+                dgrad_compiled_op_impl_name(c.compiled));
+    }
+done:
+    free(out);
+    tester_case_destroy(&c);
     return passed;
 }

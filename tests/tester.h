@@ -44,6 +44,48 @@ void tester_init(tester_t *t, dgrad_op_kind_t kind, int nsp);
  * on failure returns 0 with a description in @p why. */
 int tester_run(const tester_t *t, char *why, size_t why_size);
 
+/*
+ * One configuration compiled once with its input data, for tests that run
+ * it themselves (several threads, several output shapes of a shape input
+ * unknown at compile time) and check each result against the reference.
+ * Every field is read-only after tester_case_create: threads may share it.
+ */
+typedef struct tester_case {
+    tester_t t;
+    dgrad_op_t *op;
+    dgrad_compiled_op_t *compiled;
+    size_t n_inputs;
+    dgrad_logical_tensor_t inputs[3];
+    dgrad_logical_tensor_t output; /* as compiled: dims may be unknown */
+    void *in, *wei, *bias;         /* the data inputs; bias NULL without */
+    int64_t Y[3];                  /* the configuration's output sizes */
+} tester_case_t;
+
+/* Builds the op and data of @p t and compiles them. Returns 1 on success;
+ * on failure returns 0 with a description in @p why and nothing to free. */
+int tester_case_create(tester_case_t *c, const tester_t *t, char *why,
+        size_t why_size);
+
+void tester_case_destroy(tester_case_t *c);
+
+/* Values of the dst_shape / output_shape input that ask for output spatial
+ * sizes @p Y (oneDNN Graph: the full shape in data_format order; OpenVINO:
+ * the spatial sizes). Returns their count. */
+size_t tester_case_shape_values(const tester_case_t *c, const int64_t *Y,
+        int64_t *values);
+
+/* Elements of a dense output of spatial sizes @p Y (any layout dgrad may
+ * choose is dense). */
+int64_t tester_case_output_count(const tester_case_t *c, const int64_t *Y);
+
+/* Checks an output that dgrad reported as @p out_lt for spatial sizes @p Y:
+ * its dims, its density, and every element against the reference computed
+ * from the case's own inputs. Returns 1 on pass, else 0 with @p why.
+ * Thread-safe. */
+int tester_case_check(const tester_case_t *c, const int64_t *Y,
+        const dgrad_logical_tensor_t *out_lt, const void *out, char *why,
+        size_t why_size);
+
 /* One-line description of a configuration, for messages. */
 const char *tester_describe(const tester_t *t, char *buf, size_t size);
 
