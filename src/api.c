@@ -41,6 +41,7 @@ typedef struct variant {
 
 struct dgrad_compiled_op {
     dgrad_op_desc_t desc;
+    dgrad_plan_policy_t policy; /* every variant is planned by it */
     size_t n_inputs;
     dgrad_logical_tensor_t inputs[3];
     dgrad_logical_tensor_t output; /* as returned by compile */
@@ -223,10 +224,32 @@ static void variant_free(variant_t *v) {
     free(v);
 }
 
+/* The policy compiled ops are planned by: the defaults, unless a test
+ * set another (it is part of the plan-cache key, so plans made by one
+ * policy are never handed out for another). */
+static pthread_mutex_t policy_lock = PTHREAD_MUTEX_INITIALIZER;
+static int policy_overridden;
+static dgrad_plan_policy_t policy_override;
+
+void dgrad_api_set_policy_for_testing(const dgrad_plan_policy_t *policy) {
+    pthread_mutex_lock(&policy_lock);
+    policy_overridden = policy != NULL;
+    if (policy) policy_override = *policy;
+    pthread_mutex_unlock(&policy_lock);
+}
+
+static dgrad_plan_policy_t current_policy(void) {
+    pthread_mutex_lock(&policy_lock);
+    dgrad_plan_policy_t p = policy_overridden ? policy_override
+                                              : dgrad_plan_policy_default();
+    pthread_mutex_unlock(&policy_lock);
+    return p;
+}
+
 /* Plans a resolved problem into a new variant. */
 static dgrad_status_t variant_create(const dgrad_resolved_t *resolved,
-        int constant_weights, const int64_t *shape_values,
-        size_t n_shape_values, variant_t **out) {
+        const dgrad_plan_policy_t *policy, int constant_weights,
+        const int64_t *shape_values, size_t n_shape_values, variant_t **out) {
     variant_t *v = dgrad_calloc(1, sizeof *v);
     if (!v) return dgrad_error(dgrad_out_of_memory,
             "dgrad: out of memory creating a compiled op");
@@ -237,7 +260,7 @@ static dgrad_status_t variant_create(const dgrad_resolved_t *resolved,
                 n_shape_values * sizeof *shape_values);
     dgrad_status_t st = dgrad_plan_get(&v->resolved.problem,
             constant_weights ? dgrad_weights_constant : dgrad_weights_variable,
-            &v->plan);
+            policy, &v->plan);
     if (st != dgrad_success) {
         free(v);
         return st;
@@ -269,6 +292,7 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
     if (!c) return dgrad_error(dgrad_out_of_memory,
             "dgrad_compiled_op_create: out of memory");
     c->desc = op->desc;
+    c->policy = current_policy();
     c->n_inputs = n_inputs;
     memcpy(c->inputs, inputs, n_inputs * sizeof *inputs);
     c->output = resolved.output;
@@ -281,8 +305,8 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
     }
     if (!c->deferred) {
         c->n_variants = 1;
-        st = variant_create(&resolved, c->constant_weights, NULL, 0,
-                &c->variants);
+        st = variant_create(&resolved, &c->policy, c->constant_weights, NULL,
+                0, &c->variants);
         if (st != dgrad_success) {
             pthread_mutex_destroy(&c->lock);
             free(c);
@@ -407,7 +431,7 @@ static dgrad_status_t find_variant(dgrad_compiled_op_t *c,
     dgrad_status_t st = resolve_for_values(c, values, n, &r);
     if (st != dgrad_success) return st;
     variant_t *v = NULL;
-    st = variant_create(&r, c->constant_weights, values, n, &v);
+    st = variant_create(&r, &c->policy, c->constant_weights, values, n, &v);
     if (st != dgrad_success) return st;
     if (c->n_variants >= DGRAD_VARIANTS_KEPT) {
         v->transient = 1;

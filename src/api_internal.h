@@ -4,9 +4,15 @@
 #define DGRAD_API_INTERNAL_H
 
 #include "dgrad/dgrad.h"
+#include "onednn.h"
 #include "problem.h"
 
 /* The dialect description of an op. */
 const dgrad_op_desc_t *dgrad_op_get_desc(const dgrad_op_t *op);
+
+/* For tests: ops compiled afterwards are planned by @p policy (part of
+ * the plan-cache key, so no cache clearing is needed); NULL restores the
+ * defaults (dgrad_plan_policy_default). */
+void dgrad_api_set_policy_for_testing(const dgrad_plan_policy_t *policy);
 
 #endif

@@ -25,15 +25,44 @@ typedef enum dgrad_weights_use {
 } dgrad_weights_use_t;
 
 /*
- * Returns a plan for @p problem and @p weights, from the cache when an
- * identical problem (bytewise equal dgrad_problem_t) with the same weights
- * use was planned before, else newly created and inserted. The caller owns
- * one reference: release it with dgrad_plan_release(). Fails with
- * dgrad_unimplemented when oneDNN has no implementation, with a message
- * naming the oneDNN status.
+ * What decides how a plan is chosen, beyond the problem: part of the
+ * plan-cache key, so two policies give two plans for one problem. No field
+ * has padding around it (the key is built field by field anyway).
+ */
+typedef struct dgrad_plan_policy {
+    /* 1: candidates are timed (choice.c); 0: implementation names are
+     * ranked instead (DGRAD_LAYOUT_SEARCH=0 in the environment). */
+    int32_t layout_search;
+    /* Microsecond plans run on one OpenMP thread when measured faster (0),
+     * whenever they build (1), or never (2). */
+    int32_t threading;
+    /* Problems up to max_bytes and max_macs are timed as they are; larger
+     * ones on a reduced copy brought under reduced_bytes and reduced_macs;
+     * under min_macs nothing is timed. */
+    double max_bytes, max_macs, reduced_bytes, reduced_macs, min_macs;
+    /* Reorders of tensors of this many bytes or more run in chunks
+     * (oneDNN 2.6's jit reorders stop at 2^31 bytes). */
+    int64_t chunk_bytes;
+    /* A plan's own buffers stay within this many bytes when a leaner
+     * candidate exists; 0: a quarter of physical memory. */
+    int64_t workspace_budget;
+} dgrad_plan_policy_t;
+
+/* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the
+ * environment (read once per process). */
+dgrad_plan_policy_t dgrad_plan_policy_default(void);
+
+/*
+ * Returns a plan for @p problem, @p weights and @p policy, from the cache
+ * when an identical request was planned before, else newly created and
+ * inserted. The caller owns one reference: release it with
+ * dgrad_plan_release(). Fails with dgrad_unimplemented when oneDNN has no
+ * implementation, with a message naming the oneDNN status, and with
+ * dgrad_out_of_memory when planning runs out of memory.
  */
 dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
-        dgrad_weights_use_t weights, dgrad_plan_t **plan);
+        dgrad_weights_use_t weights, const dgrad_plan_policy_t *policy,
+        dgrad_plan_t **plan);
 
 /* Drops one reference; NULL accepted. */
 void dgrad_plan_release(dgrad_plan_t *plan);
@@ -71,38 +100,14 @@ const char *dgrad_plan_choice(const dgrad_plan_t *plan);
  * that measured faster). For tests. */
 int dgrad_plan_single_thread(const dgrad_plan_t *plan);
 
-/* For tests: microsecond plans are kept on one thread when measured
- * faster (0, the default), whenever it builds (1), or never (2). */
-void dgrad_plan_set_threading_for_testing(int mode);
-
 /* Chunks the plan's reorders run in, summed (a reorder in one piece
  * counts 1; 0 without reorders). For tests. */
 int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan);
-
-/* For tests: plans created afterwards run every reorder whose tensors
- * take @p bytes or more in chunks, as they do beyond oneDNN's 2^31-byte
- * limit; 0 restores the default. Not part of any cache key: use problems
- * not planned before. */
-void dgrad_plan_set_chunk_limit_for_testing(int64_t bytes);
 
 /* Bytes of the buffers one execution of the plan uses besides the user's
  * (intermediate copies of tensors, scratchpad); each thread executing the
  * plan at the same time has its own. */
 size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan);
-
-/* For tests: the workspace budget (a quarter of physical memory by
- * default) that plans created afterwards respect when a leaner candidate
- * exists; 0 restores the default. */
-void dgrad_plan_set_workspace_budget_for_testing(int64_t bytes);
-
-/* For tests: the sizes that decide how plans created afterwards choose
- * their layouts (bytes and multiply-adds up to which a problem is timed
- * as it is, the size its reduced copy is brought under beyond those, and
- * the multiply-adds under which nothing is timed). Zero @p max_bytes
- * restores the defaults. Not part of any cache key. */
-void dgrad_plan_set_search_limits_for_testing(double max_bytes,
-        double max_macs, double reduced_bytes, double reduced_macs,
-        double min_macs);
 
 /* Drops the cache's references to every plan (holders keep theirs); the
  * next request for any problem plans it afresh. */

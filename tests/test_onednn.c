@@ -1,5 +1,5 @@
 /*
- * The oneDNN lowering (src/onednn.c) against the reference gather, on
+ * The oneDNN lowering (src/plan/) against the reference gather, on
  * hand-built canonical problems. Data are small integers so every dtype is
  * exact (f32 accumulation of small integer products is exact and both
  * sides round once); the random-float test uses a tolerance.
@@ -18,6 +18,21 @@
 #include "dtype.h"
 #include "onednn.h"
 #include "reference.h"
+
+/* The policy this file's plans are requested with (each test runs in a
+ * process of its own, so a knob a test turns stays in that test). The
+ * policy is part of the plan-cache key: a test that turns a knob gets
+ * fresh plans without touching the cache or the problem. */
+static dgrad_plan_policy_t knobs;
+static int knobs_ready;
+
+static dgrad_plan_policy_t *policy(void) {
+    if (!knobs_ready) {
+        knobs = dgrad_plan_policy_default();
+        knobs_ready = 1;
+    }
+    return &knobs;
+}
 
 /* Layouts of the activations and of the weights. */
 enum { NCX = 0, NXC = 1 };
@@ -230,7 +245,7 @@ static void check_problem_ex(const dgrad_problem_t *p, int integers,
     dgrad_plan_t *plan = NULL;
     /* Prepared weights are what a constant-weights plan is chosen for. */
     cr_assert_eq(dgrad_plan_get(p, prepared ? dgrad_weights_constant
-                                         : dgrad_weights_variable, &plan),
+                                         : dgrad_weights_variable, policy(), &plan),
             dgrad_success, "%s", dgrad_last_error_message());
     const void *wei = b.wei;
     void *prep = NULL;
@@ -363,7 +378,7 @@ Test(onednn, kernel_larger_than_input) {
 static void check_empty(shape_t s) {
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_success);
     cr_assert_str_eq(dgrad_plan_impl_name(plan), "none");
     cr_assert_eq(dgrad_plan_prepared_weights_size(plan), 0);
     buffers_t b;
@@ -423,7 +438,7 @@ Test(onednn, strides_with_gaps) {
         buffers_init(&b, &p, 1, 5u);
         dgrad_reference_compute(&p, b.in, b.wei, b.bias, b.ref, NULL);
         dgrad_plan_t *plan = NULL;
-        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
+        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_success);
         cr_assert_eq(dgrad_plan_execute(plan, b.in, b.wei, 0, b.bias, b.out),
                 dgrad_success);
         compare(&p, &b, 0);
@@ -489,7 +504,7 @@ Test(onednn, prepared_weights) {
         set_natural_y(&s, 1);
         dgrad_problem_t p = make_problem(&s);
         dgrad_plan_t *plan = NULL;
-        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
+        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_success);
         /* f16 always converts; others depend on the layout choice. */
         if (dts[i] == dgrad_f16)
             cr_assert_gt(dgrad_plan_prepared_weights_size(plan), 0);
@@ -505,10 +520,10 @@ Test(onednn, cache_hits) {
     set_natural_y(&s, 0);
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *a = NULL, *b = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &a), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &a), dgrad_success);
     size_t size = dgrad_plan_cache_size(), hits = dgrad_plan_cache_hits();
     dgrad_problem_t q = make_problem(&s);
-    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &b), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, policy(), &b), dgrad_success);
     cr_assert_str_eq(dgrad_plan_impl_name(a), dgrad_plan_impl_name(b));
     cr_assert_eq(a, b);
     cr_assert_eq(dgrad_plan_cache_size(), size);
@@ -517,16 +532,16 @@ Test(onednn, cache_hits) {
     dgrad_plan_t *c = NULL;
     q.PB[0] = 0;
     q.Y[0] += 1;
-    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &c), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, policy(), &c), dgrad_success);
     cr_assert_neq(c, a);
     cr_assert_eq(dgrad_plan_cache_size(), size + 1);
     /* The same problem for constant weights is an entry of its own (its
      * layout choice may differ), found again on the next request. */
     dgrad_plan_t *d = NULL, *e = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_constant, &d), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_constant, policy(), &d), dgrad_success);
     cr_assert_neq(d, a);
     cr_assert_eq(dgrad_plan_cache_size(), size + 2);
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_constant, &e), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_constant, policy(), &e), dgrad_success);
     cr_assert_eq(e, d);
     dgrad_plan_release(a);
     dgrad_plan_release(b);
@@ -535,19 +550,63 @@ Test(onednn, cache_hits) {
     dgrad_plan_release(e);
 }
 
+/* The policy is part of the key: two policies, two plans for one problem
+ * (found again for each), and the padding bytes of a problem take no
+ * part. */
+Test(onednn, policies_are_part_of_the_cache_key) {
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 8,
+            .Cout = 8, .X = {4, 4}, .K = {3, 3}, .S = {1, 1}, .D = {1, 1},
+            .PB = {1, 1}, .act_layout = NCX};
+    set_natural_y(&s, 0);
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_policy_t ranked = *policy();
+    ranked.layout_search = 0;
+    dgrad_plan_t *a = NULL, *b = NULL, *a2 = NULL, *b2 = NULL;
+    size_t size = dgrad_plan_cache_size();
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &a), 0);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &ranked, &b), 0);
+    cr_assert_neq(a, b);
+    cr_assert_eq(dgrad_plan_cache_size(), size + 2);
+    cr_assert_str_eq(dgrad_plan_choice(b), "ranking");
+    cr_assert_str_neq(dgrad_plan_choice(a), "ranking");
+    /* Same problem, other padding bytes: the same entries. */
+    dgrad_problem_t q;
+    memset(&q, 0xa5, sizeof q);
+    q.nsp = p.nsp;
+    q.dt = p.dt;
+    q.N = p.N; q.G = p.G; q.Cin = p.Cin; q.Cout = p.Cout;
+    memcpy(q.X, p.X, sizeof q.X); memcpy(q.K, p.K, sizeof q.K);
+    memcpy(q.S, p.S, sizeof q.S); memcpy(q.D, p.D, sizeof q.D);
+    memcpy(q.PB, p.PB, sizeof q.PB); memcpy(q.Y, p.Y, sizeof q.Y);
+    memcpy(q.in_strides, p.in_strides, sizeof q.in_strides);
+    memcpy(q.wei_strides, p.wei_strides, sizeof q.wei_strides);
+    memcpy(q.out_strides, p.out_strides, sizeof q.out_strides);
+    q.has_bias = p.has_bias;
+    q.bias_stride = p.bias_stride;
+    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, policy(), &a2), 0);
+    cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &ranked, &b2), 0);
+    cr_assert_eq(a2, a);
+    cr_assert_eq(b2, b);
+    cr_assert_eq(dgrad_plan_cache_size(), size + 2);
+    dgrad_plan_release(a);
+    dgrad_plan_release(b);
+    dgrad_plan_release(a2);
+    dgrad_plan_release(b2);
+}
+
 Test(onednn, cache_eviction_keeps_held_plans) {
     shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
             .Cout = 2, .X = {3}, .K = {2}, .S = {1}, .D = {1}};
     dgrad_problem_t p = make_problem(&s);
     p.Y[0] = 1;
     dgrad_plan_t *held = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &held), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &held), dgrad_success);
     /* Flood the cache with 300 cheap (empty-region) problems. */
     for (int i = 0; i < 300; i++) {
         dgrad_problem_t q = p;
         q.PB[0] = 100 + i;
         dgrad_plan_t *t = NULL;
-        cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &t), dgrad_success);
+        cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, policy(), &t), dgrad_success);
         dgrad_plan_release(t);
     }
     cr_assert_leq(dgrad_plan_cache_size(), 256);
@@ -603,7 +662,7 @@ static void check_threads(shape_t s, int prepared) {
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
     cr_assert_eq(dgrad_plan_get(&p, prepared ? dgrad_weights_constant
-                                         : dgrad_weights_variable, &plan),
+                                         : dgrad_weights_variable, policy(), &plan),
             dgrad_success, "%s", dgrad_last_error_message());
     if (prepared)
         cr_assert_gt(dgrad_plan_prepared_weights_size(plan), 0,
@@ -646,7 +705,7 @@ Test(onednn, threads_share_a_plan) {
     check_threads(s, 1);
     /* A microsecond problem (planned without timings, possibly for one
      * thread) whose reorders run in chunks. */
-    dgrad_plan_set_chunk_limit_for_testing(256);
+    policy()->chunk_bytes = 256;
     shape_t t = {.nsp = 2, .dt = dgrad_f32, .N = 3, .G = 2, .Cin = 16,
             .Cout = 6, .X = {5, 4}, .K = {3, 2}, .S = {2, 2}, .D = {1, 1},
             .PB = {1, 0}, .act_layout = NCX};
@@ -654,7 +713,6 @@ Test(onednn, threads_share_a_plan) {
     check_threads(t, 0);
     t.dt = dgrad_f16;
     check_threads(t, 1);
-    dgrad_plan_set_chunk_limit_for_testing(0);
 }
 
 Test(onednn, onednn_failure_is_reported) {
@@ -667,7 +725,7 @@ Test(onednn, onednn_failure_is_reported) {
             .Y = {5}};
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_unimplemented);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_unimplemented);
     cr_assert_null(plan);
     cr_assert(strstr(dgrad_last_error_message(), "invalid_arguments"), "%s",
             dgrad_last_error_message());
@@ -677,18 +735,18 @@ Test(onednn, onednn_failure_is_reported) {
 
 Test(onednn, null_arguments) {
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(NULL, dgrad_weights_variable, &plan), dgrad_invalid_arguments);
+    cr_assert_eq(dgrad_plan_get(NULL, dgrad_weights_variable, policy(), &plan), dgrad_invalid_arguments);
     dgrad_problem_t p;
     memset(&p, 0, sizeof p);
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_invalid_arguments);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_invalid_arguments);
     cr_assert_null(plan);
     shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
             .Cout = 3, .X = {4}, .K = {3}, .S = {1}, .D = {1}, .Y = {6}};
     p = make_problem(&s);
     p.in_strides[2] = -1;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_invalid_arguments);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_invalid_arguments);
     p = make_problem(&s);
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan), dgrad_success);
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_success);
     cr_assert_eq(dgrad_plan_execute(plan, NULL, NULL, 0, NULL, NULL),
             dgrad_invalid_arguments);
     dgrad_plan_release(plan);
@@ -736,10 +794,10 @@ Test(onednn, chunked_reorders) {
                  * activation is cut along the batch and more. */
                 int64_t image = s.Cin * dgrad_data_type_size(s.dt);
                 for (int i = 0; i < nsp; i++) image *= s.X[i];
-                dgrad_plan_set_chunk_limit_for_testing(image / 2);
+                policy()->chunk_bytes = image / 2;
                 check_problem_ex(&p, 1, 0);
                 dgrad_plan_t *plan = NULL;
-                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &plan),
+                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
                         dgrad_success);
                 int64_t n = dgrad_plan_reorder_chunks(plan);
                 cr_log_info("nsp %d dt %d g %lld: %s, %lld reorder chunks",
@@ -748,7 +806,6 @@ Test(onednn, chunked_reorders) {
                 chunked += n > 3;
                 dgrad_plan_release(plan);
             }
-    dgrad_plan_set_chunk_limit_for_testing(0);
     cr_assert_gt(chunked, 0, "no plan ran a chunked reorder");
 }
 
@@ -758,7 +815,7 @@ Test(onednn, chunked_reorders) {
 Test(onednn, caller_thread_count_is_restored) {
 #ifdef _OPENMP
     omp_set_num_threads(3);
-    dgrad_plan_set_threading_for_testing(1); /* one thread whenever it builds */
+    policy()->threading = 1; /* one thread whenever it builds */
     for (int prepared = 0; prepared <= 1; prepared++) {
         shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 16,
                 .Cout = 16, .X = {8, 8}, .K = {2, 2}, .S = {2, 2},
@@ -769,13 +826,12 @@ Test(onednn, caller_thread_count_is_restored) {
         cr_assert_eq(omp_get_max_threads(), 3);
         dgrad_plan_t *plan = NULL;
         cr_assert_eq(dgrad_plan_get(&p, prepared ? dgrad_weights_constant
-                                             : dgrad_weights_variable, &plan),
+                                             : dgrad_weights_variable, policy(), &plan),
                 dgrad_success);
         cr_assert(dgrad_plan_single_thread(plan), "%s plan: %s",
                 dgrad_plan_choice(plan), dgrad_plan_impl_name(plan));
         dgrad_plan_release(plan);
     }
-    dgrad_plan_set_threading_for_testing(0);
 #else
     cr_skip_test("built without OpenMP");
 #endif
@@ -796,8 +852,12 @@ Test(onednn, layout_choice_paths) {
             "untimed"};
     for (int l = 0; l < 3; l++) {
         int taken = 0;
-        dgrad_plan_set_search_limits_for_testing(limits[l][0], limits[l][1],
-                limits[l][2], limits[l][3], limits[l][4]);
+        dgrad_plan_policy_t *k = policy();
+        k->max_bytes = limits[l][0];
+        k->max_macs = limits[l][1];
+        k->reduced_bytes = limits[l][2];
+        k->reduced_macs = limits[l][3];
+        k->min_macs = limits[l][4];
         for (int nsp = 1; nsp <= 3; nsp++)
             for (size_t t = 0; t < sizeof dts / sizeof dts[0]; t++)
                 for (int variant = 0; variant < 3; variant++) {
@@ -812,32 +872,33 @@ Test(onednn, layout_choice_paths) {
                             .act_layout = variant == 2 ? NXC : NCX,
                             .wei_layout = variant, .has_bias = variant == 1};
                     set_natural_y(&s, variant == 0 ? -1 : 0);
-                    /* Layout choices are cached per problem: the batch
-                     * differs per limit setting so that each plans afresh. */
-                    s.N += l;
                     dgrad_problem_t p = make_problem(&s);
                     check_problem_ex(&p, 1, variant == 2);
                     dgrad_plan_t *plan = NULL;
                     cr_assert_eq(dgrad_plan_get(&p, variant == 2
                                                  ? dgrad_weights_constant
                                                  : dgrad_weights_variable,
-                                         &plan),
+                                         policy(), &plan),
                             dgrad_success);
                     taken += !strcmp(dgrad_plan_choice(plan), expected[l]);
                     dgrad_plan_release(plan);
                 }
         cr_assert_gt(taken, 0, "no plan chosen by %s", expected[l]);
     }
-    dgrad_plan_set_search_limits_for_testing(0, 0, 0, 0, 0);
 }
 
 /* A plan's own buffers respect a workspace budget when a leaner candidate
  * exists (problems too large to time as they are: here, with lowered
- * limits, small ones). The same problem is planned twice, the cache
- * cleared in between: without a budget, and under a 1-byte budget, where
- * the leanest candidate must win. */
+ * limits, small ones). The same problem is planned twice: without a
+ * budget, and under a 1-byte budget (another policy, so another plan),
+ * where the leanest candidate must win. */
 Test(onednn, workspace_budget) {
-    dgrad_plan_set_search_limits_for_testing(4096, 1e5, 2048, 5e4, 100);
+    dgrad_plan_policy_t *k = policy();
+    k->max_bytes = 4096;
+    k->max_macs = 1e5;
+    k->reduced_bytes = 2048;
+    k->reduced_macs = 5e4;
+    k->min_macs = 100;
     int leaner = 0;
     for (int nsp = 1; nsp <= 3; nsp++)
         for (int layout = NCX; layout <= NXC; layout++) {
@@ -849,13 +910,12 @@ Test(onednn, workspace_budget) {
             set_natural_y(&s, 0);
             dgrad_problem_t p = make_problem(&s);
             dgrad_plan_t *free_plan = NULL, *lean = NULL;
-            dgrad_plan_set_workspace_budget_for_testing(0);
+            k->workspace_budget = 0;
             cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
-                                 &free_plan), dgrad_success);
-            dgrad_plan_cache_clear();
-            dgrad_plan_set_workspace_budget_for_testing(1);
+                                 policy(), &free_plan), dgrad_success);
+            k->workspace_budget = 1;
             check_problem_ex(&p, 1, 0);
-            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &lean),
+            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &lean),
                     dgrad_success);
             size_t a = dgrad_plan_workspace_size(free_plan),
                    b = dgrad_plan_workspace_size(lean);
@@ -867,7 +927,5 @@ Test(onednn, workspace_budget) {
             dgrad_plan_release(free_plan);
             dgrad_plan_release(lean);
         }
-    dgrad_plan_set_workspace_budget_for_testing(0);
-    dgrad_plan_set_search_limits_for_testing(0, 0, 0, 0, 0);
     cr_assert_gt(leaner, 0, "the budget changed no choice");
 }

@@ -424,10 +424,16 @@ Test(faults, compile_timed, .timeout = 600) {
 
 Test(faults, compile_on_a_reduced_copy, .timeout = 600) {
     /* Limits low enough that onnx_timed is timed on a reduced copy. */
-    dgrad_plan_set_search_limits_for_testing(1 << 16, 1e5, 1 << 15, 5e4, 1e3);
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.max_bytes = 1 << 16;
+    policy.max_macs = 1e5;
+    policy.reduced_bytes = 1 << 15;
+    policy.reduced_macs = 5e4;
+    policy.min_macs = 1e3;
+    dgrad_api_set_policy_for_testing(&policy);
     sweep_core("compile (reduced copy)", onnx_timed, fresh, act_compile,
             verify_by_executing, undo_compiled, EXPECT_FAILURES);
-    dgrad_plan_set_search_limits_for_testing(0, 0, 0, 0, 0);
+    dgrad_api_set_policy_for_testing(NULL);
 }
 
 Test(faults, first_execute) {

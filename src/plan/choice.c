@@ -1,0 +1,310 @@
+/*
+ * Why this layout: the choice policy.
+ *
+ * Plan creation asks oneDNN for the layout candidates (candidates.c) and,
+ * when more than one remains, picks by one of three strategies:
+ * - untimed, for problems under the policy's min_macs (microseconds
+ *   whatever the layout): the candidate with the fewest reorders per
+ *   execute, or the ranking with groups;
+ * - timed, for problems up to max_bytes and max_macs: each candidate runs
+ *   on scratch buffers, reorders and conversions included (weights
+ *   prepared first when the caller declares them constant, which is part
+ *   of the cache key), and the fastest is kept (timing.c);
+ * - on a reduced copy, beyond those: the copy's winner is built for the
+ *   real problem only if every step keeps the same implementation.
+ * Without timing (policy layout_search 0, DGRAD_LAYOUT_SEARCH=0), and as
+ * the fallback of the others, the ranking of implementation names.
+ * Plans of a few microseconds are also tried on one OpenMP thread, and a
+ * plan's own buffers stay within the workspace budget when a leaner
+ * candidate exists. The plan cache (cache.c) makes this a one-time cost
+ * per problem.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "error.h"
+
+/* The implementations of every step of a plan, for comparing a plan
+ * built for a problem with the one timed on its reduced copy. */
+static void plan_signature(const dgrad_plan_t *plan, char *buf, size_t size) {
+    const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
+            &plan->conv, &plan->bias_add, &plan->out.reorder};
+    size_t n = 0;
+    buf[0] = 0;
+    /* Reorders by class only: a chunked jit reorder (beyond 2^31 bytes)
+     * stands for the whole-tensor jit one timed on the reduced copy. */
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0] && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s|",
+                !steps[i]->prim ? "-"
+                        : steps[i] == &plan->conv || steps[i] == &plan->bias_add
+                        ? steps[i]->impl
+                        : impl_is_generic(steps[i]->impl) ? "generic" : "jit");
+}
+
+/* Whether every reorder of a plan has a jit implementation: oneDNN 2.6
+ * falls back to its generic reorder (simple:any, some 50 ns per element)
+ * for f16 and for tensors beyond 2^31 bytes. */
+static int reorders_fast(const dgrad_plan_t *plan) {
+    const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
+            &plan->out.reorder};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (steps[i]->prim && impl_is_generic(steps[i]->impl))
+            return 0;
+    return 1;
+}
+
+/* Candidates in the order the ranking prefers them without timings:
+ * computed tails last (they are checked only when timed), then by
+ * implementation rank, then in order of preference. Returns how many. */
+static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
+    int k = 0;
+    for (int tail = 0; tail <= 1; tail++)
+        for (int rank = 2; rank >= 0; rank--)
+            for (int i = 0; i < n; i++)
+                if (impl_rank(pds[i].pd) == rank && pds[i].extend_tail == tail)
+                    sorted[k++] = i;
+    return k;
+}
+
+dgrad_plan_policy_t dgrad_plan_policy_default(void) {
+    static atomic_int search = -1;
+    int v = atomic_load(&search);
+    if (v < 0) {
+        const char *e = getenv("DGRAD_LAYOUT_SEARCH");
+        v = !(e && !strcmp(e, "0"));
+        atomic_store(&search, v);
+    }
+    /* Timing costs a few executions and user-sized scratch buffers: up to
+     * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
+     * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
+     * microseconds whatever the layout. */
+    dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
+            (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
+            0};
+    return p;
+}
+
+/* A plan's own buffers (one execution context: intermediate copies of
+ * the tensors, scratchpad) may take at most this much when a leaner
+ * candidate exists: a quarter of physical memory. Only problems too large
+ * to time as they are get near it (the 3D specification example's
+ * channels-last plan takes 3.8 GB). */
+
+static double workspace_budget(const dgrad_plan_policy_t *policy) {
+    int64_t o = policy->workspace_budget;
+    if (o > 0) return (double)o;
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || size <= 0) return INFINITY;
+    return (double)pages * (double)size / 4;
+}
+
+static int within_budget(const dgrad_plan_t *plan) {
+    return (double)dgrad_plan_workspace_size(plan)
+            <= workspace_budget(&plan->policy);
+}
+
+/* The plan the ranking chooses without timings: the first candidate in
+ * rank order whose reorders are fast and whose buffers fit the workspace
+ * budget; else the first that fits; else the leanest. Its index goes to
+ * @p chosen. */
+static dgrad_plan_t *rank_build(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged,
+        const cand_pd_t *pds, int n, int *chosen, dnnl_status_t *err,
+        const char **what) {
+    int sorted[MAX_CAND_PDS];
+    int k = rank_order(pds, n, sorted);
+    dgrad_plan_t *fallback = NULL;
+    int fallback_fits = 0;
+    *chosen = -1;
+    for (int i = 0; i < k; i++) {
+        dgrad_plan_t *plan = build_candidate(problem, policy, staged, &pds[sorted[i]],
+                err, what);
+        if (!plan) continue;
+        int fits = within_budget(plan);
+        if (fits && reorders_fast(plan)) {
+            if (fallback) plan_destroy(fallback);
+            *chosen = sorted[i];
+            return plan;
+        }
+        if (!fallback || (fits && !fallback_fits)
+                || (!fits && !fallback_fits
+                        && dgrad_plan_workspace_size(plan)
+                                < dgrad_plan_workspace_size(fallback))) {
+            if (fallback) plan_destroy(fallback);
+            fallback = plan;
+            fallback_fits = fits;
+            *chosen = sorted[i];
+        } else {
+            plan_destroy(plan);
+        }
+    }
+    return fallback;
+}
+
+static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy,        int weights_constant, dgrad_plan_t **out) {
+    dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
+    if (!plan)
+        return dgrad_error(dgrad_out_of_memory,
+                "oneDNN lowering: cannot allocate a plan");
+    if (plan->empty) {
+        snprintf(plan->impl, sizeof plan->impl, "none");
+        plan->weights_constant = weights_constant;
+        plan->choice = "none";
+        *out = plan;
+        return dgrad_success;
+    }
+    plan_destroy(plan);
+
+    cand_pd_t pds[MAX_CAND_PDS];
+    dnnl_status_t first_error = dnnl_success, err = dnnl_success;
+    const char *what = "convolution backward data creation";
+    int staged = bias_needs_f32(problem) || !layouts_nested(problem);
+    int n = all_candidates(problem, policy, staged, pds, &first_error);
+    if (n == 0 && !staged && first_error == dnnl_unimplemented
+            && problem->dt != dgrad_f32) {
+        staged = 1;
+        first_error = dnnl_success;
+        n = all_candidates(problem, policy, 1, pds, &first_error);
+    }
+    if (n == 0) {
+        /* The canonical problem is valid, so oneDNN refusing to build it
+         * means "not supported here": a compiler may fall back. */
+        return dnnl_fail_as(problem, first_error == dnnl_success
+                        ? dnnl_unimplemented : first_error,
+                what, dgrad_unimplemented);
+    }
+
+    dgrad_plan_t *best = NULL;
+    const char *choice = "ranking";
+    int timed = n > 1 && policy->layout_search;
+    if (timed && problem_macs(problem) < policy->min_macs) {
+        /* A few microseconds whatever the layout, so no timing: without
+         * groups each extra primitive (an activation reorder) costs about
+         * as much as the convolution, so the candidate with the fewest
+         * reorders per execute (best rank among equals) wins, as measured
+         * on the suites (a weights reorder counts unless the weights are
+         * constant, converted once); with groups, oneDNN's gemm path runs
+         * one small product per group and the ranking's choice wins. */
+        int sorted[MAX_CAND_PDS], k = rank_order(pds, n, sorted), few = -1;
+        int cost[MAX_CAND_PDS];
+        for (int i = 0; i < n; i++)
+            cost[i] = pds[i].reorders + (weights_constant ? 0 : pds[i].wei_reorder);
+        for (int i = 0; i < k && problem->G == 1; i++)
+            if (!pds[sorted[i]].extend_tail
+                    && (few < 0 || cost[sorted[i]] < cost[few]))
+                few = sorted[i];
+        /* With output padding, the primitive computing the tail saves the
+         * border fill (one pass, the ONNX examples' largest cost): taken
+         * at no more reorders, once a run has shown that it writes zeros
+         * there (microseconds at this size). */
+        int tail = -1;
+        for (int i = 0; few >= 0 && i < k; i++)
+            if (pds[sorted[i]].extend_tail && cost[sorted[i]] <= cost[few]
+                    && impl_rank(pds[sorted[i]].pd) >= impl_rank(pds[few].pd)
+                    && (tail < 0 || cost[sorted[i]] < cost[tail]))
+                tail = sorted[i];
+        int chosen = -1;
+        if (tail >= 0 && (best = checked_tail_candidate(problem, policy, staged,
+                                  &pds[tail], &err, &what)))
+            chosen = tail;
+        if (!best && few >= 0
+                && (best = build_candidate(problem, policy, staged, &pds[few], &err,
+                            &what)))
+            chosen = few;
+        if (!best) best = rank_build(problem, policy, staged, pds, n, &chosen, &err,
+                &what);
+        choice = "untimed";
+        if (best && chosen >= 0)
+            best = keep_faster_threading(problem, policy, staged,
+                    weights_constant, &pds[chosen], best);
+    } else if (timed && problem_bytes(problem) <= policy->max_bytes
+            && problem_macs(problem) <= policy->max_macs) {
+        int w = -1;
+        double ms = INFINITY;
+        best = search(problem, policy, staged, weights_constant, pds, n, &w, &ms,
+                &err, &what);
+        choice = "timed";
+        /* Up to some 100 µs, one thread may beat the fork and join. */
+        if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
+            best = keep_faster_threading(problem, policy, staged,
+                    weights_constant, &pds[w], best);
+    } else if (timed) {
+        /* Time a reduced copy, then build its winner for the problem. */
+        dgrad_problem_t r;
+        cand_pd_t rpds[MAX_CAND_PDS];
+        dnnl_status_t rerr = dnnl_success;
+        const char *rwhat = "";
+        int rn = reduce_problem(problem, policy, &r) == 0
+                ? all_candidates(&r, policy, staged, rpds, &rerr) : 0;
+        int w = -1;
+        double rms = INFINITY;
+        dgrad_plan_t *rbest = rn > 1
+                ? search(&r, policy, staged, weights_constant, rpds, rn, &w, &rms,
+                          &rerr, &rwhat)
+                : NULL;
+        if (rbest) {
+            /* The same implementations as the ones timed (and, for a
+             * computed tail, checked), else the ranking. */
+            best = rebuild_candidate(problem, policy, staged, rpds[w].cand,
+                    rpds[w].extend_tail, &err, &what);
+            char sig_r[256], sig[256] = "";
+            plan_signature(rbest, sig_r, sizeof sig_r);
+            if (best) plan_signature(best, sig, sizeof sig);
+            const char *why = best ? "built for the problem"
+                                   : "not available: ranking";
+            if (best && strcmp(sig, sig_r)) {
+                /* Another implementation somewhere: what was timed does
+                 * not hold. */
+                why = "differs for the problem, ranking";
+            } else if (best && !within_budget(best)) {
+                why = "over the workspace budget, ranking";
+            }
+            if (best && strcmp(why, "built for the problem")) {
+                plan_destroy(best);
+                best = NULL;
+            }
+            if (layout_search_verbose())
+                fprintf(stderr, "dgrad layout search: reduced problem's "
+                        "choice %s: %s\n", sig_r, why);
+            choice = "reduced copy";
+            plan_destroy(rbest);
+        }
+        destroy_pds(rpds, rn);
+    }
+    int unused;
+    if (!best) {
+        best = rank_build(problem, policy, staged, pds, n, &unused, &err, &what);
+        choice = "ranking";
+    }
+    destroy_pds(pds, n);
+    if (!best)
+        return dnnl_fail_as(problem, err == dnnl_success ? dnnl_runtime_error
+                        : err, what, dgrad_unimplemented);
+    best->weights_constant = weights_constant;
+    best->choice = choice;
+    *out = best;
+    return dgrad_success;
+}
+
+/* plan_choose, failing as a whole when an acquisition or execution on the
+ * way failed (see planning_failure). */
+dgrad_status_t plan_create(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy,        int weights_constant, dgrad_plan_t **out) {
+    dgrad_plan_t *plan = NULL;
+    planning_reset();
+    dgrad_status_t st = plan_choose(problem, policy, weights_constant, &plan);
+    if (planning_failed() == dnnl_success) {
+        if (st == dgrad_success) *out = plan;
+        return st;
+    }
+    if (plan) plan_destroy(plan);
+    return dnnl_fail(problem, planning_failed(), "planning");
+}

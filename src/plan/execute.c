@@ -1,0 +1,507 @@
+/*
+ * Execution. It allocates nothing in the steady state: each plan keeps a
+ * pool of execution contexts (stream, workspace with scratchpad and
+ * intermediate buffers, every oneDNN memory object its steps use, all made
+ * with the context); an execute takes one from the pool (lock-free for the
+ * common single-threaded case), or creates one when every context is in
+ * use by another thread, and gives it back. Nothing that can fail for lack
+ * of resources happens after the first write to the caller's output, and
+ * only the last step writes it (see writes_user_output). Output elements
+ * outside the primitive's sub-box get the bias or zero (fill_border).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "dtype.h"
+#include "error.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* oneDNN sizes its parallel work by the OpenMP runtime's thread count at
+ * primitive creation and runs it at execution. For problems of a few
+ * microseconds, forking and joining threads costs more than the work:
+ * such plans are created and run with the calling thread's count set to
+ * 1 (its own setting, restored afterwards; other threads are unaffected).
+ * Returns the count to restore, 0 when nothing was changed. */
+int threads_enter(int single) {
+#ifdef _OPENMP
+    if (single) {
+        int old = omp_get_max_threads();
+        omp_set_num_threads(1);
+        return old;
+    }
+#endif
+    (void)single;
+    return 0;
+}
+
+void threads_leave(int old) {
+#ifdef _OPENMP
+    if (old > 0) omp_set_num_threads(old);
+#endif
+    (void)old;
+}
+
+/* Writes @p count elements of @p elsize bytes (pattern @p pat) at element
+ * offset @p off with element stride @p stride. */
+static void fill_run(char *base, size_t elsize, int64_t off, int64_t count,
+        int64_t stride, const void *pat) {
+    if (elsize == 4) {
+        uint32_t v;
+        memcpy(&v, pat, 4);
+        for (int64_t j = 0; j < count; j++)
+            ((uint32_t *)base)[off + j * stride] = v;
+    } else {
+        uint16_t v;
+        memcpy(&v, pat, 2);
+        for (int64_t j = 0; j < count; j++)
+            ((uint16_t *)base)[off + j * stride] = v;
+    }
+}
+
+/* Fills the part of one (n, c) spatial block outside the computed box
+ * (everything when @p any_inside is 0) with @p pat: row by row along the
+ * innermost axis, rows inside the box on the outer axes only at their
+ * two ends. */
+static void fill_outside(const dgrad_plan_t *plan, char *out, int64_t off,
+        int any_inside, const void *pat) {
+    const dgrad_problem_t *p = &plan->p;
+    int last = p->nsp - 1;
+    int64_t idx[DGRAD_MAX_SPATIAL] = {0};
+    int64_t stride = p->out_strides[2 + last], n = p->Y[last];
+    for (int i = 0; i <= last; i++)
+        if (p->Y[i] <= 0) return;
+    for (;;) {
+        int64_t row = off;
+        int inside = any_inside;
+        for (int i = 0; i < last; i++) {
+            row += idx[i] * p->out_strides[2 + i];
+            inside = inside && idx[i] >= plan->lo[i] && idx[i] < plan->hi[i];
+        }
+        if (inside) {
+            fill_run(out, plan->elsize, row, plan->lo[last], stride, pat);
+            fill_run(out, plan->elsize, row + plan->hi[last] * stride,
+                    n - plan->hi[last], stride, pat);
+        } else {
+            fill_run(out, plan->elsize, row, n, stride, pat);
+        }
+        int i = last - 1;
+        while (i >= 0 && ++idx[i] == p->Y[i]) idx[i--] = 0;
+        if (i < 0) break;
+    }
+}
+
+/* Output elements that receive no term get the bias (or zero), in the
+ * output's type and strides. */
+static void fill_border(const dgrad_plan_t *plan, const void *bias,
+        void *out) {
+    const dgrad_problem_t *p = &plan->p;
+    for (int64_t c = 0; c < p->Cout; c++) {
+        double v = bias ? dgrad_load(bias, p->dt, c * p->bias_stride) : 0.0;
+        unsigned char pat[4];
+        dgrad_store(pat, p->dt, 0, v);
+        for (int64_t n = 0; n < p->N; n++)
+            fill_outside(plan, out, n * p->out_strides[0]
+                    + c * p->out_strides[1], !plan->empty, pat);
+    }
+}
+
+static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
+    return t == T_IN ? &plan->in : t == T_WEI ? &plan->wei : &plan->out;
+}
+
+/* Whether the primitive writes the user's output itself: no reorder or
+ * type conversion after it, and no bias add (which then writes the
+ * output, from the primitive's result: the caller's buffer is written by
+ * one step only, the last, so a failure before it leaves it untouched). */
+static int writes_user_output(const dgrad_plan_t *plan) {
+    return !plan->out.reorder.prim && !plan->staged && !plan->p.has_bias;
+}
+
+/* The primitive needs a buffer of its own for a tensor when a reorder, a
+ * type conversion or (output) the bias add stands between it and the
+ * user. */
+static int needs_conv_buf(const dgrad_plan_t *plan, int t) {
+    if (t == T_OUT) return !writes_user_output(plan);
+    return path_of(plan, t)->reorder.prim || plan->staged;
+}
+
+/* A staging buffer is needed when both stand there. */
+static int needs_stage_buf(const dgrad_plan_t *plan, int t) {
+    return path_of(plan, t)->reorder.prim && plan->staged;
+}
+
+static size_t align_up(size_t n) {
+    return (n + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+}
+
+void ctx_destroy(exec_ctx_t *c) {
+    if (!c) return;
+    for (int i = 0; i < N_STEPS; i++)
+        for (int j = 0; j < 4; j++) dnnl_memory_destroy(c->mem[i][j].mem);
+    dnnl_stream_destroy(c->stream);
+    free(c->ws);
+    free(c);
+}
+
+/* Sizes of the parts of an execution context's workspace (scratchpad,
+ * then staging and primitive buffers of in, wei, out, then the f32 bias);
+ * returns their aligned total. */
+static size_t workspace_parts(const dgrad_plan_t *plan, size_t sizes[8]) {
+    size_t total = 0;
+    sizes[0] = plan->scratch_size;
+    for (int t = 0; t < 3; t++) {
+        const tensor_path_t *tp = path_of(plan, t);
+        sizes[1 + 2 * t] = needs_stage_buf(plan, t)
+                ? dnnl_memory_desc_get_size(&tp->io_md) : 0;
+        sizes[2 + 2 * t] = needs_conv_buf(plan, t)
+                ? dnnl_memory_desc_get_size(&tp->conv_md) : 0;
+    }
+    sizes[7] = plan->p.has_bias ? dnnl_memory_desc_get_size(&plan->bias_md)
+                                : 0;
+    for (int i = 0; i < 8; i++) total += align_up(sizes[i]);
+    return total;
+}
+
+size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan) {
+    size_t sizes[8];
+    return plan && !plan->empty ? workspace_parts(plan, sizes) : 0;
+}
+
+/* The memory descriptors of the operands of step @p id (up to three,
+ * then the scratchpad): each gets its memory object when the context is
+ * made. Returns the operand count, 0 for a step the plan does not have. */
+static int step_mds(const dgrad_plan_t *plan, int id,
+        const dnnl_memory_desc_t *md[4]) {
+    const step_t *step = NULL;
+    int n = 0;
+    if (id == S_IN || id == S_WEI || id == S_OUT) {
+        const tensor_path_t *tp = id == S_IN ? &plan->in
+                : id == S_WEI ? &plan->wei : &plan->out;
+        step = &tp->reorder;
+        if (!step->prim) return 0;
+        int back = id == S_OUT;
+        md[0] = step->n_chunks > 1 ? &step->chunks.from_md
+                : back ? &tp->conv_md : &tp->io_md;
+        md[1] = step->n_chunks > 1 ? &step->chunks.to_md
+                : back ? &tp->io_md : &tp->conv_md;
+        n = 2;
+    } else if (id == S_CONV) {
+        step = &plan->conv;
+        md[0] = &plan->in.conv_md;
+        md[1] = &plan->wei.conv_md;
+        md[2] = &plan->out.conv_md;
+        n = 3;
+    } else {
+        step = &plan->bias_add;
+        if (!step->prim) return 0;
+        md[0] = &plan->out.conv_md;
+        md[1] = &plan->bias_md;
+        md[2] = &plan->out.conv_md;
+        n = 3;
+    }
+    md[SLOT_SCRATCH] = step->scratch_bytes ? &step->scratch_md : NULL;
+    return n;
+}
+
+/* Every memory object the context's steps use, made now (bound to no
+ * buffer), so that an execution acquires nothing once it has a context. */
+static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
+    for (int id = 0; id < N_STEPS; id++) {
+        const dnnl_memory_desc_t *md[4] = {NULL, NULL, NULL, NULL};
+        int n = step_mds(c->plan, id, md);
+        for (int slot = 0; slot < 4; slot++) {
+            if (!md[slot] || (slot != SLOT_SCRATCH && slot >= n)) continue;
+            bound_t *b = &c->mem[id][slot];
+            dnnl_status_t s = ACQUIRE(dnnl_memory_create(&b->mem, md[slot],
+                    engine, DNNL_MEMORY_NONE));
+            if (s != dnnl_success) return s;
+            b->ptr = NULL;
+        }
+    }
+    return dnnl_success;
+}
+
+/* A new context: the stream, the memory objects, and one workspace carved
+ * into the scratchpad, the staging and primitive buffers of the three
+ * tensors and the f32 bias. */
+static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
+    exec_ctx_t *c = allocated(dgrad_calloc(1, sizeof *c));
+    if (!c) return dnnl_out_of_memory;
+    c->plan = plan;
+    size_t sizes[8];
+    char **slots[8] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],
+            &c->conv[1], &c->stage[2], &c->conv[2], (char **)&c->bias_f32};
+    size_t total = workspace_parts(plan, sizes);
+    dnnl_status_t s = ACQUIRE(dnnl_stream_create(&c->stream, engine,
+            dnnl_stream_default_flags));
+    if (s == dnnl_success && total) {
+        c->ws = allocated(dgrad_aligned_alloc(ALIGNMENT, total));
+        if (!c->ws) s = dnnl_out_of_memory;
+    }
+    if (s == dnnl_success) s = ctx_create_memories(c);
+    if (s != dnnl_success) {
+        ctx_destroy(c);
+        return s;
+    }
+    for (size_t i = 0, off = 0; i < 8; off += align_up(sizes[i]), i++)
+        *slots[i] = sizes[i] ? c->ws + off : NULL;
+    *out = c;
+    return dnnl_success;
+}
+
+/* Takes an idle context of the plan (the spare one without a lock, the
+ * common case of one thread at a time), or makes one. */
+static dnnl_status_t ctx_acquire(const dgrad_plan_t *cplan, exec_ctx_t **c) {
+    dgrad_plan_t *plan = (dgrad_plan_t *)cplan; /* the pool is mutable */
+    *c = atomic_exchange(&plan->spare, NULL);
+    if (*c) return dnnl_success;
+    pthread_mutex_lock(&plan->pool_lock);
+    *c = plan->pool;
+    if (*c) plan->pool = (*c)->next;
+    pthread_mutex_unlock(&plan->pool_lock);
+    return *c ? dnnl_success : ctx_create(cplan, c);
+}
+
+static void ctx_release(exec_ctx_t *c) {
+    dgrad_plan_t *plan = (dgrad_plan_t *)c->plan;
+    exec_ctx_t *none = NULL;
+    if (atomic_compare_exchange_strong(&plan->spare, &none, c)) return;
+    pthread_mutex_lock(&plan->pool_lock);
+    c->next = plan->pool;
+    plan->pool = c;
+    pthread_mutex_unlock(&plan->pool_lock);
+}
+
+/* The context's memory object for operand @p slot of step @p step (made
+ * with the context), re-bound to @p ptr when the pointer changed. */
+static dnnl_status_t bind(exec_ctx_t *c, int step, int slot,
+        const void *ptr, dnnl_memory_t *mem) {
+    bound_t *b = &c->mem[step][slot];
+    /* oneDNN takes non-const handles; inputs are only read. */
+    void *handle = (void *)(uintptr_t)ptr;
+    dnnl_status_t s = b->mem ? dnnl_success : dnnl_runtime_error;
+    if (s == dnnl_success && b->ptr != ptr)
+        s = dnnl_memory_set_data_handle(b->mem, handle);
+    if (s != dnnl_success) {
+        /* Unknown binding: re-bind next time. */
+        if (b->mem) b->ptr = (const void *)&b->ptr;
+        return s;
+    }
+    b->ptr = ptr;
+    *mem = b->mem;
+    return dnnl_success;
+}
+
+/* Executes step @p id on up to three (arg, pointer) operands plus its
+ * scratchpad, then waits: the next step may reuse the scratchpad. */
+static dnnl_status_t run_step(exec_ctx_t *c, int id, const step_t *step,
+        int nargs, const int *arg, const void *const *ptr) {
+    dnnl_exec_arg_t args[4];
+    dnnl_status_t s = dnnl_success;
+    int n = 0;
+    for (; n < nargs && s == dnnl_success; n++) {
+        args[n].arg = arg[n];
+        s = bind(c, id, n, ptr[n], &args[n].memory);
+    }
+    if (s == dnnl_success && step->scratch_bytes) {
+        args[n].arg = DNNL_ARG_SCRATCHPAD;
+        s = bind(c, id, SLOT_SCRATCH, c->scratch, &args[n].memory);
+        n++;
+    }
+    if (s == dnnl_success)
+        s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim, c->stream, n,
+                args));
+    if (s == dnnl_success) s = dnnl_stream_wait(c->stream);
+    if (s != dnnl_success) planning_fail(s);
+    return s;
+}
+
+static dnnl_status_t run_reorder(exec_ctx_t *c, int id, const step_t *step,
+        const void *from, void *to) {
+    const int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    const void *ptr[2] = {from, to};
+    if (step->n_chunks <= 1) return run_step(c, id, step, 2, arg, ptr);
+    const chunking_t *ch = &step->chunks;
+    int64_t idx[MAX_NDIMS] = {0};
+    for (int64_t k = 0; k < step->n_chunks; k++) {
+        int64_t f = 0, t = 0;
+        for (int i = 0; i < ch->ndims; i++) {
+            f += idx[i] * ch->ext[i] * ch->from_stride[i];
+            t += idx[i] * ch->ext[i] * ch->to_stride[i];
+        }
+        ptr[0] = (const char *)from + f * (int64_t)ch->from_elsize;
+        ptr[1] = (char *)to + t * (int64_t)ch->to_elsize;
+        dnnl_status_t s = run_step(c, id, step, 2, arg, ptr);
+        if (s != dnnl_success) return s;
+        for (int i = ch->ndims - 1; i >= 0 && ++idx[i] == ch->count[i]; i--)
+            idx[i] = 0;
+    }
+    return dnnl_success;
+}
+
+/* Brings input tensor @p t from the user's buffer into the primitive's
+ * layout: user -(convert)-> io -(reorder)-> conv. Sets @p conv_ptr to what
+ * the primitive reads; @p conv_buf (NULL: the context's) receives it. */
+static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
+        void *conv_buf, const void **conv_ptr) {
+    const dgrad_plan_t *plan = c->plan;
+    const tensor_path_t *tp = path_of(plan, t);
+    char *conv = conv_buf ? conv_buf : c->conv[t];
+    const void *io = user;
+    if (plan->staged) {
+        void *stage = tp->reorder.prim ? c->stage[t] : conv;
+        convert(&tp->cv, plan->p.dt, 1, user, stage);
+        io = stage;
+    }
+    *conv_ptr = io;
+    if (!tp->reorder.prim) return dnnl_success;
+    *conv_ptr = conv;
+    return run_reorder(c, t == T_IN ? S_IN : S_WEI, &tp->reorder, io, conv);
+}
+
+/* Takes the result from the primitive's layout to the user's sub-box:
+ * conv -(reorder)-> io -(convert)-> user. */
+static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
+        void *user_box) {
+    const dgrad_plan_t *plan = c->plan;
+    const tensor_path_t *tp = &plan->out;
+    void *io = !plan->staged ? user_box
+            : tp->reorder.prim ? (void *)c->stage[T_OUT]
+                               : (void *)c->conv[T_OUT];
+    dnnl_status_t s = dnnl_success;
+    if (tp->reorder.prim)
+        s = run_reorder(c, S_OUT, &tp->reorder, conv, io);
+    if (s == dnnl_success && plan->staged)
+        convert(&tp->cv, plan->p.dt, 0, io, user_box);
+    return s;
+}
+
+static dnnl_status_t run_conv(exec_ctx_t *c, const void *in,
+        const void *wei, void *out) {
+    const int arg[3] = {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS,
+            DNNL_ARG_DIFF_SRC};
+    const void *ptr[3] = {in, wei, out};
+    return run_step(c, S_CONV, &c->plan->conv, 3, arg, ptr);
+}
+
+/* dst = result + bias[c], in the primitive's layout (@p dst is @p result
+ * or, when nothing follows, the user's output). */
+static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
+        const void *result, void *dst) {
+    const dgrad_plan_t *plan = c->plan;
+    const int arg[3] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST};
+    const void *ptr[3] = {result, c->bias_f32, dst};
+    /* Channel c sits at offset c in every bias layout; zero the padding
+     * of blocked ones. */
+    size_t n = plan->bias_bytes / sizeof(float);
+    memset(c->bias_f32, 0, n * sizeof(float));
+    for (int64_t ch = 0; ch < plan->p.Cout; ch++)
+        c->bias_f32[ch] = (float)dgrad_load(bias, plan->p.dt,
+                ch * plan->p.bias_stride);
+    return run_step(c, S_BIAS, &plan->bias_add, 3, arg, ptr);
+}
+
+static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out) {
+    const dgrad_plan_t *plan = c->plan;
+    char *out_box = (char *)out + plan->out_offset * (int64_t)plan->elsize;
+    void *conv_out = needs_conv_buf(plan, T_OUT) ? c->conv[T_OUT] : out_box;
+    const void *conv_in = NULL, *conv_wei = weights;
+    dnnl_status_t s = bring_in(c, T_IN, in, NULL, &conv_in);
+    if (s == dnnl_success && !weights_prepared)
+        s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
+    if (s == dnnl_success) s = run_conv(c, conv_in, conv_wei, conv_out);
+    if (s == dnnl_success && bias) {
+        /* Into the user's box when no reorder or conversion follows. */
+        void *biased = plan->out.reorder.prim || plan->staged ? conv_out
+                                                              : out_box;
+        s = run_bias(c, bias, conv_out, biased);
+        conv_out = biased;
+    }
+    if (s == dnnl_success) s = bring_out(c, conv_out, out_box);
+    return s;
+}
+
+/* One execution of a non-empty plan on a pooled context (no border). */
+dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out) {
+    exec_ctx_t *c = NULL;
+    dnnl_status_t s = ctx_acquire(plan, &c);
+    if (s != dnnl_success) return s;
+    int threads = threads_enter(plan->single_thread);
+    s = run_all(c, in, weights, weights_prepared, bias, out);
+    threads_leave(threads);
+    ctx_release(c);
+    return s;
+}
+
+const char *dgrad_plan_choice(const dgrad_plan_t *plan) {
+    return plan && plan->choice ? plan->choice : "none";
+}
+
+int dgrad_plan_single_thread(const dgrad_plan_t *plan) {
+    return plan ? plan->single_thread : 0;
+}
+
+int64_t dgrad_plan_reorder_chunks(const dgrad_plan_t *plan) {
+    if (!plan) return 0;
+    const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
+            &plan->out.reorder};
+    int64_t n = 0;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (steps[i]->prim) n += steps[i]->n_chunks > 1 ? steps[i]->n_chunks : 1;
+    return n;
+}
+
+size_t dgrad_plan_prepared_weights_size(const dgrad_plan_t *plan) {
+    return plan && !plan->empty ? plan->prepared_weights_bytes : 0;
+}
+
+dgrad_status_t dgrad_plan_prepare_weights(const dgrad_plan_t *plan,
+        const void *user_weights, void *prepared) {
+    if (!plan || !user_weights || !prepared)
+        return dgrad_error(dgrad_invalid_arguments,
+                "dgrad_plan_prepare_weights: NULL argument");
+    if (dgrad_plan_prepared_weights_size(plan) == 0) return dgrad_success;
+    exec_ctx_t *c = NULL;
+    const void *conv_wei = NULL;
+    /* The result goes straight to @p prepared, not to the context's
+     * primitive buffer. */
+    dnnl_status_t s = ctx_acquire(plan, &c);
+    if (s == dnnl_success) {
+        int threads = threads_enter(plan->single_thread);
+        s = bring_in(c, T_WEI, user_weights, prepared, &conv_wei);
+        threads_leave(threads);
+        ctx_release(c);
+    }
+    return s == dnnl_success ? dgrad_success
+            : dnnl_fail(&plan->p, s, "weights preparation");
+}
+
+dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out) {
+    if (!plan || !in || !weights || !out || (plan->p.has_bias && !bias))
+        return dgrad_error(dgrad_invalid_arguments,
+                "dgrad_plan_execute: NULL buffer");
+    if (!plan->p.has_bias) bias = NULL;
+    if (dgrad_plan_prepared_weights_size(plan) == 0) weights_prepared = 0;
+    if (!plan->empty) {
+        dnnl_status_t s = plan_run(plan, in, weights, weights_prepared, bias,
+                out);
+        if (s != dnnl_success) return dnnl_fail(&plan->p, s, "execution");
+        if (plan->full_box) return dgrad_success;
+    }
+    fill_border(plan, bias, out);
+    return dgrad_success;
+}

@@ -1,0 +1,279 @@
+/*
+ * The oneDNN layer's own header: the plan and its parts, shared by the
+ * files of src/plan/ (each says what it does at its top). Nothing here
+ * knows a dialect: the plan sees only the canonical problem.
+ */
+#ifndef DGRAD_PLAN_IMPL_H
+#define DGRAD_PLAN_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "onednn.h"
+
+/* Alignment of every buffer dgrad allocates for oneDNN. */
+#define ALIGNMENT 64
+/* Largest rank of a canonical tensor (grouped 3D weights). */
+#define MAX_NDIMS (3 + DGRAD_MAX_SPATIAL)
+
+/* A reorder run piece by piece (chunks.c): each chunk is a box of @p ext
+ * elements per axis of both plain tensors, at offsets that step through
+ * the whole tensor; one primitive serves every chunk. */
+typedef struct chunking {
+    int ndims;
+    int64_t count[MAX_NDIMS]; /* chunks along each axis */
+    dnnl_dims_t ext;          /* chunk extent along each axis */
+    dnnl_dims_t from_stride;  /* element strides of the two tensors */
+    dnnl_dims_t to_stride;
+    size_t from_elsize, to_elsize;
+    dnnl_memory_desc_t from_md, to_md; /* of one chunk */
+} chunking_t;
+
+/* One primitive with the scratchpad it wants (user scratchpad mode, so the
+ * buffer comes from each execute and executes can run concurrently). */
+typedef struct step {
+    dnnl_primitive_t prim;
+    dnnl_memory_desc_t scratch_md;
+    size_t scratch_bytes; /* of scratch_md (oneDNN computes it slowly) */
+    char impl[48]; /* oneDNN implementation name */
+    int64_t n_chunks; /* > 1: a reorder run in chunks (see chunking_t) */
+    chunking_t chunks;
+} step_t;
+
+/* User strided tensor <-> dense f32 staging copy, axes ordered outermost
+ * first (largest user stride first) so the inner loop is the tightest. */
+typedef struct convert {
+    int ndims;
+    int64_t dims[MAX_NDIMS];
+    int64_t user_strides[MAX_NDIMS];
+    int64_t stage_strides[MAX_NDIMS];
+} convert_t;
+
+/* How one tensor gets between the user's buffer and the primitive. */
+typedef struct tensor_path {
+    dnnl_memory_desc_t io_md;   /* user memory, or the f32 staging copy */
+    dnnl_memory_desc_t conv_md; /* the primitive's layout and type */
+    step_t reorder;             /* io <-> conv; prim NULL when equal */
+    convert_t cv;               /* user <-> staging, when plan->staged */
+} tensor_path_t;
+
+/* Execution steps, in order; each has up to three operands plus its
+ * scratchpad. */
+enum { S_IN = 0, S_WEI = 1, S_CONV = 2, S_BIAS = 3, S_OUT = 4, N_STEPS = 5 };
+#define SLOT_SCRATCH 3
+
+/* A oneDNN memory object of an execution context and the buffer it is
+ * bound to. Intermediate buffers stay bound for the context's life;
+ * user buffers are re-bound only when the pointer changes (re-binding
+ * makes oneDNN zero the padding of blocked layouts). */
+typedef struct bound {
+    dnnl_memory_t mem;
+    const void *ptr;
+} bound_t;
+
+/* Everything one execution needs besides the plan: a stream and one
+ * workspace holding the scratchpad and the intermediate buffers. Pooled
+ * per plan; one execution uses a context at a time. */
+typedef struct exec_ctx {
+    struct exec_ctx *next; /* pool link */
+    const struct dgrad_plan *plan;
+    dnnl_stream_t stream;
+    char *ws;
+    char *scratch;
+    char *stage[3], *conv[3]; /* per tensor: in, wei, out */
+    float *bias_f32;
+    bound_t mem[N_STEPS][4];
+} exec_ctx_t;
+
+struct dgrad_plan {
+    atomic_long refs;
+    dgrad_problem_t p;
+    int weights_constant;          /* chosen for prepared weights (cache key) */
+    dgrad_plan_policy_t policy;    /* the policy it was chosen by (cache key) */
+    int single_thread;             /* created and run on one OpenMP thread */
+    const char *choice;            /* how the layout was chosen (tests) */
+    size_t prepared_weights_bytes; /* 0: the primitive reads user weights */
+    size_t bias_bytes;             /* of bias_md */
+    size_t elsize;                 /* bytes per user element */
+    int empty;                     /* no primitive: output is all bias/zero */
+    int staged;                    /* compute type differs from the user's */
+    int full_box;                  /* the primitive covers the whole output */
+    int64_t lo[DGRAD_MAX_SPATIAL]; /* sub-box of the output the primitive */
+    int64_t hi[DGRAD_MAX_SPATIAL]; /* computes: [lo, hi) per axis */
+    int64_t out_offset;            /* elements from out to the sub-box */
+    char impl[128];
+    tensor_path_t in, wei, out;    /* out covers the sub-box only */
+    dnnl_memory_desc_t bias_md;    /* f32 [1, Cout, 1...] dense */
+    step_t conv, bias_add;
+    size_t scratch_size;           /* largest scratchpad of all steps */
+    _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */
+    pthread_mutex_t pool_lock;     /* guards pool */
+    exec_ctx_t *pool;              /* more idle execution contexts */
+};
+
+/* Where a candidate puts the activations (diff_dst and diff_src) and the
+ * weights. */
+typedef enum act_mode {
+    ACT_IO = 0,  /* the io layouts: the user's memory (or staging copy) */
+    ACT_ANY = 1, /* the primitive's choice (format_tag_any) */
+    ACT_NXC = 2, /* dense channels-last */
+} act_mode_t;
+
+typedef struct layout_cand {
+    act_mode_t act;
+    int wei_io; /* weights on their io layout instead of the primitive's */
+} layout_cand_t;
+
+/* A candidate convolution pd, the layout candidate (index into
+ * layout_cands) and the output geometry it was made for. */
+typedef struct cand_pd {
+    dnnl_primitive_desc_t pd;
+    int cand;
+    int extend_tail;
+    int reorders; /* activations whose layout differs from their io one */
+    int wei_reorder; /* weights in another layout than the user's */
+} cand_pd_t;
+
+/* Layout candidates per output geometry (candidates.c). */
+#define N_CANDS 5
+#define MAX_CAND_PDS (2 * N_CANDS)
+
+/* The three tensors of a plan. */
+enum { T_IN = 0, T_WEI = 1, T_OUT = 2 };
+
+/* ------------------------------------------------------------ engine.c */
+
+/* The CPU engine, created at the first planning (engine_init). */
+extern dnnl_engine_t engine;
+dnnl_status_t engine_init(void);
+extern atomic_long live_plans;
+
+/* Reports an acquisition's status to the planning in progress on this
+ * thread (see plan_create): out of memory fails the planning as a whole.
+ * ACQUIRE wraps every oneDNN creation call of the layer. */
+dnnl_status_t acquired(dnnl_status_t s);
+void *allocated(void *p);
+#define ACQUIRE(call) acquired(DGRAD_ACQUIRE(call))
+/* The failure recorded since planning_reset() (dnnl_success if none). */
+void planning_reset(void);
+dnnl_status_t planning_failed(void);
+void planning_fail(dnnl_status_t s);
+
+dnnl_data_type_t to_dnnl_dt(dgrad_data_type_t dt);
+void describe_problem(const dgrad_problem_t *p, char *buf, size_t size);
+dgrad_status_t dnnl_fail_as(const dgrad_problem_t *p, dnnl_status_t s,
+        const char *what, dgrad_status_t otherwise);
+dgrad_status_t dnnl_fail(const dgrad_problem_t *p, dnnl_status_t s,
+        const char *what);
+dgrad_status_t check_problem(const dgrad_problem_t *p);
+
+/* ------------------------------------------------------------ layout.c */
+
+int compute_region(dgrad_plan_t *plan, int extend_tail);
+dnnl_status_t init_io_mds(dgrad_plan_t *plan, int staged);
+dnnl_status_t md_any(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like,
+        dnnl_data_type_t dt);
+/* Dense channels-last like @p like; an activation's desc for a layout
+ * candidate's mode. */
+dnnl_status_t md_nxc(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like,
+        dnnl_data_type_t dt);
+dnnl_status_t md_act(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *io,
+        dnnl_data_type_t dt, act_mode_t m);
+void canonical_dims(const dgrad_problem_t *p, int64_t in[5], int64_t wei[6],
+        int64_t out[5]);
+int64_t span_of(int nd, const int64_t *dims, const int64_t *strides);
+void dense_like(int nd, const int64_t *old_dims, const int64_t *old_strides,
+        const int64_t *dims, int64_t *strides);
+int layouts_nested(const dgrad_problem_t *p);
+void md_format(char *buf, size_t size, const dnnl_memory_desc_t *md);
+
+/* -------------------------------------------------------- primitives.c */
+
+dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
+dnnl_status_t create_conv_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
+        const layout_cand_t *lc, dnnl_primitive_desc_t *pd);
+const char *pd_impl_name(const_dnnl_primitive_desc_t pd);
+int impl_rank(const_dnnl_primitive_desc_t pd);
+int impl_is_generic(const char *impl);
+dnnl_status_t build_primitives(dgrad_plan_t *plan,
+        const_dnnl_primitive_desc_t pd, const char **what);
+dgrad_plan_t *plan_alloc(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int extend_tail);
+void plan_destroy(dgrad_plan_t *plan);
+
+/* ------------------------------------------------------------ chunks.c */
+
+/* Reorders of tensors this large or larger run in chunks by default
+ * (oneDNN 2.6's jit reorders stop at 2^31 bytes); a policy with a lower
+ * chunk_bytes chunks jit reorders too (tests). */
+#define DGRAD_PLAN_CHUNK_BYTES ((int64_t)1 << 30)
+int plan_chunks(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
+        int64_t max_bytes, chunking_t *ch);
+
+/* -------------------------------------------------------- candidates.c */
+
+extern const layout_cand_t layout_cands[N_CANDS];
+int bias_needs_f32(const dgrad_problem_t *p);
+int has_tail(const dgrad_problem_t *p);
+int all_candidates(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, cand_pd_t *pds,
+        dnnl_status_t *first_error);
+void destroy_pds(cand_pd_t *pds, int n);
+dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c,
+        dnnl_status_t *err, const char **what);
+dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int cand,
+        int extend_tail, dnnl_status_t *err, const char **what);
+int layout_search_verbose(void);
+dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c);
+
+/* ------------------------------------------------------------ timing.c */
+
+/* Plans timed faster than this are also tried on one thread. */
+#define SINGLE_THREAD_MAX_MS 0.1
+double problem_macs(const dgrad_problem_t *p);
+double problem_bytes(const dgrad_problem_t *p);
+int reduce_problem(const dgrad_problem_t *p,
+        const dgrad_plan_policy_t *policy, dgrad_problem_t *r);
+dgrad_plan_t *checked_tail_candidate(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c,
+        dnnl_status_t *err, const char **what);
+dgrad_plan_t *search(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        const cand_pd_t *pds, int n, int *winner, double *winner_ms,
+        dnnl_status_t *err, const char **what);
+dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        const cand_pd_t *c, dgrad_plan_t *plan);
+
+/* ------------------------------------------------------------ choice.c */
+
+dgrad_status_t plan_create(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        dgrad_plan_t **out);
+
+/* ------------------------------------------------------------- cache.c */
+
+void cache_clear_at_exit(void);
+
+/* ----------------------------------------------------------- convert.c */
+
+void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
+        const void *src, void *dst);
+
+/* ----------------------------------------------------------- execute.c */
+
+int threads_enter(int single);
+void threads_leave(int old);
+void ctx_destroy(exec_ctx_t *c);
+dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out);
+
+#endif

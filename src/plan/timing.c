@@ -1,0 +1,407 @@
+/*
+ * Timing candidates on scratch buffers: the probe buffers, one candidate's
+ * time, alternating runs for close calls, the search over all candidates,
+ * the reduced copy of a problem too large to time as it is, the check that
+ * a plan computing the output tail writes zeros there, and the choice
+ * between all threads and one.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "dtype.h"
+
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/* Scratch user buffers for timing candidates (contents irrelevant:
+ * zeros, touched so that every page is real). */
+typedef struct probe_bufs {
+    void *in, *wei, *bias, *out;
+    size_t out_bytes;
+} probe_bufs_t;
+
+static void probe_free(probe_bufs_t *b) {
+    free(b->in);
+    free(b->wei);
+    free(b->bias);
+    free(b->out);
+}
+
+static void *probe_alloc(int64_t n, size_t elsize) {
+    size_t bytes = (size_t)(n > 0 ? n : 1) * elsize;
+    bytes = (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+    void *p = allocated(dgrad_aligned_alloc(ALIGNMENT, bytes));
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+/* Multiply-adds of the whole kernel window over the input (an upper
+ * bound of the terms) and bytes of the three tensors. */
+double problem_macs(const dgrad_problem_t *p) {
+    double m = (double)p->N * (double)p->Cin * (double)(p->Cout / p->G);
+    for (int i = 0; i < p->nsp; i++) m *= (double)p->X[i] * (double)p->K[i];
+    return m;
+}
+
+double problem_bytes(const dgrad_problem_t *p) {
+    double in = (double)p->N * (double)p->Cin, out = (double)p->N * (double)p->Cout,
+           wei = (double)p->Cin * (double)(p->Cout / p->G);
+    for (int i = 0; i < p->nsp; i++) {
+        in *= (double)p->X[i];
+        out *= (double)p->Y[i];
+        wei *= (double)p->K[i];
+    }
+    return (in + out + wei) * (double)dgrad_data_type_size(p->dt);
+}
+
+static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p,
+        const dgrad_plan_policy_t *policy) {
+    int64_t in[5], out[5], wei[6];
+    canonical_dims(p, in, wei, out);
+    size_t es = dgrad_data_type_size(p->dt);
+    memset(b, 0, sizeof *b);
+    int64_t n_in = span_of(2 + p->nsp, in, p->in_strides),
+            n_wei = span_of(3 + p->nsp, wei, p->wei_strides),
+            n_out = span_of(2 + p->nsp, out, p->out_strides);
+    if ((double)(n_in + n_wei + n_out) * (double)es > 2 * policy->max_bytes)
+        return -1; /* strides with large gaps */
+    b->in = probe_alloc(n_in, es);
+    b->wei = probe_alloc(n_wei, es);
+    b->out = probe_alloc(n_out, es);
+    b->out_bytes = (size_t)(n_out > 0 ? n_out : 1) * es;
+    if (p->has_bias) b->bias = probe_alloc(p->Cout * p->bias_stride + 1, es);
+    if (b->in && b->wei && b->out && (b->bias || !p->has_bias)) return 0;
+    probe_free(b);
+    return -1;
+}
+
+/* A smaller problem with the same channels, kernel, strides, dilations,
+ * pads (begin and end, so output padding stays) and axis orders: batch 1,
+ * the largest spatial size halved until the policy's reduced_* sizes
+ * hold. Returns -1
+ * when it cannot get there (huge channel counts). */
+int reduce_problem(const dgrad_problem_t *p,
+        const dgrad_plan_policy_t *policy, dgrad_problem_t *r) {
+    int64_t pe[DGRAD_MAX_SPATIAL], in_old[5], out_old[5];
+    int frozen[DGRAD_MAX_SPATIAL] = {0};
+    *r = *p;
+    r->N = 1;
+    in_old[0] = out_old[0] = p->N;
+    in_old[1] = p->Cin;
+    out_old[1] = p->Cout;
+    for (int i = 0; i < p->nsp; i++) {
+        pe[i] = dgrad_problem_natural_size(p, i) - p->PB[i] - p->Y[i];
+        in_old[2 + i] = p->X[i];
+        out_old[2 + i] = p->Y[i];
+    }
+    while (problem_bytes(r) > policy->reduced_bytes
+            || problem_macs(r) > policy->reduced_macs) {
+        int a = -1;
+        for (int i = 0; i < p->nsp; i++)
+            if (!frozen[i] && r->X[i] > 1 && (a < 0 || r->X[i] > r->X[a]))
+                a = i;
+        if (a < 0) return -1;
+        dgrad_problem_t t = *r;
+        t.X[a] = (r->X[a] + 1) / 2;
+        t.Y[a] = dgrad_problem_natural_size(&t, a) - t.PB[a] - pe[a];
+        if (t.Y[a] < 1) {
+            frozen[a] = 1;
+            continue;
+        }
+        *r = t;
+    }
+    int64_t in[5], out[5];
+    in[0] = out[0] = 1;
+    in[1] = r->Cin;
+    out[1] = r->Cout;
+    for (int i = 0; i < r->nsp; i++) {
+        in[2 + i] = r->X[i];
+        out[2 + i] = r->Y[i];
+    }
+    dense_like(2 + r->nsp, in_old, p->in_strides, in, r->in_strides);
+    dense_like(2 + r->nsp, out_old, p->out_strides, out, r->out_strides);
+    return 0;
+}
+
+/* The weights a timed candidate runs with: the scratch user weights, or,
+ * for a plan chosen for constant weights, those weights prepared once in
+ * the primitive's layout (their conversion is not part of an execute). */
+typedef struct probe_wei {
+    const void *ptr;
+    int prepared;
+    void *own;
+} probe_wei_t;
+
+static int probe_wei_init(probe_wei_t *w, const dgrad_plan_t *plan,
+        const probe_bufs_t *b, int weights_constant) {
+    size_t size = weights_constant ? dgrad_plan_prepared_weights_size(plan) : 0;
+    w->ptr = b->wei;
+    w->prepared = 0;
+    w->own = NULL;
+    if (size == 0) return 0;
+    w->own = probe_alloc((int64_t)size, 1);
+    if (!w->own || dgrad_plan_prepare_weights(plan, b->wei, w->own)
+                    != dgrad_success) {
+        free(w->own);
+        w->own = NULL;
+        return -1;
+    }
+    w->ptr = w->own;
+    w->prepared = 1;
+    return 0;
+}
+
+/* Time of one execution of @p plan: the best of a few runs after a
+ * warm-up (which also fills the plan's first execution context). Small
+ * problems get more runs (up to 10, about 0.5 ms), large ones one or two. A
+ * candidate far slower than @p best is not timed further, after
+ * a second run in case the first paid a one-time cost (oneDNN's gemm
+ * generates its kernels at its first call in the process). */
+static double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
+        const probe_wei_t *w, double best) {
+    double t0 = now_ms();
+    if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
+        return INFINITY;
+    double t = now_ms() - t0;
+    if (t > 3 * best) {
+        t0 = now_ms();
+        if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
+            return INFINITY;
+        t = now_ms() - t0;
+        if (t > 3 * best) return t;
+    }
+    int reps = t >= 50 ? 1 : t >= 5 ? 2 : (int)ceil(0.5 / (t > 0.01 ? t : 0.01));
+    if (reps > 10) reps = 10;
+    if (reps < 3 && t < 5) reps = 3;
+    t = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        t0 = now_ms();
+        if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
+            return INFINITY;
+        double dt = now_ms() - t0;
+        if (dt < t) t = dt;
+    }
+    return t;
+}
+
+/* Whether a plan that computes the output tail (negative right padding)
+ * wrote zeros there: the probe output was filled with a non-zero pattern
+ * before the run. Guards against an implementation that accepts negative
+ * padding but leaves the tail alone. */
+static int tail_is_zero(const dgrad_plan_t *plan, const void *out) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t nat[DGRAD_MAX_SPATIAL], idx[DGRAD_MAX_SPATIAL] = {0};
+    for (int i = 0; i < p->nsp; i++) {
+        nat[i] = dgrad_problem_natural_size(p, i) - p->PB[i];
+        if (p->Y[i] <= 0) return 1;
+    }
+    for (;;) {
+        int tail = 0;
+        int64_t off = 0;
+        for (int i = 0; i < p->nsp; i++) {
+            tail |= idx[i] >= nat[i];
+            off += idx[i] * p->out_strides[2 + i];
+        }
+        for (int64_t n = 0; tail && n < p->N; n++)
+            for (int64_t c = 0; c < p->Cout; c++)
+                if (dgrad_load(out, p->dt, off + n * p->out_strides[0]
+                                    + c * p->out_strides[1]) != 0.0)
+                    return 0;
+        int i = p->nsp - 1;
+        while (i >= 0 && ++idx[i] == p->Y[i]) idx[i--] = 0;
+        if (i < 0) return 1;
+    }
+}
+
+/* One run of a plan that computes the output tail on scratch buffers
+ * whose output was first filled with a non-zero pattern: whether it ran
+ * and left zeros in the tail. */
+static int tail_checked(const dgrad_plan_t *plan, const probe_bufs_t *b,
+        const void *wei, int wei_prepared) {
+    memset(b->out, 0x5a, b->out_bytes);
+    return plan_run(plan, b->in, wei, wei_prepared, b->bias, b->out)
+                    == dnnl_success
+            && tail_is_zero(plan, b->out);
+}
+
+/* Builds a candidate that computes the output tail and keeps it only if
+ * one run on scratch buffers leaves zeros there; NULL otherwise. */
+dgrad_plan_t *checked_tail_candidate(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c,
+        dnnl_status_t *err, const char **what) {
+    probe_bufs_t bufs;
+    if (probe_init(&bufs, problem, policy) != 0) return NULL;
+    dgrad_plan_t *plan = build_candidate(problem, policy, staged, c, err,
+            what);
+    if (plan && !tail_checked(plan, &bufs, bufs.wei, 0)) {
+        plan_destroy(plan);
+        plan = NULL;
+    }
+    probe_free(&bufs);
+    return plan;
+}
+
+static void verbose_candidate(const dgrad_problem_t *problem,
+        const dgrad_plan_t *cand, int extend_tail) {
+    char desc[512], md[3][64];
+    describe_problem(problem, desc, sizeof desc);
+    const tensor_path_t *tp[3] = {&cand->in, &cand->wei, &cand->out};
+    for (int t = 0; t < 3; t++) md_format(md[t], sizeof md[t], &tp[t]->conv_md);
+    fprintf(stderr, "dgrad layout search: %s: %s in %s wei %s out %s%s%s ...",
+            desc, cand->impl, md[0], md[1], md[2],
+            cand->staged ? " (f32 staged)" : "",
+            extend_tail ? " (tail computed)" : "");
+    fflush(stderr);
+}
+
+/* A timed candidate kept by search(): its plan, weights and time. */
+typedef struct timed {
+    dgrad_plan_t *plan;
+    probe_wei_t wei;
+    double ms;
+    int index;
+} timed_t;
+
+static void timed_drop(timed_t *t) {
+    if (t->plan) plan_destroy(t->plan);
+    free(t->wei.own);
+    memset(t, 0, sizeof *t);
+    t->ms = INFINITY;
+    t->index = -1;
+}
+
+/* Alternating runs of two plans on scratch buffers, @p rounds times
+ * @p runs each, so that a burst of noise does not decide; the best time
+ * of each goes to @p t. Returns 0 if a run failed. */
+static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
+        const probe_bufs_t *b, int rounds, int runs, double t[2]) {
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < 2; j++)
+            for (int k = 0; k < runs; k++) {
+                double t0 = now_ms();
+                if (plan_run(pl[j], b->in, w[j].ptr, w[j].prepared, b->bias,
+                            b->out) != dnnl_success)
+                    return 0;
+                double dt = now_ms() - t0;
+                if (dt < t[j]) t[j] = dt;
+            }
+    return 1;
+}
+
+/* Times the candidates of @p problem on scratch buffers and returns the
+ * fastest as a built plan, with its candidate in @p winner; NULL when no
+ * candidate could be timed. With @p weights_constant the weights are
+ * prepared before timing, as an execute with constant weights sees them. */
+dgrad_plan_t *search(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        const cand_pd_t *pds, int n, int *winner, double *winner_ms,
+        dnnl_status_t *err, const char **what) {
+    probe_bufs_t bufs;
+    if (probe_init(&bufs, problem, policy) != 0) return NULL;
+    timed_t best = {NULL, {NULL, 0, NULL}, INFINITY, -1};
+    timed_t second = best, cur = best;
+    for (int k = 0; k < n; k++) {
+        cur.plan = build_candidate(problem, policy, staged, &pds[k], err,
+                what);
+        if (!cur.plan) continue;
+        cur.index = k;
+        if (layout_search_verbose())
+            verbose_candidate(problem, cur.plan, pds[k].extend_tail);
+        int checked = probe_wei_init(&cur.wei, cur.plan, &bufs,
+                              weights_constant) == 0;
+        if (checked && pds[k].extend_tail)
+            checked = tail_checked(cur.plan, &bufs, cur.wei.ptr,
+                    cur.wei.prepared);
+        cur.ms = checked ? time_plan(cur.plan, &bufs, &cur.wei, best.ms)
+                         : INFINITY;
+        if (layout_search_verbose())
+            fprintf(stderr, " %.4f ms%s\n", cur.ms,
+                    checked ? "" : " (not runnable or tail not zeroed: rejected)");
+        if (!checked || !isfinite(cur.ms)) {
+            timed_drop(&cur);
+        } else if (!best.plan || cur.ms < best.ms) {
+            timed_drop(&second);
+            second = best;
+            best = cur;
+            cur.plan = NULL;
+            cur.wei.own = NULL;
+            timed_drop(&cur);
+        } else if (!second.plan || cur.ms < second.ms) {
+            timed_drop(&second);
+            second = cur;
+            cur.plan = NULL;
+            cur.wei.own = NULL;
+            timed_drop(&cur);
+        } else {
+            timed_drop(&cur);
+        }
+    }
+    /* A close call (within 15%) is decided again by alternating runs of
+     * the two, so that a burst of noise during one candidate's turn does
+     * not decide. */
+    if (second.plan && second.ms < 1.15 * best.ms) {
+        int runs = best.ms >= 50 ? 1 : best.ms >= 5 ? 2
+                : (int)ceil(0.25 / (best.ms > 0.01 ? best.ms : 0.01));
+        if (runs > 10) runs = 10;
+        double t[2] = {INFINITY, INFINITY};
+        const dgrad_plan_t *pl[2] = {best.plan, second.plan};
+        const probe_wei_t w[2] = {best.wei, second.wei};
+        runoff(pl, w, &bufs, 3, runs, t);
+        if (layout_search_verbose())
+            fprintf(stderr, "dgrad layout search: runoff %s %.4f ms vs %s "
+                    "%.4f ms\n", best.plan->impl, t[0], second.plan->impl, t[1]);
+        if (t[1] < t[0]) {
+            timed_t swap = best;
+            best = second;
+            second = swap;
+        }
+    }
+    timed_drop(&second);
+    probe_free(&bufs);
+    free(best.wei.own);
+    *winner = best.index;
+    *winner_ms = best.ms;
+    return best.plan;
+}
+
+/* @p plan, or the same candidate on one thread when that runs faster
+ * (alternating runs on scratch buffers, best of each) or the policy says
+ * so; frees the other. */
+dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        const cand_pd_t *c, dgrad_plan_t *plan) {
+    int mode = policy->threading;
+    if (mode == 2) return plan;
+    dgrad_plan_t *one = build_single_thread(problem, policy, staged, c);
+    if (!one) return plan;
+    probe_bufs_t bufs;
+    probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
+    const dgrad_plan_t *pl[2] = {plan, one};
+    double t[2] = {INFINITY, INFINITY};
+    int have_bufs = probe_init(&bufs, problem, policy) == 0, ok = have_bufs;
+    for (int j = 0; ok && j < 2; j++)
+        ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
+    if (ok && c->extend_tail)
+        ok = tail_checked(one, &bufs, w[1].ptr, w[1].prepared);
+    if (ok) ok = runoff(pl, w, &bufs, 5, 4, t);
+    if (layout_search_verbose())
+        fprintf(stderr, "dgrad layout search: %s on all threads %.4f ms, on "
+                "one %.4f ms\n", plan->impl, t[0], t[1]);
+    free(w[0].own);
+    free(w[1].own);
+    if (have_bufs) probe_free(&bufs);
+    int keep_one = ok && (t[1] < t[0] || mode == 1);
+    plan_destroy(keep_one ? plan : one);
+    return keep_one ? one : plan;
+}
