@@ -154,7 +154,8 @@ void destroy_pds(cand_pd_t *pds, int n) {
 /* Builds the plan of one candidate; NULL on failure (status in @p err
  * unless already set, failing step in @p what). */
 dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy,        int staged, const cand_pd_t *c, dnnl_status_t *err,
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c,
+        dnnl_status_t *err,
         const char **what) {
     dgrad_plan_t *plan = plan_alloc(problem, policy, c->extend_tail);
     dnnl_status_t s = plan ? init_io_mds(plan, staged) : dnnl_out_of_memory;
@@ -169,7 +170,8 @@ dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
  * for @p problem: its pd is created now, for the caller's current thread
  * count. NULL when oneDNN does not offer it. */
 dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy,        int staged, int cand, int extend_tail, dnnl_status_t *err,
+        const dgrad_plan_policy_t *policy, int staged, int cand,
+        int extend_tail, dnnl_status_t *err,
         const char **what) {
     cand_pd_t c = {NULL, cand, extend_tail, 0, 0};
     dgrad_plan_t *tmpl = plan_alloc(problem, policy, extend_tail), *plan = NULL;
@@ -184,7 +186,7 @@ dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
 /* The plan of candidate @p c again, with its pd and primitives created
  * for one thread (see threads_enter); NULL when that fails. */
 dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy,        int staged, const cand_pd_t *c) {
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c) {
     int threads = threads_enter(1);
     dgrad_plan_t *plan = NULL;
     if (threads > 1) {

@@ -148,8 +148,138 @@ static dgrad_plan_t *rank_build(const dgrad_problem_t *problem,
     return fallback;
 }
 
+/* One planning in progress: the problem, its policy and candidates, and
+ * the first failure to report if no strategy yields a plan. */
+typedef struct choosing {
+    const dgrad_problem_t *problem;
+    const dgrad_plan_policy_t *policy;
+    int staged, weights_constant;
+    cand_pd_t pds[MAX_CAND_PDS];
+    int n;
+    dnnl_status_t err;
+    const char *what;
+} choosing_t;
+
+/* Untimed: a few microseconds whatever the layout. Without groups each
+ * extra primitive (an activation reorder) costs about as much as the
+ * convolution, so the candidate with the fewest reorders per execute
+ * (best rank among equals) wins, as measured on the suites (a weights
+ * reorder counts unless the weights are constant, converted once); with
+ * groups, oneDNN's gemm path runs one small product per group and the
+ * ranking's choice wins. With output padding, the primitive computing the
+ * tail saves the border fill (one pass, the ONNX examples' largest cost):
+ * taken at no more reorders, once a run has shown that it writes zeros
+ * there (microseconds at this size). */
+static dgrad_plan_t *choose_untimed(choosing_t *c) {
+    const cand_pd_t *pds = c->pds;
+    int sorted[MAX_CAND_PDS], k = rank_order(pds, c->n, sorted), few = -1;
+    int cost[MAX_CAND_PDS];
+    for (int i = 0; i < c->n; i++)
+        cost[i] = pds[i].reorders + (c->weights_constant ? 0 : pds[i].wei_reorder);
+    for (int i = 0; i < k && c->problem->G == 1; i++)
+        if (!pds[sorted[i]].extend_tail
+                && (few < 0 || cost[sorted[i]] < cost[few]))
+            few = sorted[i];
+    int tail = -1;
+    for (int i = 0; few >= 0 && i < k; i++)
+        if (pds[sorted[i]].extend_tail && cost[sorted[i]] <= cost[few]
+                && impl_rank(pds[sorted[i]].pd) >= impl_rank(pds[few].pd)
+                && (tail < 0 || cost[sorted[i]] < cost[tail]))
+            tail = sorted[i];
+    int chosen = -1;
+    dgrad_plan_t *best = NULL;
+    if (tail >= 0 && (best = checked_tail_candidate(c->problem, c->policy,
+                              c->staged, &pds[tail], &c->err, &c->what)))
+        chosen = tail;
+    if (!best && few >= 0
+            && (best = build_candidate(c->problem, c->policy, c->staged,
+                        &pds[few], &c->err, &c->what)))
+        chosen = few;
+    if (!best)
+        best = rank_build(c->problem, c->policy, c->staged, pds, c->n,
+                &chosen, &c->err, &c->what);
+    if (best && chosen >= 0)
+        best = keep_faster_threading(c->problem, c->policy, c->staged,
+                c->weights_constant, &pds[chosen], best);
+    return best;
+}
+
+/* Timed: every candidate runs on scratch buffers, the fastest is kept;
+ * up to some 100 us, one thread may beat the fork and join. */
+static dgrad_plan_t *choose_timed(choosing_t *c) {
+    int w = -1;
+    double ms = INFINITY;
+    dgrad_plan_t *best = search(c->problem, c->policy, c->staged,
+            c->weights_constant, c->pds, c->n, &w, &ms, &c->err, &c->what);
+    if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
+        best = keep_faster_threading(c->problem, c->policy, c->staged,
+                c->weights_constant, &c->pds[w], best);
+    return best;
+}
+
+/* On a reduced copy: the copy's candidates are timed, and its winner is
+ * built for the problem if it keeps the same implementations as the ones
+ * timed (and, for a computed tail, checked) and fits the workspace
+ * budget; NULL otherwise (the caller ranks). */
+static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
+    dgrad_problem_t r;
+    cand_pd_t rpds[MAX_CAND_PDS];
+    dnnl_status_t rerr = dnnl_success;
+    const char *rwhat = "";
+    int rn = reduce_problem(c->problem, c->policy, &r) == 0
+            ? all_candidates(&r, c->policy, c->staged, rpds, &rerr) : 0;
+    int w = -1;
+    double rms = INFINITY;
+    dgrad_plan_t *rbest = rn > 1
+            ? search(&r, c->policy, c->staged, c->weights_constant, rpds, rn,
+                      &w, &rms, &rerr, &rwhat)
+            : NULL, *best = NULL;
+    if (rbest) {
+        best = rebuild_candidate(c->problem, c->policy, c->staged,
+                rpds[w].cand, rpds[w].extend_tail, &c->err, &c->what);
+        char sig_r[256], sig[256] = "";
+        plan_signature(rbest, sig_r, sizeof sig_r);
+        if (best) plan_signature(best, sig, sizeof sig);
+        const char *why = best ? "built for the problem"
+                               : "not available: ranking";
+        if (best && strcmp(sig, sig_r)) {
+            /* Another implementation somewhere: what was timed does not
+             * hold. */
+            why = "differs for the problem, ranking";
+        } else if (best && !within_budget(best)) {
+            why = "over the workspace budget, ranking";
+        }
+        if (best && strcmp(why, "built for the problem")) {
+            plan_destroy(best);
+            best = NULL;
+        }
+        if (layout_search_verbose())
+            fprintf(stderr, "dgrad layout search: reduced problem's choice "
+                    "%s: %s\n", sig_r, why);
+        plan_destroy(rbest);
+    }
+    destroy_pds(rpds, rn);
+    return best;
+}
+
+/* The candidates, in the problem's compute type or, where oneDNN has no
+ * 16-bit kernel, in f32 through staging copies. Returns their count. */
+static int gather_candidates(choosing_t *c, dnnl_status_t *first_error) {
+    const dgrad_problem_t *p = c->problem;
+    c->staged = bias_needs_f32(p) || !layouts_nested(p);
+    c->n = all_candidates(p, c->policy, c->staged, c->pds, first_error);
+    if (c->n == 0 && !c->staged && *first_error == dnnl_unimplemented
+            && p->dt != dgrad_f32) {
+        c->staged = 1;
+        *first_error = dnnl_success;
+        c->n = all_candidates(p, c->policy, 1, c->pds, first_error);
+    }
+    return c->n;
+}
+
 static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy,        int weights_constant, dgrad_plan_t **out) {
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        dgrad_plan_t **out) {
     dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
     if (!plan)
         return dgrad_error(dgrad_out_of_memory,
@@ -163,131 +293,42 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     }
     plan_destroy(plan);
 
-    cand_pd_t pds[MAX_CAND_PDS];
-    dnnl_status_t first_error = dnnl_success, err = dnnl_success;
-    const char *what = "convolution backward data creation";
-    int staged = bias_needs_f32(problem) || !layouts_nested(problem);
-    int n = all_candidates(problem, policy, staged, pds, &first_error);
-    if (n == 0 && !staged && first_error == dnnl_unimplemented
-            && problem->dt != dgrad_f32) {
-        staged = 1;
-        first_error = dnnl_success;
-        n = all_candidates(problem, policy, 1, pds, &first_error);
-    }
-    if (n == 0) {
+    choosing_t c = {problem, policy, 0, weights_constant, {{0}}, 0,
+            dnnl_success, "convolution backward data creation"};
+    dnnl_status_t first_error = dnnl_success;
+    if (gather_candidates(&c, &first_error) == 0) {
         /* The canonical problem is valid, so oneDNN refusing to build it
          * means "not supported here": a compiler may fall back. */
         return dnnl_fail_as(problem, first_error == dnnl_success
                         ? dnnl_unimplemented : first_error,
-                what, dgrad_unimplemented);
+                c.what, dgrad_unimplemented);
     }
-
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
-    int timed = n > 1 && policy->layout_search;
-    if (timed && problem_macs(problem) < policy->min_macs) {
-        /* A few microseconds whatever the layout, so no timing: without
-         * groups each extra primitive (an activation reorder) costs about
-         * as much as the convolution, so the candidate with the fewest
-         * reorders per execute (best rank among equals) wins, as measured
-         * on the suites (a weights reorder counts unless the weights are
-         * constant, converted once); with groups, oneDNN's gemm path runs
-         * one small product per group and the ranking's choice wins. */
-        int sorted[MAX_CAND_PDS], k = rank_order(pds, n, sorted), few = -1;
-        int cost[MAX_CAND_PDS];
-        for (int i = 0; i < n; i++)
-            cost[i] = pds[i].reorders + (weights_constant ? 0 : pds[i].wei_reorder);
-        for (int i = 0; i < k && problem->G == 1; i++)
-            if (!pds[sorted[i]].extend_tail
-                    && (few < 0 || cost[sorted[i]] < cost[few]))
-                few = sorted[i];
-        /* With output padding, the primitive computing the tail saves the
-         * border fill (one pass, the ONNX examples' largest cost): taken
-         * at no more reorders, once a run has shown that it writes zeros
-         * there (microseconds at this size). */
-        int tail = -1;
-        for (int i = 0; few >= 0 && i < k; i++)
-            if (pds[sorted[i]].extend_tail && cost[sorted[i]] <= cost[few]
-                    && impl_rank(pds[sorted[i]].pd) >= impl_rank(pds[few].pd)
-                    && (tail < 0 || cost[sorted[i]] < cost[tail]))
-                tail = sorted[i];
-        int chosen = -1;
-        if (tail >= 0 && (best = checked_tail_candidate(problem, policy, staged,
-                                  &pds[tail], &err, &what)))
-            chosen = tail;
-        if (!best && few >= 0
-                && (best = build_candidate(problem, policy, staged, &pds[few], &err,
-                            &what)))
-            chosen = few;
-        if (!best) best = rank_build(problem, policy, staged, pds, n, &chosen, &err,
-                &what);
-        choice = "untimed";
-        if (best && chosen >= 0)
-            best = keep_faster_threading(problem, policy, staged,
-                    weights_constant, &pds[chosen], best);
-    } else if (timed && problem_bytes(problem) <= policy->max_bytes
-            && problem_macs(problem) <= policy->max_macs) {
-        int w = -1;
-        double ms = INFINITY;
-        best = search(problem, policy, staged, weights_constant, pds, n, &w, &ms,
-                &err, &what);
-        choice = "timed";
-        /* Up to some 100 µs, one thread may beat the fork and join. */
-        if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
-            best = keep_faster_threading(problem, policy, staged,
-                    weights_constant, &pds[w], best);
-    } else if (timed) {
-        /* Time a reduced copy, then build its winner for the problem. */
-        dgrad_problem_t r;
-        cand_pd_t rpds[MAX_CAND_PDS];
-        dnnl_status_t rerr = dnnl_success;
-        const char *rwhat = "";
-        int rn = reduce_problem(problem, policy, &r) == 0
-                ? all_candidates(&r, policy, staged, rpds, &rerr) : 0;
-        int w = -1;
-        double rms = INFINITY;
-        dgrad_plan_t *rbest = rn > 1
-                ? search(&r, policy, staged, weights_constant, rpds, rn, &w, &rms,
-                          &rerr, &rwhat)
-                : NULL;
-        if (rbest) {
-            /* The same implementations as the ones timed (and, for a
-             * computed tail, checked), else the ranking. */
-            best = rebuild_candidate(problem, policy, staged, rpds[w].cand,
-                    rpds[w].extend_tail, &err, &what);
-            char sig_r[256], sig[256] = "";
-            plan_signature(rbest, sig_r, sizeof sig_r);
-            if (best) plan_signature(best, sig, sizeof sig);
-            const char *why = best ? "built for the problem"
-                                   : "not available: ranking";
-            if (best && strcmp(sig, sig_r)) {
-                /* Another implementation somewhere: what was timed does
-                 * not hold. */
-                why = "differs for the problem, ranking";
-            } else if (best && !within_budget(best)) {
-                why = "over the workspace budget, ranking";
-            }
-            if (best && strcmp(why, "built for the problem")) {
-                plan_destroy(best);
-                best = NULL;
-            }
-            if (layout_search_verbose())
-                fprintf(stderr, "dgrad layout search: reduced problem's "
-                        "choice %s: %s\n", sig_r, why);
+    if (c.n > 1 && policy->layout_search) {
+        if (problem_macs(problem) < policy->min_macs) {
+            best = choose_untimed(&c);
+            choice = "untimed";
+        } else if (problem_bytes(problem) <= policy->max_bytes
+                && problem_macs(problem) <= policy->max_macs) {
+            best = choose_timed(&c);
+            choice = "timed";
+        } else {
+            best = choose_on_reduced_copy(&c);
             choice = "reduced copy";
-            plan_destroy(rbest);
         }
-        destroy_pds(rpds, rn);
     }
-    int unused;
     if (!best) {
-        best = rank_build(problem, policy, staged, pds, n, &unused, &err, &what);
+        int unused;
+        best = rank_build(problem, policy, c.staged, c.pds, c.n, &unused,
+                &c.err, &c.what);
         choice = "ranking";
     }
-    destroy_pds(pds, n);
+    destroy_pds(c.pds, c.n);
     if (!best)
-        return dnnl_fail_as(problem, err == dnnl_success ? dnnl_runtime_error
-                        : err, what, dgrad_unimplemented);
+        return dnnl_fail_as(problem, c.err == dnnl_success
+                        ? dnnl_runtime_error : c.err,
+                c.what, dgrad_unimplemented);
     best->weights_constant = weights_constant;
     best->choice = choice;
     *out = best;
@@ -295,9 +336,10 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
 }
 
 /* plan_choose, failing as a whole when an acquisition or execution on the
- * way failed (see planning_failure). */
+ * way failed (see planning_failed). */
 dgrad_status_t plan_create(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy,        int weights_constant, dgrad_plan_t **out) {
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        dgrad_plan_t **out) {
     dgrad_plan_t *plan = NULL;
     planning_reset();
     dgrad_status_t st = plan_choose(problem, policy, weights_constant, &plan);
