@@ -64,15 +64,13 @@ static dnnl_status_t md_strided(dnnl_memory_desc_t *md, int ndims,
     return dnnl_memory_desc_init_by_strides(md, ndims, d, dt, s);
 }
 
-/* Prepares the user <-> staging conversion and returns, in @p dense, f32
- * strides that keep the user's axis order. */
-static void init_convert(convert_t *cv, int nd, const int64_t *dims,
-        const int64_t *strides, int64_t *dense) {
-    /* Outermost first: larger strides, then (ties) larger dims, so that a
-     * size-1 axis sits inside the axis it ties with (a one-channel NXC
-     * tensor stays channels-last for oneDNN's layout matching), then
-     * canonical order. */
-    int order[MAX_NDIMS];
+/* The axes of a tensor outermost first: larger strides, then (ties)
+ * larger dims, so that a size-1 axis sits inside the axis it ties with (a
+ * one-channel NXC tensor stays channels-last for oneDNN's layout
+ * matching), then canonical order. Every axis order of this layer comes
+ * from here. */
+static void axis_order(int nd, const int64_t *dims, const int64_t *strides,
+        int *order) {
     for (int i = 0; i < nd; i++) {
         int j = i;
         for (; j > 0 && (strides[order[j - 1]] < strides[i]
@@ -82,11 +80,25 @@ static void init_convert(convert_t *cv, int nd, const int64_t *dims,
             order[j] = order[j - 1];
         order[j] = i;
     }
+}
+
+/* Dense strides for @p dims with the axes in @p order (outermost first). */
+static void dense_in_order(int nd, const int64_t *dims, const int *order,
+        int64_t *strides) {
     int64_t acc = 1;
     for (int j = nd - 1; j >= 0; j--) {
-        dense[order[j]] = acc;
+        strides[order[j]] = acc;
         acc *= dims[order[j]];
     }
+}
+
+/* Prepares the user <-> staging conversion and returns, in @p dense, f32
+ * strides that keep the user's axis order. */
+static void init_convert(convert_t *cv, int nd, const int64_t *dims,
+        const int64_t *strides, int64_t *dense) {
+    int order[MAX_NDIMS];
+    axis_order(nd, dims, strides, order);
+    dense_in_order(nd, dims, order, dense);
     /* Axes outermost first; size-1 axes dropped; an axis merged into the
      * next inner one when both sides are contiguous across them (longer
      * runs for the vector loops). */
@@ -127,16 +139,8 @@ static void init_convert(convert_t *cv, int nd, const int64_t *dims,
 static void canon_size1_strides(int nd, const int64_t *dims,
         const int64_t *strides, int64_t *out) {
     int order[MAX_NDIMS];
-    for (int i = 0; i < nd; i++) {
-        int j = i;
-        for (; j > 0 && (strides[order[j - 1]] < strides[i]
-                        || (strides[order[j - 1]] == strides[i]
-                                && dims[order[j - 1]] < dims[i]));
-                j--)
-            order[j] = order[j - 1];
-        order[j] = i;
-        out[i] = strides[i];
-    }
+    axis_order(nd, dims, strides, order);
+    for (int i = 0; i < nd; i++) out[i] = strides[i];
     int64_t inner = 1; /* stride the next axis outwards would have */
     for (int j = nd - 1; j >= 0; j--) {
         int a = order[j];
@@ -242,20 +246,8 @@ void canonical_dims(const dgrad_problem_t *p, int64_t in[5],
 void dense_like(int nd, const int64_t *old_dims,
         const int64_t *old_strides, const int64_t *dims, int64_t *strides) {
     int order[MAX_NDIMS];
-    for (int i = 0; i < nd; i++) {
-        int j = i;
-        for (; j > 0 && (old_strides[order[j - 1]] < old_strides[i]
-                        || (old_strides[order[j - 1]] == old_strides[i]
-                                && old_dims[order[j - 1]] < old_dims[i]));
-                j--)
-            order[j] = order[j - 1];
-        order[j] = i;
-    }
-    int64_t acc = 1;
-    for (int j = nd - 1; j >= 0; j--) {
-        strides[order[j]] = acc;
-        acc *= dims[order[j]];
-    }
+    axis_order(nd, old_dims, old_strides, order);
+    dense_in_order(nd, dims, order, strides);
 }
 
 /* Whether all three tensors have nested layouts (see aliasing.h). One
