@@ -2,7 +2,7 @@
 # Checks that `dgrad bench --csv` wrote a well-formed file.
 #
 #   scripts/check-bench-csv.sh CSV EXPECTED_ROWS
-#       checks CSV: the header exactly as issue 5 specifies, EXPECTED_ROWS
+#       checks CSV: the header exactly as bench/README.md gives it, EXPECTED_ROWS
 #       rows of 11 fields, known dt/format names, numeric fields that parse
 #       (dgrad time and compile times positive, GFLOP/s and roofline %
 #       non-negative;

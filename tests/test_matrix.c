@@ -1,5 +1,5 @@
 /*
- * oneDNN against the reference over the matrix of the core issue, through
+ * oneDNN against the reference over the whole op matrix, through
  * the public API: rank x groups {1, 2, depthwise} x stride {1,2,3} x
  * dilation {1,2}, each in f32/bf16/f16; the remaining knobs (dialect,
  * NCX/NXC/channels-last strides, OIX/XIO, asymmetric pads, output_padding,
