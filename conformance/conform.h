@@ -27,6 +27,9 @@
 #define CF_WHERE 512
 #define CF_MESSAGE 1024
 #define CF_MAX_SPATIAL 3
+/* Longest integer-list attribute a file may give: oneDNN writes an unset
+ * dst_shape or output_padding as DNNL_MAX_NDIMS (12) zeros. */
+#define CF_MAX_LIST 12
 
 /* ------------------------------------------------------------------ cases */
 
