@@ -165,6 +165,14 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
     snprintf(c.suite, sizeof c.suite, "%s", j->file);
     snprintf(c.where, sizeof c.where, "%s:%s", j->file, path);
     if (strcmp(kind, "ConvolutionBackwardData")) {
+        static const char *const runs[] = {"ConvolutionBackwardData"};
+        const char *near = cf_near_kind(kind, runs, 1);
+        if (near) {
+            jerr(j, jpath_key(p, path, "kind"), "unknown op kind", "'%.64s' is "
+                    "not a oneDNN Graph op kind dgrad knows; did you mean %s?",
+                    kind, near);
+            return;
+        }
         char reason[160];
         snprintf(reason, sizeof reason, "op kind %.64s is not run (dgrad runs "
                 "ConvolutionBackwardData)", kind);

@@ -669,7 +669,7 @@ Test(conform_paths, directories_and_dispatch) {
     fclose(f);
     collect_t k;
     collect_init(&k);
-    cf_read_path(dir, &k.sink);
+    cf_read_path(dir, NULL, &k.sink);
     cr_expect_eq(k.n_cases, 2); /* a.xml, then b.json */
     cr_expect_eq(k.cases[0].kind, dgrad_op_group_convolution_backprop_data);
     cr_expect_eq(k.cases[1].kind, dgrad_op_convolution_backward_data);
@@ -679,9 +679,10 @@ Test(conform_paths, directories_and_dispatch) {
     collect_free(&k);
     /* A file named on the command line is read whatever its name. */
     collect_init(&k);
-    cf_read_path(p3, &k.sink);
+    cf_read_path(p3, NULL, &k.sink);
     cr_expect_eq(k.n_errors, 1);
-    cr_expect(strstr(k.errors[0], "neither JSON nor XML"), "%s", k.errors[0]);
+    cr_expect(strstr(k.errors[0], "unreadable: neither JSON, XML nor a "
+            "benchdnn batch file"), "%s", k.errors[0]);
     unlink(p1), unlink(p2), unlink(p3), unlink(p4);
     rmdir(dir);
 }

@@ -424,7 +424,10 @@ Test(conform_runner, huge_tensors_are_compiled_not_run) {
     char *out;
     char *argv[] = {"conform", "-v", "--dtypes", "f32", path,
             DGRAD_CONFORM_SUITES_DIR "/ir/spec_group_convolution_backprop_data_3d.xml"};
-    cr_expect_eq(run_cli(&out, 6, argv), 0, "%s", out);
+    /* Nothing executed: "no case ran" is not a success. */
+    cr_expect_eq(run_cli(&out, 6, argv), 1, "%s", out);
+    cr_expect(matches(out, "^dgrad conform: no case ran \\(2 skipped\\)$"),
+            "%s", out);
     cr_expect(matches(out, "^SKIP [^ ]*#op0:x f32 native too_large .* spans "
                            "1099511627777 elements"), "%s", out);
     cr_expect(matches(out, "^SKIP [^ ]*spec_group_convolution_backprop_data_3d"
@@ -442,6 +445,10 @@ Test(conform_cli, help_and_usage_errors) {
     char *help[] = {"conform", "--help"};
     cr_expect_eq(run_cli(&out, 2, help), 0);
     cr_expect(strstr(out, "usage: dgrad conform [options] PATH...") != NULL);
+    cr_expect(strstr(out, "1 when something\nfailed or no case ran") != NULL,
+            "%s", out);
+    cr_expect(strstr(out, "are ignored (--mode, --mode-modifier, --engine,")
+                    != NULL, "%s", out);
     free(out);
     struct {
         int argc;
