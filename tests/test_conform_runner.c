@@ -470,3 +470,59 @@ Test(conform_cli, help_and_usage_errors) {
         free(out);
     }
 }
+
+/* Nothing that ran is not a success: an empty folder, or files whose ops
+ * are all of other kinds, exit 1 with "no case ran". */
+Test(conform_cli, no_case_ran_is_a_failure) {
+    char dir[] = "/tmp/dgrad_conform_empty_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *out;
+    char *argv[] = {"conform", dir};
+    cr_expect_eq(run_cli(&out, 2, argv), 1, "%s", out);
+    cr_expect(matches(out, "^0 passed, 0 failed, 0 skipped$"), "%s", out);
+    cr_expect(matches(out, "^dgrad conform: no case ran \\(0 skipped\\)$"),
+            "%s", out);
+    free(out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/relu.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"graph\": [{\"id\": 0, \"name\": \"r\", \"kind\": \"ReLU\","
+          " \"inputs\": [], \"outputs\": []}]}", f);
+    fclose(f);
+    cr_expect_eq(run_cli(&out, 2, argv), 1, "%s", out);
+    cr_expect(matches(out, "^dgrad conform: no case ran \\(1 skipped\\)$"),
+            "%s", out);
+    free(out);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A batch line's --dt chooses the one type its cases run in; a type
+ * --dtypes leaves out is a skip that says so. */
+Test(conform_cli, batch_dt_picks_the_type) {
+    char dir[] = "/tmp/dgrad_conform_dt_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char batch[128];
+    snprintf(batch, sizeof batch, "%s/harness", dir);
+    FILE *f = fopen(batch, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "--reset --dt=bf16 --case=%s/graph/output_padding_2x2_stride_2.json\n",
+            DGRAD_CONFORM_SUITES_DIR);
+    fclose(f);
+    char *out;
+    char *argv[] = {"conform", "-v", "--formats", "native", batch};
+    cr_expect_eq(run_cli(&out, 5, argv), 0, "%s", out);
+    cr_expect(matches(out, "^PASS [^ ]*harness:1:[^ ]*#op0:output_padding_2x2 "
+                           "bf16 native ok"), "%s", out);
+    cr_expect(matches(out, "^1 passed, 0 failed, 0 skipped$"), "%s", out);
+    free(out);
+    char *only_f32[] = {"conform", "-v", "--dtypes", "f32", batch};
+    cr_expect_eq(run_cli(&out, 5, only_f32), 1, "%s", out);
+    cr_expect(matches(out, "^SKIP [^ ]*#op0:output_padding_2x2 - - skipped .*"
+                           "runs in bf16 only \\(its --dt\\), which --dtypes "
+                           "leaves out"), "%s", out);
+    free(out);
+    unlink(batch);
+    rmdir(dir);
+}
