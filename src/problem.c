@@ -577,9 +577,11 @@ static dgrad_status_t string_attr(const ctx_t *c, dgrad_op_attr_t a,
     if (!v->is_set) return dgrad_success;
     int i = memchr(v->text, '\0', sizeof v->text)
             ? find_choice(choices, n, v->text, ignore_case) : -1;
+    char list[160];
     if (i < 0)
         return op_error(c->op, dgrad_invalid_arguments, "%s '%.24s' is not "
-                "valid", attr_infos[a].name, v->text);
+                "one of %s", attr_infos[a].name, v->text,
+                join_choices(list, sizeof list, choices, n));
     *value = choices[i].value;
     return dgrad_success;
 }

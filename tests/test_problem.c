@@ -732,7 +732,11 @@ Test(problem_setters, unknown_string_values) {
             dgrad_invalid_arguments, "data_format 'nxc' is not one of NXC, "
                                      "NCX");
     ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "weights_format", "IOX"),
-            dgrad_invalid_arguments, "weights_format 'IOX'");
+            dgrad_invalid_arguments, "weights_format 'IOX' is not one of XIO, "
+                                     "OIX");
+    ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "data_format", "NHWC"),
+            dgrad_invalid_arguments, "ConvolutionBackwardData: data_format "
+                                     "'NHWC' is not one of NXC, NCX");
     d = desc_of(OV);
     ASSERT_ERR(dgrad_op_desc_set_str(&d, dgrad_op_attr_auto_pad, "None"),
             dgrad_invalid_arguments, "auto_pad 'None' is not one of explicit, "
@@ -1307,7 +1311,8 @@ Test(problem_errors, hand_written_description) {
     build(&ov_base, &b);
     b.desc.attrs[dgrad_op_attr_auto_pad].is_set = 1;
     strcpy(b.desc.attrs[dgrad_op_attr_auto_pad].text, "bogus");
-    ASSERT_ERR(run(&b, &r), dgrad_invalid_arguments, "auto_pad 'bogus'");
+    ASSERT_ERR(run(&b, &r), dgrad_invalid_arguments, "auto_pad 'bogus' is "
+            "not one of explicit, notset, same_upper, same_lower, valid");
     build(&ov_base, &b);
     b.desc.attrs[dgrad_op_attr_strides].is_set = 1;
     b.desc.attrs[dgrad_op_attr_strides].count = 100;
