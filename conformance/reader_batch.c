@@ -720,7 +720,7 @@ static void proxy_case(cf_sink_t *s, const cf_case_t *c) {
 static void proxy_skip(cf_sink_t *s, const char *suite, const char *name,
         const char *reason) {
     (void)suite, (void)name, (void)reason;
-    ((proxy_t *)s)->skips++; /* one skip per line says it all */
+    ((proxy_t *)s)->skips++; /* one skip per line names the kinds */
 }
 
 static void proxy_error(cf_sink_t *s, const char *suite, const char *message) {
@@ -823,11 +823,15 @@ static void run_alternative(batch_t *b, at_t at, json_t *root,
         jctx_t j = {&p.sink, label, 0};
         cf_graph_from_json(&j, d->root);
         b->errors += p.errors;
+        char kinds[256], reason[512];
+        kinds_of(d->ops, kinds, sizeof kinds);
         if (!p.cases && !p.errors) {
-            char kinds[256], reason[512];
-            kinds_of(d->ops, kinds, sizeof kinds);
             snprintf(reason, sizeof reason, "the case holds no op dgrad runs "
                     "(%s; dgrad runs " CBD ")", kinds[0] ? kinds : "no op");
+            b->sink->on_skip(b->sink, at.file, label, reason);
+        } else if (p.skips) {
+            snprintf(reason, sizeof reason, "ops of other kinds in the case "
+                    "are not run (%s)", kinds);
             b->sink->on_skip(b->sink, at.file, label, reason);
         }
     }

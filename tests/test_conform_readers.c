@@ -1018,3 +1018,23 @@ Test(conform_graph, misspelt_kinds_are_errors) {
             "did you mean ConvolutionBackpropData?");
     cleanup(&k, path);
 }
+
+/* A case with ops of other kinds beside the ones dgrad runs: the cases run,
+ * and one skip per line names the other kinds. */
+Test(conform_batch, other_kinds_beside_runs) {
+    batch_dir_t d;
+    bd_init(&d);
+    const char *batch = bd_write(&d, "harness/training",
+            "--reset --case=" DGRAD_CONFORM_SUITES_DIR "/graph/training_graph.json\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_batch_file(batch, NULL, &k.sink), 0);
+    cr_expect_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_expect_eq(k.n_cases, 2);
+    cr_assert_eq(k.n_skips, 1);
+    cr_expect(strstr(k.skips[0], "training_graph.json: ops of other kinds in "
+                                 "the case are not run (ReLUBackward, "
+                                 "BiasAddBackward)"), "%s", k.skips[0]);
+    collect_free(&k);
+    bd_free(&d);
+}
