@@ -71,6 +71,41 @@ int cf_parse_ints(const char *text, int64_t *values, int max, int *count) {
     return *p == '\0';
 }
 
+static int fold(int ch) { return ch >= 'A' && ch <= 'Z' ? ch + 32 : ch; }
+
+/* Levenshtein distance ignoring case, capped: names are short. */
+static int edit_distance(const char *a, const char *b) {
+    enum { MAX = 64 };
+    size_t n = strlen(a), m = strlen(b);
+    if (n >= MAX || m >= MAX) return MAX;
+    int row[MAX + 1];
+    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int up = row[j];
+            int sub = diag + (fold((unsigned char)a[i - 1])
+                                     != fold((unsigned char)b[j - 1]));
+            int del = up + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            diag = up;
+        }
+    }
+    return row[m];
+}
+
+const char *cf_near_kind(const char *kind, const char *const *known, int n) {
+    const char *best = NULL;
+    int best_d = 3;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(kind, known[i])) return NULL;
+        int d = edit_distance(kind, known[i]);
+        if (d < best_d) best = known[i], best_d = d;
+    }
+    return best;
+}
+
 int64_t cf_dims_count(const int64_t *dims, int ndims) {
     int64_t n = 1;
     for (int i = 0; i < ndims; i++)

@@ -17,7 +17,10 @@ static const char *usage_text =
         "recursively, .json and .xml files):\n"
         "  vector files (JSON with \"cases\": inputs and expected outputs),\n"
         "  oneDNN Graph JSON graph files (JSON with \"graph\", benchdnn format),\n"
-        "  OpenVINO IR XML (a <net> or a bare <layer>).\n"
+        "  OpenVINO IR XML (a <net> or a bare <layer>),\n"
+        "  benchdnn graph batch files (lines of --reset, --dt, --in-shapes,\n"
+        "    --op-attrs, --mb, --case, --batch; named as a PATH, not found in\n"
+        "    directories; recognised by their content).\n"
         "Graph and IR ops run on generated small integers.\n\n"
         "options:\n"
         "  --dtypes LIST      data types each case runs in (default f32,bf16,f16)\n"
@@ -29,6 +32,9 @@ static const char *usage_text =
         "                     invalid cases: quick (minutes) or full (releases)\n"
         "  --junit FILE       also write a JUnit XML report to FILE\n"
         "  --filter TEXT      run only cases whose name contains TEXT\n"
+        "  --inputs-dir DIR   batch files' --case= and --batch= paths are looked\n"
+        "                     up next to the batch file, then in DIR (e.g.\n"
+        "                     oneDNN's tests/benchdnn/inputs/graph)\n"
         "  --max-elements N   tensors with more elements are compiled and their\n"
         "                     output dims checked, but not executed (skipped)\n"
         "                     (default 33554432)\n"
@@ -39,8 +45,13 @@ static const char *usage_text =
         "first mismatching index (in the output's own dims order) and details;\n"
         "then the line \"N passed, N failed, N skipped\". Unreadable or\n"
         "malformed files are failures named with their position.\n"
-        "Exit status: 0 when nothing failed, 1 when something failed (or the\n"
-        "plugin cannot be loaded), 2 on usage errors.\n";
+        "Batch files: benchdnn options that do not change what an op computes\n"
+        "are ignored (%s);\n"
+        "any other unknown option is an error.\n"
+        "Exit status: 0 when cases ran and nothing failed; 1 when something\n"
+        "failed, no case ran (\"no case ran\": an empty folder, or files\n"
+        "holding no op dgrad runs) or the plugin cannot be loaded; 2 on usage\n"
+        "errors.\n";
 
 static int usage_error(FILE *err, const char *fmt, const char *arg) {
     fprintf(err, "dgrad conform: ");
@@ -102,7 +113,7 @@ int cf_cli_parse(int argc, char **argv, cf_cli_t *cli, FILE *out, FILE *err) {
             continue;
         }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(usage_text, out);
+            fprintf(out, usage_text, cf_batch_ignored_options());
             return 0;
         }
         if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
@@ -111,7 +122,8 @@ int cf_cli_parse(int argc, char **argv, cf_cli_t *cli, FILE *out, FILE *err) {
         }
         /* Options with a value: --opt VALUE or --opt=VALUE. */
         static const char *const with_value[] = {"--dtypes", "--formats",
-                "--sweep", "--junit", "--filter", "--max-elements"};
+                "--sweep", "--junit", "--filter", "--max-elements",
+                "--inputs-dir"};
         const char *value = NULL;
         size_t k = 0, n = sizeof with_value / sizeof *with_value;
         for (; k < n; k++) {
@@ -143,6 +155,7 @@ int cf_cli_parse(int argc, char **argv, cf_cli_t *cli, FILE *out, FILE *err) {
                 break;
             case 3: cli->junit = value; break;
             case 4: cli->options.filter = value; break;
+            case 6: cli->inputs_dir = value; break;
             default: {
                 char *end;
                 errno = 0;
@@ -176,10 +189,17 @@ int cf_cli_run(const cf_cli_t *cli, const cf_backend_t *backend, FILE *out,
         return 1;
     }
     for (int i = 0; i < cli->n_paths; i++)
-        cf_read_path(cli->paths[i], cf_runner_sink(runner));
+        cf_read_path(cli->paths[i], cli->inputs_dir, cf_runner_sink(runner));
     cf_sweep_generate(cli->sweep, cf_runner_sink(runner));
     cf_report_summary(report);
     int status = cf_report_count(report, cf_fail) ? 1 : 0;
+    /* Nothing checked is not a success: a wrong folder, or files whose ops
+     * are all of other kinds, would otherwise pass. */
+    if (!cf_report_count(report, cf_pass) && !status) {
+        fprintf(err, "dgrad conform: no case ran (%ld skipped)\n",
+                cf_report_count(report, cf_skip));
+        status = 1;
+    }
     char msg[256];
     if (cli->junit && !cf_report_write_junit(report, cli->junit, msg, sizeof msg)) {
         fprintf(err, "dgrad conform: %s\n", msg);

@@ -27,6 +27,9 @@
 #define CF_WHERE 512
 #define CF_MESSAGE 1024
 #define CF_MAX_SPATIAL 3
+/* Longest integer-list attribute a file may give: oneDNN writes an unset
+ * dst_shape or output_padding as DNNL_MAX_NDIMS (12) zeros. */
+#define CF_MAX_LIST 12
 
 /* ------------------------------------------------------------------ cases */
 
@@ -75,6 +78,9 @@ typedef struct cf_case {
     dgrad_data_type_t data_dt; /* data type forced (invalid case), or undef */
     char expect_error[32]; /* status name the case must fail with, or "" */
     unsigned seed;
+    /* The one type the case runs in (a batch line's --dt), or undef: each
+     * --dtypes type. */
+    dgrad_data_type_t run_dt;
 } cf_case_t;
 
 /* Zeroes @p c (no data owned). */
@@ -91,6 +97,11 @@ const char *cf_format_ints(char *buf, size_t size, const int64_t *v, int n);
 int cf_parse_ints(const char *text, int64_t *values, int max, int *count);
 /* Element count of dims; -1 when it overflows or a dim is negative. */
 int64_t cf_dims_count(const int64_t *dims, int ndims);
+/* The kind among @p known (n of them) that @p kind most likely misspells:
+ * within two edits (Levenshtein distance, ignoring case) and not equal to
+ * it; NULL when there is none. An op kind that close to one dgrad runs is
+ * an error, not a silent skip. */
+const char *cf_near_kind(const char *kind, const char *const *known, int n);
 
 /* ---------------------------------------------------------------- sinks */
 
@@ -134,9 +145,19 @@ int cf_read_ir_buffer(const char *name, const char *buf, size_t size,
 /* A JSON file of either kind: vectors (top-level "cases") or a oneDNN
  * Graph file (top-level "graph"). */
 int cf_read_json_file(const char *path, cf_sink_t *sink);
-/* A file (by extension, else by its first character) or a directory,
- * recursively (.json and .xml files, in name order). */
-int cf_read_path(const char *path, cf_sink_t *sink);
+/* A benchdnn graph batch file (reader_batch.c): its --case= files, with
+ * its --in-shapes, --op-attrs, --dt and --mb rewrites. Relative paths are
+ * looked up next to the batch file naming them, then in @p inputs_dir
+ * (may be NULL). */
+int cf_read_batch_file(const char *path, const char *inputs_dir,
+        cf_sink_t *sink);
+/* The benchdnn options batch files may hold that dgrad conform ignores,
+ * as a list for messages and help. */
+const char *cf_batch_ignored_options(void);
+/* A file (by extension, else by its content: '{' JSON, '<' XML, '-' or
+ * '#' a benchdnn batch file) or a directory, recursively (.json and .xml
+ * files, in name order; batch files are named, not found). */
+int cf_read_path(const char *path, const char *inputs_dir, cf_sink_t *sink);
 
 /* ------------------------------------------------------------- sweeps */
 
@@ -280,6 +301,7 @@ typedef struct cf_cli {
     cf_options_t options;
     cf_sweep_t sweep;
     const char *junit;
+    const char *inputs_dir; /* where batch files' relative paths also look */
     int n_paths;
     char **paths;
 } cf_cli_t;

@@ -45,18 +45,32 @@ static int parse_auto_pad(const char *text, int *ap) {
     return 1;
 }
 
+/* oneDNN Graph writes an unset dst_shape or output_padding as 12 zeros
+ * (DNNL_MAX_NDIMS): all zeros (or none) of any length is "not given". */
+
+static int all_zero(const int64_t *v, int n) {
+    for (int i = 0; i < n; i++)
+        if (v[i]) return 0;
+    return 1;
+}
+
+static int zero_means_unset(const cf_case_t *c, const char *name) {
+    return c->kind == dgrad_op_convolution_backward_data
+            && (!strcmp(name, "dst_shape") || !strcmp(name, "output_padding"));
+}
+
 /* Integer-list attribute of length @p need, or @p dflt everywhere. */
 static int list_attr(const cf_case_t *c, const char *name, int need,
         int64_t dflt, int64_t *v, char *why, size_t size) {
     const char *text = cf_case_attr(c, name);
-    int64_t parsed[DGRAD_MAX_NDIMS]; /* @p v holds only @p need values */
+    int64_t parsed[CF_MAX_LIST]; /* @p v holds only @p need values */
     int n = 0;
-    if (!text) {
+    if (text && !cf_parse_ints(text, parsed, CF_MAX_LIST, &n))
+        return fail(why, size, "%s '%.64s' is not an integer list", name, text);
+    if (!text || (zero_means_unset(c, name) && all_zero(parsed, n))) {
         for (int i = 0; i < need; i++) v[i] = dflt;
         return 1;
     }
-    if (!cf_parse_ints(text, parsed, DGRAD_MAX_NDIMS, &n))
-        return fail(why, size, "%s '%.64s' is not an integer list", name, text);
     if (n != need)
         return fail(why, size, "%s has %d values, expected %d", name, n, need);
     memcpy(v, parsed, (size_t)n * sizeof *v);
@@ -154,32 +168,45 @@ static int read_weights(const cf_case_t *c, cf_geom_t *g, char *why,
     return 1;
 }
 
-/* The output shape the case gives (spatial sizes in @p y), if any. */
+/* The requested output's dims, when all are known. */
+static int output_dims_known(const cf_case_t *c) {
+    if (c->output.ndims < 1) return 0;
+    for (int d = 0; d < c->output.ndims; d++)
+        if (c->output.dims[d] < 0) return 0;
+    return 1;
+}
+
+/* The output shape the case gives (spatial sizes in @p y), if any. oneDNN
+ * Graph: the dst_shape input, else the attribute (not all zeros), else the
+ * output tensor's dims when all are known; known dims must agree with a
+ * dst_shape. */
 static int given_shape(const cf_case_t *c, const cf_geom_t *g, int *given,
         int64_t *y, char *why, size_t size) {
-    int64_t v[DGRAD_MAX_NDIMS];
-    int n = 0, full = 0;
+    int64_t v[CF_MAX_LIST];
+    int n = 0, full = g->kind == dgrad_op_convolution_backward_data;
     *given = 0;
     if (c->third == cf_third_shape) {
         n = c->n_shape;
-        memcpy(v, c->shape_values, sizeof v);
-        full = g->kind == dgrad_op_convolution_backward_data;
-    } else if (g->kind == dgrad_op_convolution_backward_data
-            || g->kind == dgrad_op_conv_transpose) {
-        const char *name = g->kind == dgrad_op_conv_transpose ? "output_shape"
-                                                              : "dst_shape";
+        memcpy(v, c->shape_values, (size_t)n * sizeof *v);
+    } else if (full || g->kind == dgrad_op_conv_transpose) {
+        const char *name = full ? "dst_shape" : "output_shape";
         const char *text = cf_case_attr(c, name);
-        if (!text) return 1;
-        if (!cf_parse_ints(text, v, DGRAD_MAX_NDIMS, &n))
+        if (text && !cf_parse_ints(text, v, CF_MAX_LIST, &n))
             return fail(why, size, "%s '%s' is not an integer list", name, text);
-        full = g->kind == dgrad_op_convolution_backward_data;
-        /* oneDNN Graph: an empty or all-zero dst_shape is "not given". */
-        int zero = 1;
-        for (int i = 0; i < n; i++) zero = zero && v[i] == 0;
-        if (full && zero) return 1;
+        if (full && (!text || all_zero(v, n))) {
+            if (!output_dims_known(c)) return 1;
+            n = c->output.ndims;
+            memcpy(v, c->output.dims, (size_t)n * sizeof *v);
+        } else if (!text) {
+            return 1;
+        }
     } else {
         return 1;
     }
+    if (full && output_dims_known(c)
+            && (n != c->output.ndims
+                    || memcmp(v, c->output.dims, (size_t)n * sizeof *v)))
+        return fail(why, size, "dst_shape and the output dims differ");
     int need = full ? g->nsp + 2 : g->nsp;
     if (n != need)
         return fail(why, size, "output shape has %d values, expected %d", n,
@@ -204,6 +231,8 @@ static int given_shape(const cf_case_t *c, const cf_geom_t *g, int *given,
 static int pb_given(const cf_geom_t *g, int ap, int64_t pb, int64_t pe,
         int64_t op, int i, int64_t y, int64_t *PB, char *why, size_t size) {
     int64_t total, lo;
+    /* oneDNN Graph: output_padding never changes the result. */
+    if (g->kind == dgrad_op_convolution_backward_data) op = 0;
     if (__builtin_add_overflow(g->F[i], op, &total)
             || __builtin_sub_overflow(total, y, &total)
             || __builtin_sub_overflow(g->F[i], pb, &lo)
@@ -212,7 +241,8 @@ static int pb_given(const cf_geom_t *g, int ap, int64_t pb, int64_t pe,
     int64_t t = total > 0 ? total : 0;
     switch (g->kind) {
         case dgrad_op_convolution_backward_data:
-            /* Forward convolution's SAME rule (adjoint of Convolution). */
+            /* Forward convolution's SAME rule (adjoint of Convolution),
+             * total = max(F - Y, 0). */
             if (ap == AP_SAME_UPPER) { *PB = t / 2; return 1; }
             if (ap == AP_SAME_LOWER) { *PB = t - t / 2; return 1; }
             if (ap == AP_VALID) pb = pe = 0, lo = g->F[i];
@@ -304,7 +334,7 @@ int cf_model_resolve(const cf_case_t *c, cf_geom_t *g, char *why,
     if (!given_shape(c, g, &given, y, why, size)) return 0;
     if (!given && c->kind == dgrad_op_convolution_backward_data)
         return fail(why, size, "oneDNN Graph needs an output shape "
-                "(dst_shape input or attribute)");
+                "(dst_shape input, attribute or known output dims)");
     for (int i = 0; i < nsp; i++) {
         if (given) {
             g->Y[i] = y[i];
@@ -337,21 +367,13 @@ int cf_model_resolve(const cf_case_t *c, cf_geom_t *g, char *why,
     return 1;
 }
 
-/* oneDNN Graph SAME_* with a given output size: PB = floor(t/2) (upper)
- * or ceil(t/2) (lower), t = max(F + op - Y, 0). Finds an output_padding
- * (op < stride or dilation) that gives @p want. */
-static int same_op(const cf_geom_t *g, int i, int lower, int64_t want,
-        int64_t *op) {
-    int64_t bound = g->S[i] > g->D[i] ? g->S[i] : g->D[i];
-    for (int64_t o = 0; o < bound; o++) {
-        int64_t t = g->F[i] + o - g->Y[i];
-        if (t < 0) t = 0;
-        if ((lower ? t - t / 2 : t / 2) == want) {
-            *op = o;
-            return 1;
-        }
-    }
-    return 0;
+/* oneDNN Graph SAME_* with a given output size crops PB = floor(t/2)
+ * (upper) or ceil(t/2) (lower), t = max(F - Y, 0); output_padding plays no
+ * part. Whether that crop is @p want on axis @p i. */
+static int same_gives(const cf_geom_t *g, int i, int lower, int64_t want) {
+    int64_t t = g->F[i] - g->Y[i];
+    if (t < 0) t = 0;
+    return (lower ? t - t / 2 : t / 2) == want;
 }
 
 int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
@@ -367,8 +389,8 @@ int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
                 || g->S[i] > big || g->D[i] > big)
             return fail(why, size, "sizes beyond 2^40 are not translated");
     /* Explicit pads with a dst_shape: Y may exceed F - PB - PE by less than
-     * a stride, PB and PE >= 0. Failing that, SAME_UPPER or SAME_LOWER with
-     * an output_padding that shifts the crop where it belongs. */
+     * a stride, PB and PE >= 0. Failing that, SAME_UPPER or SAME_LOWER when
+     * its crop is the one wanted. */
     int64_t pe[CF_MAX_SPATIAL], op[CF_MAX_SPATIAL] = {0, 0, 0};
     const char *auto_pad = "None";
     int explicit_ok = 1;
@@ -379,7 +401,7 @@ int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
     }
     for (int lower = 0; !explicit_ok && lower < 2; lower++) {
         int ok = 1;
-        for (int i = 0; i < nsp && ok; i++) ok = same_op(g, i, lower, g->PB[i], &op[i]);
+        for (int i = 0; i < nsp && ok; i++) ok = same_gives(g, i, lower, g->PB[i]);
         if (ok) {
             auto_pad = lower ? "SAME_LOWER" : "SAME_UPPER";
             explicit_ok = 1;

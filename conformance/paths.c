@@ -2,8 +2,15 @@
  * From command-line paths to readers: a directory is read recursively
  * (its .json and .xml files, in name order, so reports are stable); a file
  * goes to the reader of its extension, or of its first character when the
- * extension says nothing ('{' JSON, '<' XML). A JSON file is a vector file
- * when it has "cases", a oneDNN Graph file when it has "graph".
+ * extension says nothing ('{' JSON, '<' XML, '-' or '#' a benchdnn batch
+ * file). A JSON file is a vector file when it has "cases", a oneDNN Graph
+ * file when it has "graph".
+ *
+ * Files without those extensions are not read from directories: a folder
+ * of batch files also holds the cases they name (reading both would run
+ * every case twice, once without the batch line's rewrites) and files such
+ * as README or LICENSE. A batch file is named on the command line (or by
+ * another batch file's --batch=), as benchdnn takes it.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -37,7 +44,8 @@ static int has_suffix(const char *s, const char *suffix) {
     return n >= m && !strcmp(s + n - m, suffix);
 }
 
-static int read_file(const char *path, cf_sink_t *sink) {
+static int read_file(const char *path, const char *inputs_dir,
+        cf_sink_t *sink) {
     if (has_suffix(path, ".json")) return cf_read_json_file(path, sink);
     if (has_suffix(path, ".xml")) return cf_read_ir_file(path, sink);
     FILE *f = fopen(path, "rb");
@@ -49,8 +57,11 @@ static int read_file(const char *path, cf_sink_t *sink) {
     }
     if (ch == '{') return cf_read_json_file(path, sink);
     if (ch == '<') return cf_read_ir_file(path, sink);
-    cf_sink_errorf(sink, path, path, "unreadable", "%s", f ? "neither JSON nor "
-            "XML (expected a .json or .xml file)" : strerror(errno));
+    if (ch == '-' || ch == '#')
+        return cf_read_batch_file(path, inputs_dir, sink);
+    cf_sink_errorf(sink, path, path, "unreadable", "%s", f ? "neither JSON, "
+            "XML nor a benchdnn batch file (expected a .json or .xml file, or "
+            "lines of --options)" : strerror(errno));
     return 1;
 }
 
@@ -58,7 +69,8 @@ static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int read_dir(const char *path, cf_sink_t *sink, int depth) {
+static int read_dir(const char *path, const char *inputs_dir, cf_sink_t *sink,
+        int depth) {
     if (depth > MAX_DEPTH) {
         cf_sink_errorf(sink, path, path, "unreadable", "directories nested "
                 "deeper than %d (a link cycle?)", MAX_DEPTH);
@@ -91,20 +103,21 @@ static int read_dir(const char *path, cf_sink_t *sink, int depth) {
     for (size_t i = 0; i < n; i++) {
         struct stat st;
         if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode))
-            errors += read_dir(names[i], sink, depth + 1);
+            errors += read_dir(names[i], inputs_dir, sink, depth + 1);
         else if (has_suffix(names[i], ".json") || has_suffix(names[i], ".xml"))
-            errors += read_file(names[i], sink);
+            errors += read_file(names[i], inputs_dir, sink);
         free(names[i]);
     }
     free(names);
     return errors;
 }
 
-int cf_read_path(const char *path, cf_sink_t *sink) {
+int cf_read_path(const char *path, const char *inputs_dir, cf_sink_t *sink) {
     struct stat st;
     if (stat(path, &st) != 0) {
         cf_sink_errorf(sink, path, path, "unreadable", "%s", strerror(errno));
         return 1;
     }
-    return S_ISDIR(st.st_mode) ? read_dir(path, sink, 0) : read_file(path, sink);
+    return S_ISDIR(st.st_mode) ? read_dir(path, inputs_dir, sink, 0)
+                               : read_file(path, inputs_dir, sink);
 }

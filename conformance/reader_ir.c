@@ -194,6 +194,14 @@ static void read_layer(xctx_t *x, xmlNodePtr layer) {
     } else if (!strcmp(type, "GroupConvolutionBackpropData")) {
         c.kind = dgrad_op_group_convolution_backprop_data;
     } else {
+        static const char *const runs[] = {"ConvolutionBackpropData",
+                "GroupConvolutionBackpropData"};
+        const char *near = cf_near_kind(type, runs, 2);
+        if (near) {
+            xerr(x, layer, "unknown layer kind", "'%.64s' is not an OpenVINO "
+                    "op dgrad knows; did you mean %s?", type, near);
+            return;
+        }
         char reason[160];
         snprintf(reason, sizeof reason, "layer kind %.64s is not run (dgrad "
                 "runs ConvolutionBackpropData and GroupConvolutionBackpropData)",

@@ -85,13 +85,14 @@ static int read_tensor(jctx_t *j, json_t *obj, const char *path,
 /* One attribute, as text, under the dialect's own name. */
 static int read_attr(jctx_t *j, json_t *v, const char *path, size_t a,
         char *text, size_t size) {
-    int64_t vals[DGRAD_MAX_NDIMS];
+    int64_t vals[CF_MAX_LIST];
     int n;
     switch (known_attrs[a].type) {
         case V_LIST:
-            if (!jget_ints(j, v, path, INT64_MIN, vals, DGRAD_MAX_NDIMS, &n))
+            if (!jget_ints(j, v, path, INT64_MIN, vals, CF_MAX_LIST, &n))
                 return 0;
-            cf_format_ints(text, size, vals, n);
+            if (n) cf_format_ints(text, size, vals, n);
+            else snprintf(text, size, "[]"); /* what the setter takes */
             return 1;
         case V_INT:
             if (!json_is_integer(v))

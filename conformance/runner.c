@@ -770,8 +770,7 @@ static int check_file_dims(cf_runner_t *r, const cf_case_t *c,
     return 0;
 }
 
-static void run_case(cf_runner_t *r, const cf_case_t *c) {
-    if (r->opt.filter && !strstr(c->name, r->opt.filter)) return;
+static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
     if (c->expect_error[0]) {
         for (int t = 0; t < r->opt.n_dtypes; t++)
             run_invalid(r, c, r->opt.dtypes[t]);
@@ -866,6 +865,30 @@ static void run_case(cf_runner_t *r, const cf_case_t *c) {
     free(cache_ref);
     free(cache_abs);
     for (size_t v = 0; v < N_VARIANTS; v++) free(tr[v]);
+}
+
+/* A case that names its one type (a batch line's --dt) runs in that type
+ * only, when --dtypes has it; every other case in each --dtypes type. */
+static void run_case(cf_runner_t *r, const cf_case_t *c) {
+    if (r->opt.filter && !strstr(c->name, r->opt.filter)) return;
+    if (!c->run_dt) {
+        run_case_in_types(r, c);
+        return;
+    }
+    const cf_options_t all = r->opt;
+    int listed = 0;
+    for (int t = 0; t < all.n_dtypes; t++) listed |= all.dtypes[t] == c->run_dt;
+    if (!listed) {
+        char reason[160];
+        snprintf(reason, sizeof reason, "the case runs in %s only (its --dt), "
+                "which --dtypes leaves out", dgrad_data_type_name(c->run_dt));
+        r->sink.on_skip(&r->sink, c->suite, c->name, reason);
+        return;
+    }
+    r->opt.dtypes[0] = c->run_dt;
+    r->opt.n_dtypes = 1;
+    run_case_in_types(r, c);
+    r->opt = all;
 }
 
 /* --------------------------------------------------------------- sink */

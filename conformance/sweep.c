@@ -4,9 +4,12 @@
  *
  * The core matrix (dialect x rank x groups {1, 2, depthwise} x stride
  * {1, 2, 3} x dilation {1, 2}) is enumerated in full, once for quick and
- * twelve times for full. Every other knob (asymmetric pads, output_padding,
- * auto_pad and its spelling, output shape none/attribute/input/input with
- * dims unknown at compile, NCX/NXC/channels-last strides/padded layouts,
+ * twelve times for full. Every other knob (asymmetric pads, output_padding
+ * (for oneDNN Graph also beyond the stride, where it changes nothing),
+ * auto_pad and its spelling, output shape none (for oneDNN Graph: the
+ * output dims alone) / attribute / input / input with dims unknown at
+ * compile, oneDNN's 12-zero list defaults, NCX/NXC/channels-last
+ * strides/padded layouts,
  * OIX/XIO, s32/s64 shape inputs, constant weights, bias, layout any,
  * batch, channel counts with vector tails, kernels larger than the input)
  * rotates across the cases through a per-knob scramble, so each value
@@ -147,11 +150,11 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
         g.pe[i] = knob(j, 70 + i, 4);
         int64_t opmax = (g.S[i] > g.D[i] ? g.S[i] : g.D[i]) - 1;
         if (ov && opmax == 0) opmax = 1; /* OpenVINO: no bound (its own data) */
+        if (onednn) opmax = g.S[i] + 1; /* oneDNN Graph: no bound, no effect */
         g.op[i] = knob(j, 80 + i, 3) == 0 ? opmax : 0;
     }
     g.ap = knob(j, 90, 4);
     g.shape = knob(j, 91, 4);
-    if (onednn && g.shape == SHAPE_NONE) g.shape = SHAPE_ATTR;
     if (ov && g.shape == SHAPE_ATTR) g.shape = SHAPE_INPUT;
     if (onnx && g.shape >= SHAPE_INPUT) g.shape = SHAPE_ATTR;
     g.bias = onnx && knob(j, 92, 2);
@@ -161,9 +164,11 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
     }
     /* Output sizes: given ones near the natural size (smaller, equal,
      * larger); inferred ones must stay >= 1 (else the pads go). */
+    /* oneDNN Graph without a shape: the output dims are the shape. */
+    int dims_given = g.shape != SHAPE_NONE || onednn;
     for (int i = 0; i < nsp; i++) {
         int64_t F = natural(&g, i);
-        if (g.shape == SHAPE_NONE) {
+        if (!dims_given) {
             if (g.ap == AP_EXPLICIT && F - g.pb[i] - g.pe[i] + g.op[i] < 1)
                 g.pb[i] = g.pe[i] = 0;
             continue;
@@ -177,8 +182,8 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
             g.Y[i] = F + g.op[i] - (knob(j, 120 + i, 6) - 2);
             if (g.Y[i] < 1) g.Y[i] = 1;
         }
-        /* oneDNN Graph / ONNX: output_padding < stride or dilation holds;
-         * with a given shape it only shifts SAME crops. */
+        /* ONNX: output_padding < stride or dilation holds; with a given
+         * shape it only shifts SAME crops. oneDNN Graph: it does nothing. */
     }
 
     cf_case_init(c);
@@ -199,8 +204,12 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
         add_list(c, "pads_begin", g.pb, nsp);
         add_list(c, "pads_end", g.pe, nsp);
     }
-    int64_t zero[3] = {0, 0, 0}, zero6[6] = {0, 0, 0, 0, 0, 0};
-    if (!omit || memcmp(g.op, zero, (size_t)nsp * sizeof *zero))
+    /* oneDNN writes unset lists as 12 zeros (benchdnn's files carry them) */
+    int64_t zero[3] = {0, 0, 0}, zero12[12] = {0};
+    int op_zero = !memcmp(g.op, zero, (size_t)nsp * sizeof *zero);
+    if (onednn && op_zero && knob(j, 133, 3) == 0)
+        add_list(c, "output_padding", zero12, 12);
+    else if (!omit || !op_zero)
         add_list(c, "output_padding", g.op, nsp);
     if (!omit || g.ap != AP_EXPLICIT)
         cf_case_add_attr(c, "auto_pad", auto_pad_text(kind, g.ap, knob(j, 132, 3) == 0));
@@ -243,7 +252,7 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
     int64_t Y[3];
     for (int i = 0; i < nsp; i++) {
         int64_t F = natural(&g, i);
-        if (g.shape != SHAPE_NONE) Y[i] = g.Y[i];
+        if (dims_given) Y[i] = g.Y[i];
         else if (onnx && (g.ap == AP_SAME_UPPER || g.ap == AP_SAME_LOWER)) Y[i] = g.X[i] * g.S[i];
         else if (g.ap == AP_EXPLICIT) Y[i] = F - g.pb[i] - g.pe[i] + g.op[i];
         else Y[i] = F + g.op[i];
@@ -254,6 +263,7 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
     c->expected = *o;
     c->has_expected = 1;
     int ol = knob(j, 143, 5);
+    if (onednn && g.shape == SHAPE_NONE && ol == 4) ol = 0; /* dims needed */
     if (g.shape == SHAPE_DEFERRED || ol == 4) {
         o->ndims = DGRAD_UNKNOWN_NDIMS;
     } else if (ol == 3) {
@@ -263,7 +273,10 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
                         ? LAYOUT_CHANNELS_LAST : LAYOUT_DENSE, g.nxc ? 0 : 1);
     }
 
-    /* Output shape: attribute or input. */
+    /* Output shape: attribute or input (oneDNN Graph without one:
+     * sometimes an all-zero attribute, which means "not given"). */
+    if (onednn && g.shape == SHAPE_NONE && knob(j, 146, 2))
+        add_list(c, "dst_shape", zero12, knob(j, 147, 2) ? 12 : 2 + nsp);
     if (g.shape == SHAPE_ATTR) {
         if (onednn) add_list(c, "dst_shape", c->expected.dims, 2 + nsp);
         else add_list(c, "output_shape", Y, nsp);
@@ -274,7 +287,8 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
             c->n_shape = 2 + nsp;
             memcpy(c->shape_values, c->expected.dims, sizeof c->shape_values);
             /* With an all-zero ("not given") attribute beside it. */
-            if (knob(j, 145, 3) == 0) add_list(c, "dst_shape", zero6, 2 + nsp);
+            if (knob(j, 145, 3) == 0)
+                add_list(c, "dst_shape", zero12, knob(j, 147, 2) ? 12 : 2 + nsp);
         } else {
             c->n_shape = nsp;
             memcpy(c->shape_values, Y, (size_t)nsp * sizeof *Y);
@@ -366,7 +380,8 @@ static const invalid_t invalids[] = {
         {"negative_stride", ONEDNN, "invalid_arguments"},
         {"negative_pads_begin", OV, "invalid_arguments"},
         {"negative_pads", ONNX, "invalid_arguments"},
-        {"output_padding_too_large", ONEDNN, "invalid_arguments"},
+        {"negative_output_padding", ONEDNN, "invalid_arguments"},
+        {"output_padding_length", ONEDNN, "invalid_arguments"},
         {"output_padding_too_large", ONNX, "invalid_arguments"},
         {"strides_length", OV, "invalid_arguments"},
         {"pads_length", ONNX, "invalid_arguments"},
@@ -380,6 +395,10 @@ static const invalid_t invalids[] = {
         {"mixed_data_types", ONEDNN, "invalid_data_type"},
         {"integer_data", ONNX, "invalid_data_type"},
         {"no_output_shape", ONEDNN, "invalid_arguments"},
+        {"no_output_shape_partial_dims", ONEDNN, "invalid_arguments"},
+        {"twelve_value_dst_shape", ONEDNN, "invalid_arguments"},
+        {"dst_shape_differs_from_output_dims", ONEDNN, "invalid_shape"},
+        {"dst_shape_input_differs_from_output_dims", ONEDNN, "invalid_shape"},
         {"output_too_large_for_pads", ONEDNN, "invalid_shape"},
         {"output_too_small_for_pads", ONEDNN, "invalid_shape"},
         {"dst_shape_wrong_batch", ONEDNN, "invalid_shape"},
@@ -416,6 +435,8 @@ static void make_invalid(size_t i, const char *sweep_name, cf_case_t *c) {
     else if (!strcmp(l, "negative_stride")) put(c, "strides", "2,-1");
     else if (!strcmp(l, "negative_pads_begin")) put(c, "pads_begin", "-1,0");
     else if (!strcmp(l, "negative_pads")) put(c, "pads", "0,0,-1,0");
+    else if (!strcmp(l, "negative_output_padding")) put(c, "output_padding", "0,-1");
+    else if (!strcmp(l, "output_padding_length")) put(c, "output_padding", "1,1,1");
     else if (!strcmp(l, "output_padding_too_large")) put(c, "output_padding", "2,0");
     else if (!strcmp(l, "strides_length")) put(c, "strides", "2,2,2");
     else if (!strcmp(l, "pads_length")) put(c, "pads", "1,1");
@@ -426,6 +447,26 @@ static void make_invalid(size_t i, const char *sweep_name, cf_case_t *c) {
     else if (!strcmp(l, "mixed_data_types")) c->mixed_types = 1;
     else if (!strcmp(l, "integer_data")) c->data_dt = dgrad_s32;
     else if (!strcmp(l, "no_output_shape")) c->n_attrs--; /* drops dst_shape */
+    else if (!strcmp(l, "no_output_shape_partial_dims")) {
+        c->n_attrs--;
+        c->output.ndims = 4;
+        int64_t o[4] = {1, 6, -1, 6};
+        memcpy(c->output.dims, o, sizeof o);
+    } else if (!strcmp(l, "twelve_value_dst_shape"))
+        put(c, "dst_shape", "1,6,6,6,0,0,0,0,0,0,0,0");
+    else if (!strcmp(l, "dst_shape_differs_from_output_dims")) {
+        /* 7x7 alone would be valid: F = 6, and 7 is within the stride */
+        c->output.ndims = 4;
+        int64_t o[4] = {1, 6, 7, 7};
+        memcpy(c->output.dims, o, sizeof o);
+    } else if (!strcmp(l, "dst_shape_input_differs_from_output_dims")) {
+        c->third = cf_third_shape;
+        c->n_shape = 4;
+        int64_t vals[4] = {1, 6, 7, 7}, o[4] = {1, 6, 6, 6};
+        memcpy(c->shape_values, vals, sizeof vals);
+        c->output.ndims = 4;
+        memcpy(c->output.dims, o, sizeof o);
+    }
     else if (!strcmp(l, "output_too_large_for_pads")) put(c, "dst_shape", "1,6,8,8");
     else if (!strcmp(l, "output_too_small_for_pads")) put(c, "dst_shape", "1,6,5,6");
     else if (!strcmp(l, "dst_shape_wrong_batch")) put(c, "dst_shape", "2,6,6,6");

@@ -7,13 +7,24 @@
  * - data_format / weights_format values are case-sensitive ("NXC", "NCX",
  *   "XIO", "OIX"), as oneDNN Graph spells them; only auto_pad ignores case.
  * - An integer list attribute may be set empty (count 0, values may then be
- *   NULL); resolve reports its length. An empty dst_shape counts as absent,
- *   like an all-zero one.
+ *   NULL; "[]" as text); resolve reports its length.
+ * - oneDNN Graph: an all-zero (or empty) dst_shape or output_padding of any
+ *   length means "not given" (oneDNN writes unset lists as 12 zeros and
+ *   benchdnn's files carry them); a non-zero list must have the right
+ *   length. Other attributes and dialects have no such default.
+ * - oneDNN Graph output shape: the dst_shape input, else the dst_shape
+ *   attribute, else the output tensor's dims when all are known (as
+ *   oneDNN's own shape inference does). Known output dims that differ from
+ *   a dst_shape are invalid_shape naming both; at execution the dst_shape
+ *   input's values are checked against the compiled output dims (api.c),
+ *   and a deferred output keeps the spatial dims the caller did know, so
+ *   the values are checked against those too. No source at all is
+ *   invalid_arguments.
+ * - oneDNN Graph output_padding only has to be >= 0 and never changes the
+ *   result: the output shape is always known for this op, so SAME uses
+ *   total = max(F - Y, 0), and explicit/VALID bound Y by the stride.
  * - Explicit pads are range-checked (>= 0) even when auto_pad or an output
  *   shape makes the dialect ignore them.
- * - oneDNN Graph with an output shape and explicit/VALID padding: Y decides,
- *   output_padding is only range-checked (the bound on Y already allows the
- *   tail that output_padding would add).
  * - A data rank above 5 is dgrad_unimplemented for ONNX (valid there, not
  *   supported here) and dgrad_invalid_shape for the other dialects, whose
  *   specifications stop at 3 spatial axes.
@@ -25,9 +36,9 @@
  *   shape input's length, is invalid_arguments.
  * - Deferred output: layout type as requested, strides 0 (they are chosen
  *   when the shape values are known).
- * - The output_padding bound (< stride or < dilation) applies to oneDNN
- *   Graph and ONNX, not to OpenVINO, whose own test data breaks it (see
- *   check_output_padding).
+ * - The output_padding bound (< stride or < dilation) is ONNX's alone: not
+ *   OpenVINO's, whose own test data breaks it, nor oneDNN Graph's, where
+ *   output_padding does not matter (see check_output_padding).
  */
 #include "problem.h"
 
@@ -405,15 +416,20 @@ static int starts_number(const char *p) {
 }
 
 /* Parses "2", "2,2", "[2, 2]", "2 2" strictly: integers separated by one
- * comma and/or blanks, optionally in one pair of brackets. */
+ * comma and/or blanks, optionally in one pair of brackets; "[]" is the
+ * empty list. */
 static dgrad_status_t parse_ints(const char *op, const char *name,
         const char *text, int64_t *values, size_t *count) {
     const char *p = skip_space(text);
     int bracket = *p == '[';
     p = skip_space(p + bracket);
-    if (!*p || (bracket && *p == ']' && !*skip_space(p + 1)))
-        return op_error(op, dgrad_invalid_arguments,
-                "%s value '%.64s' is empty", name, text);
+    if (bracket && *p == ']' && !*skip_space(p + 1)) {
+        *count = 0; /* "[]": a list of zero values */
+        return dgrad_success;
+    }
+    if (!*p)
+        return op_error(op, dgrad_invalid_arguments, "%s value '%.64s' is "
+                "empty (write [] for a list of zero values)", name, text);
     size_t n = 0;
     for (;;) {
         if (!starts_number(p)) return op_error(op, dgrad_invalid_arguments,
@@ -564,9 +580,11 @@ static dgrad_status_t string_attr(const ctx_t *c, dgrad_op_attr_t a,
     if (!v->is_set) return dgrad_success;
     int i = memchr(v->text, '\0', sizeof v->text)
             ? find_choice(choices, n, v->text, ignore_case) : -1;
+    char list[160];
     if (i < 0)
         return op_error(c->op, dgrad_invalid_arguments, "%s '%.24s' is not "
-                "valid", attr_infos[a].name, v->text);
+                "one of %s", attr_infos[a].name, v->text,
+                join_choices(list, sizeof list, choices, n));
     *value = choices[i].value;
     return dgrad_success;
 }
@@ -743,7 +761,7 @@ static dgrad_status_t check_positive_dims(const ctx_t *c,
         if (allow_unknown && t->dims[d] == DGRAD_UNKNOWN_DIM) continue;
         if (t->dims[d] < 1)
             return op_error(c->op, dgrad_invalid_shape,
-                    "%s dims (%s) must all be >= 1", name,
+                    "%s dims (%s) must all be at least 1", name,
                     DIMS(buf, t->dims, t->ndims));
     }
     return dgrad_success;
@@ -831,10 +849,17 @@ static dgrad_status_t check_extents(ctx_t *c) {
 
 /* ---------------------------------------------------------- step 6 */
 
-/* An all-zero (or empty) dst_shape attribute means "not given". */
-static int dst_shape_attr_given(const ctx_t *c) {
-    const dgrad_attr_value_t *v = attr_of(c, dgrad_op_attr_dst_shape);
-    for (int i = 0; v->is_set && i < v->count; i++)
+/* oneDNN Graph writes an unset dst_shape or output_padding as a list of
+ * zeros (DNNL_MAX_NDIMS of them): all-zero or empty, of any length, means
+ * "not given" for these two attributes of ConvolutionBackwardData. */
+static int list_given(const ctx_t *c, dgrad_op_attr_t a) {
+    const dgrad_attr_value_t *v = attr_of(c, a);
+    if (!v->is_set) return 0;
+    if (c->kind != dgrad_op_convolution_backward_data
+            || (a != dgrad_op_attr_dst_shape
+                    && a != dgrad_op_attr_output_padding))
+        return 1;
+    for (int i = 0; i < v->count; i++)
         if (v->values[i] != 0) return 1;
     return 0;
 }
@@ -848,8 +873,8 @@ static int expected_length(const ctx_t *c, dgrad_op_attr_t a) {
 static dgrad_status_t check_attr_lengths(ctx_t *c) {
     for (int a = 1; a < dgrad_op_attr_count; a++) {
         const dgrad_attr_value_t *v = attr_of(c, (dgrad_op_attr_t)a);
-        if (!v->is_set || attr_infos[a].type != ATTR_LIST) continue;
-        if (a == dgrad_op_attr_dst_shape && !dst_shape_attr_given(c))
+        if (attr_infos[a].type != ATTR_LIST
+                || !list_given(c, (dgrad_op_attr_t)a))
             continue;
         int want = expected_length(c, (dgrad_op_attr_t)a);
         if (v->count != want)
@@ -862,29 +887,32 @@ static dgrad_status_t check_attr_lengths(ctx_t *c) {
 
 /* ---------------------------------------------------------- step 7 */
 
+/* "must all be at least 1" / "must be non-negative": the rule in words. */
 static dgrad_status_t check_list_min(const ctx_t *c, dgrad_op_attr_t a,
         int64_t min) {
     const dgrad_attr_value_t *v = attr_of(c, a);
-    char buf[200];
+    char buf[200], rule[64];
+    if (min == 0) snprintf(rule, sizeof rule, "non-negative");
+    else snprintf(rule, sizeof rule, "at least %lld", (long long)min);
     for (int i = 0; v->is_set && i < v->count; i++)
         if (v->values[i] < min)
             return op_error(c->op, dgrad_invalid_arguments,
-                    "%s (%s) must %sbe >= %lld", attr_infos[a].name,
+                    "%s (%s) must %sbe %s", attr_infos[a].name,
                     DIMS(buf, v->values, v->count),
-                    attr_infos[a].type == ATTR_LIST ? "all " : "",
-                    (long long)min);
+                    attr_infos[a].type == ATTR_LIST ? "all " : "", rule);
     return dgrad_success;
 }
 
-/* output_padding must be smaller than the stride or the dilation (PyTorch
- * and ONNX rule). Not for OpenVINO: its specification sets no bound and
- * its own reference tests use output_padding 1 with stride 1 and
+/* output_padding must be smaller than the stride or the dilation: the
+ * PyTorch and ONNX rule, and only ONNX's. OpenVINO's specification sets no
+ * bound and its own reference tests use output_padding 1 with stride 1 and
  * dilation 1 (ConvolutionBackpropData cases [3], [10], [20] of the
- * conformance vectors), where it shortens the crop at the end. */
+ * conformance vectors), where it shortens the crop at the end. oneDNN
+ * Graph's ConvolutionBackwardData always knows its output shape, so
+ * output_padding never changes its result (oneDNN's library does not read
+ * it, and benchdnn's own harness runs output_padding 2 with stride 2). */
 static dgrad_status_t check_output_padding(const ctx_t *c) {
-    if (c->kind == dgrad_op_convolution_backprop_data
-            || c->kind == dgrad_op_group_convolution_backprop_data)
-        return dgrad_success;
+    if (c->kind != dgrad_op_conv_transpose) return dgrad_success;
     for (int i = 0; i < c->nsp; i++) {
         int64_t op = out_pad_at(c, i), s = stride_at(c, i),
                 d = dilation_at(c, i);
@@ -1088,8 +1116,12 @@ static dgrad_status_t onednn_bounded(const ctx_t *c, int i, int64_t y,
 static dgrad_status_t axis_given(const ctx_t *c, int i, int64_t y,
         int64_t *pb) {
     int64_t total;
-    /* F + op - y cannot overflow once F + op fits (both sides >= 1). */
-    if (__builtin_add_overflow(c->F[i], out_pad_at(c, i), &total))
+    /* oneDNN Graph: output_padding never changes the result (see
+     * check_output_padding). F + op - y cannot overflow once F + op fits
+     * (both sides >= 1). */
+    int64_t op = c->kind == dgrad_op_convolution_backward_data
+            ? 0 : out_pad_at(c, i);
+    if (__builtin_add_overflow(c->F[i], op, &total))
         return overflow_error(c, "natural size plus output_padding", i);
     total -= y;
     int64_t t = total > 0 ? total : 0;
@@ -1097,7 +1129,8 @@ static dgrad_status_t axis_given(const ctx_t *c, int i, int64_t y,
         *pb = onnx_pb(c, total);
     } else if (c->kind == dgrad_op_convolution_backward_data) {
         /* The forward convolution's SAME rule (odd unit cropped at the end
-         * for SAME_UPPER): the op is then Convolution's exact adjoint. */
+         * for SAME_UPPER) with total = max(F - Y, 0): the op is then
+         * Convolution's exact adjoint. */
         if (c->auto_pad == dgrad_auto_pad_same_upper) *pb = t / 2;
         else if (c->auto_pad == dgrad_auto_pad_same_lower) *pb = t - t / 2;
         else return onednn_bounded(c, i, y, pb);
@@ -1114,7 +1147,7 @@ static dgrad_status_t axis_given(const ctx_t *c, int i, int64_t y,
 /* The output shape values from the shape input: the given values, or the
  * requested output's dims standing for them; NULL means deferred. */
 static dgrad_status_t shape_input_values(const ctx_t *c, int64_t *buf,
-        const int64_t **vals, const char **label) {
+        const int64_t **vals, char *label, size_t size) {
     size_t want = (size_t)c->third->dims[0];
     *vals = NULL;
     if (c->shape_values) {
@@ -1123,46 +1156,75 @@ static dgrad_status_t shape_input_values(const ctx_t *c, int64_t *buf,
                     "%zu shape values given for a %s input of length %zu",
                     c->n_shape_values, tname(c, T_THIRD), want);
         *vals = c->shape_values;
-        *label = "input";
+        snprintf(label, size, "%s input", tname(c, T_THIRD));
     } else if (all_dims_known(c->req)) {
         const int64_t *od = c->req->dims;
         for (size_t j = 0; j < want; j++)
             buf[j] = c->ki->third == dgrad_third_input_full_shape
                     ? od[j] : od[act_pos(c, 2 + (int)j)];
         *vals = buf;
-        *label = "input (from the output dims)";
+        snprintf(label, size, "%s input (from the %s dims)",
+                tname(c, T_THIRD), tname(c, T_OUT));
     }
+    return dgrad_success;
+}
+
+/* oneDNN Graph without a dst_shape input: the dst_shape attribute, else
+ * the output tensor's dims when all are known (oneDNN's own shape
+ * inference takes them: infer_conv_bprop_data_output_shape). */
+static dgrad_status_t onednn_shape_source(const ctx_t *c, int64_t *buf,
+        const int64_t **vals, int *n, char *label, size_t size) {
+    const dgrad_attr_value_t *v = attr_of(c, dgrad_op_attr_dst_shape);
+    const dgrad_logical_tensor_t *o = c->req;
+    int known = all_dims_known(o);
+    char a[200], b[200];
+    if (list_given(c, dgrad_op_attr_dst_shape)) {
+        if (known && memcmp(v->values, o->dims,
+                        (size_t)v->count * sizeof *o->dims))
+            return op_error(c->op, dgrad_invalid_shape, "dst_shape attribute "
+                    "(%s) and %s dims (%s) differ", DIMS(a, v->values, v->count),
+                    tname(c, T_OUT), DIMS(b, o->dims, o->ndims));
+        *vals = v->values;
+        *n = v->count;
+        snprintf(label, size, "dst_shape attribute");
+        return dgrad_success;
+    }
+    if (!known)
+        return op_error(c->op, dgrad_invalid_arguments, "no output shape: "
+                "give a dst_shape input, a dst_shape attribute (not all "
+                "zeros) or %s dims that are all known (got %s)",
+                tname(c, T_OUT), o->ndims == DGRAD_UNKNOWN_NDIMS
+                        ? "an unknown rank" : DIMS(a, o->dims, o->ndims));
+    memcpy(buf, o->dims, (size_t)o->ndims * sizeof *o->dims);
+    *vals = buf;
+    *n = o->ndims;
+    snprintf(label, size, "%s dims", tname(c, T_OUT));
     return dgrad_success;
 }
 
 /* Picks the output shape source. On success, @p vals is NULL when there is
  * none (or resolution is deferred), otherwise it has @p n values, full
- * (dialect order) when n == nsp + 2, spatial otherwise. */
+ * (dialect order) when n == nsp + 2, spatial otherwise; @p label names the
+ * source in messages. */
 static dgrad_status_t output_shape_source(ctx_t *c, int64_t *buf,
-        const int64_t **vals, int *n, const char **label) {
+        const int64_t **vals, int *n, char *label, size_t size) {
     *vals = NULL;
-    *label = "attribute";
     if (has_shape_input(c)) {
-        dgrad_status_t st = shape_input_values(c, buf, vals, label);
+        dgrad_status_t st = shape_input_values(c, buf, vals, label, size);
         if (st != dgrad_success) return st;
         c->r.deferred = !*vals;
         *n = (int)c->third->dims[0];
         return dgrad_success;
     }
-    const dgrad_attr_value_t *v;
-    if (c->kind == dgrad_op_conv_transpose) {
-        v = attr_of(c, dgrad_op_attr_output_shape);
-        if (!v->is_set) return dgrad_success;
-    } else if (c->kind == dgrad_op_convolution_backward_data) {
-        v = attr_of(c, dgrad_op_attr_dst_shape);
-        if (!dst_shape_attr_given(c))
-            return op_error(c->op, dgrad_invalid_arguments, "an output shape "
-                    "is required (dst_shape input or attribute)");
-    } else {
+    if (c->kind == dgrad_op_convolution_backward_data)
+        return onednn_shape_source(c, buf, vals, n, label, size);
+    if (c->kind != dgrad_op_conv_transpose)
         return dgrad_success; /* OpenVINO without an output_shape input */
-    }
+    const dgrad_attr_value_t *v = attr_of(c, dgrad_op_attr_output_shape);
+    if (!v->is_set) return dgrad_success;
     *vals = v->values;
     *n = v->count;
+    snprintf(label, size, "output_shape attribute");
     return dgrad_success;
 }
 
@@ -1170,21 +1232,19 @@ static dgrad_status_t output_shape_source(ctx_t *c, int64_t *buf,
 static dgrad_status_t given_sizes(const ctx_t *c, const int64_t *v, int n,
         const char *label, int64_t *y) {
     const dgrad_problem_t *p = &c->r.problem;
-    const char *src = c->kind == dgrad_op_convolution_backward_data
-            ? "dst_shape" : "output_shape";
     char buf[200];
     for (int j = 0; j < n; j++)
         if (v[j] < 1)
-            return op_error(c->op, dgrad_invalid_shape, "%s %s (%s): sizes "
-                    "must all be >= 1", src, label, DIMS(buf, v, n));
+            return op_error(c->op, dgrad_invalid_shape, "%s (%s): sizes "
+                    "must all be at least 1", label, DIMS(buf, v, n));
     int full = n == c->nsp + 2;
     if (full && v[0] != p->N)
-        return op_error(c->op, dgrad_invalid_shape, "%s %s N (%lld) does not "
-                "match %s N (%lld)", src, label, (long long)v[0],
+        return op_error(c->op, dgrad_invalid_shape, "%s N (%lld) does not "
+                "match %s N (%lld)", label, (long long)v[0],
                 tname(c, T_DATA), (long long)p->N);
     if (full && v[act_pos(c, 1)] != p->Cout)
-        return op_error(c->op, dgrad_invalid_shape, "%s %s channels (%lld) do "
-                "not match the output channels of %s (%lld)", src, label,
+        return op_error(c->op, dgrad_invalid_shape, "%s channels (%lld) do "
+                "not match the output channels of %s (%lld)", label,
                 (long long)v[act_pos(c, 1)], tname(c, T_WEI),
                 (long long)p->Cout);
     for (int i = 0; i < c->nsp; i++) y[i] = full ? v[act_pos(c, 2 + i)] : v[i];
@@ -1195,9 +1255,10 @@ static dgrad_status_t resolve_output_shape(ctx_t *c) {
     dgrad_problem_t *p = &c->r.problem;
     int64_t buf[DGRAD_MAX_NDIMS], y[DGRAD_MAX_SPATIAL];
     const int64_t *vals;
-    const char *label;
+    char label[64] = "";
     int n = 0;
-    dgrad_status_t st = output_shape_source(c, buf, &vals, &n, &label);
+    dgrad_status_t st = output_shape_source(c, buf, &vals, &n, label,
+            sizeof label);
     if (st != dgrad_success || c->r.deferred) return st;
     if (vals) st = given_sizes(c, vals, n, label, y);
     for (int i = 0; st == dgrad_success && i < c->nsp; i++) {
@@ -1208,7 +1269,7 @@ static dgrad_status_t resolve_output_shape(ctx_t *c) {
             st = axis_inferred(c, i, &p->PB[i], &p->Y[i]);
             if (st == dgrad_success && p->Y[i] < 1)
                 return op_error(c->op, dgrad_invalid_shape, "inferred %s "
-                        "size (%lld) on axis %d must be >= 1",
+                        "size (%lld) on axis %d must be at least 1",
                         tname(c, T_OUT), (long long)p->Y[i], i);
         }
     }
@@ -1276,8 +1337,14 @@ static dgrad_status_t fill_output(ctx_t *c) {
     o->ndims = 2 + c->nsp;
     o->dims[0] = p->N;
     o->dims[act_pos(c, 1)] = p->Cout;
-    for (int i = 0; i < c->nsp; i++)
-        o->dims[act_pos(c, 2 + i)] = c->r.deferred ? DGRAD_UNKNOWN_DIM : p->Y[i];
+    /* Deferred: the spatial dims the caller knows stay known, so that
+     * execution checks the shape input's values against them. */
+    int req_known = c->req->ndims == o->ndims;
+    for (int i = 0; i < c->nsp; i++) {
+        int d = act_pos(c, 2 + i);
+        o->dims[d] = !c->r.deferred ? p->Y[i]
+                : req_known ? c->req->dims[d] : DGRAD_UNKNOWN_DIM;
+    }
     dgrad_status_t st = check_requested_dims(c, o);
     if (st != dgrad_success) return st;
     if (c->r.deferred) { /* strides are chosen once the values are known */

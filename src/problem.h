@@ -11,9 +11,10 @@
 #include "dgrad/dgrad.h"
 
 #define DGRAD_MAX_SPATIAL 3
-/* Longest list attribute: ONNX pads has 2 values per spatial axis; dst_shape
- * has N, C and the spatial dims. */
-#define DGRAD_ATTR_MAX_VALUES 8
+/* Longest list attribute: oneDNN Graph writes an unset dst_shape or
+ * output_padding as DNNL_MAX_NDIMS (12) zeros; a meaningful list is at most
+ * 2 values per spatial axis (ONNX pads) or N, C and the spatial dims. */
+#define DGRAD_ATTR_MAX_VALUES 12
 #define DGRAD_ATTR_MAX_TEXT 24
 
 typedef enum dgrad_auto_pad {

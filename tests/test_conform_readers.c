@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conform.h"
@@ -350,8 +351,10 @@ Test(conform_graph, valid_file_gives_its_ops) {
     cr_expect_str_eq(cf_case_attr(c, "strides"), "2,2");
     cr_expect_str_eq(cf_case_attr(c, "groups"), "1");
     cr_expect_str_eq(cf_case_attr(c, "auto_pad"), "SAME_UPPER");
-    /* benchdnn's 12 zeros mean "not set". */
-    cr_expect_null(cf_case_attr(c, "output_padding"));
+    /* benchdnn's 12 zeros are passed on: "not given" is the dialect's
+     * rule (and the model's), not the reader's. */
+    cr_expect_str_eq(cf_case_attr(c, "output_padding"),
+            "0,0,0,0,0,0,0,0,0,0,0,0");
     cr_expect(c->data.has_strides);
     cr_expect_eq(c->data.strides[1], 1);
     cr_expect(!c->weights.has_strides); /* empty stride: dense */
@@ -667,7 +670,7 @@ Test(conform_paths, directories_and_dispatch) {
     fclose(f);
     collect_t k;
     collect_init(&k);
-    cf_read_path(dir, &k.sink);
+    cf_read_path(dir, NULL, &k.sink);
     cr_expect_eq(k.n_cases, 2); /* a.xml, then b.json */
     cr_expect_eq(k.cases[0].kind, dgrad_op_group_convolution_backprop_data);
     cr_expect_eq(k.cases[1].kind, dgrad_op_convolution_backward_data);
@@ -677,9 +680,361 @@ Test(conform_paths, directories_and_dispatch) {
     collect_free(&k);
     /* A file named on the command line is read whatever its name. */
     collect_init(&k);
-    cf_read_path(p3, &k.sink);
+    cf_read_path(p3, NULL, &k.sink);
     cr_expect_eq(k.n_errors, 1);
-    cr_expect(strstr(k.errors[0], "neither JSON nor XML"), "%s", k.errors[0]);
+    cr_expect(strstr(k.errors[0], "unreadable: neither JSON, XML nor a "
+            "benchdnn batch file"), "%s", k.errors[0]);
     unlink(p1), unlink(p2), unlink(p3), unlink(p4);
     rmdir(dir);
+}
+
+/* ============================================================ batch files */
+
+/* A oneDNN Graph case as benchdnn's op files are written: NCX/OIX, stride
+ * 2, dst_shape given, output_padding as oneDNN's 12 zeros. F = 5, Y = 6. */
+static const char *batch_conv_case =
+        "{\"version\": \"3.7.0\", \"engine_kind\": \"cpu\", \"fpmath_mode\": \"strict\",\n"
+        " \"input_ports\": [0, 1], \"output_ports\": [2], \"graph\": [\n"
+        " {\"id\": 0, \"name\": \"bwd\", \"kind\": \"ConvolutionBackwardData\", \"attrs\": {\n"
+        "  \"strides\": {\"type\": \"s64[]\", \"value\": [2, 2]},\n"
+        "  \"pads_begin\": {\"type\": \"s64[]\", \"value\": [0, 0]},\n"
+        "  \"pads_end\": {\"type\": \"s64[]\", \"value\": [0, 0]},\n"
+        "  \"dilations\": {\"type\": \"s64[]\", \"value\": [1, 1]},\n"
+        "  \"auto_pad\": {\"type\": \"string\", \"value\": \"None\"},\n"
+        "  \"groups\": {\"type\": \"s64\", \"value\": 1},\n"
+        "  \"data_format\": {\"type\": \"string\", \"value\": \"NCX\"},\n"
+        "  \"weights_format\": {\"type\": \"string\", \"value\": \"OIX\"},\n"
+        "  \"dst_shape\": {\"type\": \"s64[]\", \"value\": [1, 2, 6, 6]},\n"
+        "  \"output_padding\": {\"type\": \"s64[]\", \"value\": [0,0,0,0,0,0,0,0,0,0,0,0]}},\n"
+        "  \"inputs\": [\n"
+        "   {\"id\": 0, \"dtype\": \"f32\", \"shape\": [1, 4, 3, 3], \"stride\": [36, 9, 3, 1],\n"
+        "    \"layout_type\": \"strided\", \"property_type\": \"undef\"},\n"
+        "   {\"id\": 1, \"dtype\": \"f32\", \"shape\": [4, 2, 1, 1], \"stride\": [2, 1, 1, 1],\n"
+        "    \"layout_type\": \"strided\", \"property_type\": \"constant\"}],\n"
+        "  \"outputs\": [\n"
+        "   {\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, 2, 6, 6], \"stride\": [72, 36, 6, 1],\n"
+        "    \"layout_type\": \"strided\", \"property_type\": \"undef\"}]}]}\n";
+
+static const char *batch_relu_case =
+        "{\"graph\": [{\"id\": 0, \"name\": \"relu\", \"kind\": \"ReLU\", \"attrs\": {},\n"
+        " \"inputs\": [{\"id\": 0, \"dtype\": \"f32\", \"shape\": [1, 4]}],\n"
+        " \"outputs\": [{\"id\": 1, \"dtype\": \"f32\", \"shape\": [1, 4]}]}]}\n";
+
+/* A folder holding cases/ (conv.json, relu.json, typo.json) and
+ * harness/ for the batch files a test writes. */
+typedef struct batch_dir {
+    char root[64];
+    char paths[16][160];
+    int n;
+} batch_dir_t;
+
+static const char *bd_write(batch_dir_t *d, const char *name,
+        const char *text) {
+    char root[sizeof d->root], *p = d->paths[d->n++];
+    memcpy(root, d->root, sizeof root);
+    snprintf(p, sizeof d->paths[0], "%s/%s", root, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "%s", p);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+static void bd_init(batch_dir_t *d) {
+    memset(d, 0, sizeof *d);
+    snprintf(d->root, sizeof d->root, "/tmp/dgrad_batch_XXXXXX");
+    cr_assert_not_null(mkdtemp(d->root));
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/cases", d->root);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof sub, "%s/harness", d->root);
+    cr_assert_eq(mkdir(sub, 0700), 0);
+    bd_write(d, "cases/conv.json", batch_conv_case);
+    bd_write(d, "cases/relu.json", batch_relu_case);
+    char typo[4096];
+    snprintf(typo, sizeof typo, "%s", batch_conv_case);
+    char *k = strstr(typo, "ConvolutionBackwardData");
+    memmove(k + 20, k + 21, strlen(k + 21) + 1); /* ...BackwardDta */
+    bd_write(d, "cases/typo.json", typo);
+}
+
+static void bd_free(batch_dir_t *d) {
+    for (int i = d->n - 1; i >= 0; i--) unlink(d->paths[i]);
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/cases", d->root);
+    rmdir(sub);
+    snprintf(sub, sizeof sub, "%s/harness", d->root);
+    rmdir(sub);
+    rmdir(d->root);
+}
+
+static void expect_dims(const cf_tensor_t *t, int nd, const int64_t *want,
+        const char *what) {
+    cr_expect_eq(t->ndims, nd, "%s rank %d", what, (int)t->ndims);
+    for (int i = 0; i < nd; i++)
+        cr_expect_eq(t->dims[i], want[i], "%s dim %d is %lld, expected %lld",
+                what, i, (long long)t->dims[i], (long long)want[i]);
+}
+
+static void expect_strides(const cf_tensor_t *t, int nd, const int64_t *want,
+        const char *what) {
+    cr_expect(t->has_strides, "%s has no strides", what);
+    for (int i = 0; i < nd; i++)
+        cr_expect_eq(t->strides[i], want[i], "%s stride %d is %lld, expected "
+                "%lld", what, i, (long long)t->strides[i], (long long)want[i]);
+}
+
+/* Lines, relative paths (--inputs-dir, the batch file's folder), nesting,
+ * alternatives, ignored options, and the rewrites with benchdnn's output
+ * re-inference. */
+Test(conform_batch, lines_cases_and_rewrites) {
+    batch_dir_t d;
+    bd_init(&d);
+    bd_write(&d, "harness/nested",
+            "--reset --op-attrs=0:auto_pad:SAME_UPPER,0:auto_pad:VALID \\\n"
+            "    --case=../cases/conv.json\n");
+    const char *batch = bd_write(&d, "harness/main",
+            "# benchdnn --graph harness --case=not_this.json\n"
+            "--reset --mode=P -v2 --engine=cpu --case=cases/conv.json\n"
+            "--reset --dt=bf16 --op-attrs=0:output_padding:2x2 --case=cases/conv.json\n"
+            "--reset --in-shapes=0:2x4x3x3*acdb --case=cases/conv.json\n"
+            "--reset --in-shapes=0:1x4x5x5 --case=cases/conv.json # X 5: F = 9\n"
+            "--reset --in-shapes=0:1x5x5x4 --op-attrs=0:data_format:NXC*dst_shape:1x10x10x2"
+            " --case=cases/conv.json\n"
+            "--reset --mb=3 --case=cases/conv.json\n"
+            "--reset --case=cases/relu.json\n"
+            "--batch=nested\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_batch_file(batch, d.root, &k.sink), 0);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 8);
+    cr_assert_eq(k.n_skips, 1);
+    char want[512];
+    snprintf(want, sizeof want, "%s:8:cases/relu.json: the case holds no op "
+            "dgrad runs (ReLU; dgrad runs ConvolutionBackwardData)", batch);
+    cr_expect_str_eq(k.skips[0], want);
+
+    /* line 2: as the file has it, every --dtypes type */
+    const cf_case_t *c = &k.cases[0];
+    snprintf(want, sizeof want, "%s:2:cases/conv.json#op0:bwd", batch);
+    cr_expect_str_eq(c->name, want);
+    cr_expect_str_eq(c->suite, batch);
+    cr_expect_eq(c->run_dt, dgrad_data_type_undef);
+    expect_dims(&c->data, 4, (int64_t[]){1, 4, 3, 3}, "line 2 data");
+    expect_dims(&c->output, 4, (int64_t[]){1, 2, 6, 6}, "line 2 output");
+    cr_expect_str_eq(cf_case_attr(c, "output_padding"), "0,0,0,0,0,0,0,0,0,0,0,0");
+    /* line 3: --dt and --op-attrs */
+    c = &k.cases[1];
+    cr_expect_eq(c->run_dt, dgrad_bf16);
+    cr_expect_str_eq(cf_case_attr(c, "output_padding"), "2,2");
+    cr_expect_str_eq(cf_case_attr(c, "dst_shape"), "1,2,6,6");
+    /* line 4: N and a tag; the output follows N, keeps its spatial sizes
+     * and takes the data's tag (a layout changed) */
+    c = &k.cases[2];
+    expect_dims(&c->data, 4, (int64_t[]){2, 4, 3, 3}, "line 4 data");
+    expect_strides(&c->data, 4, (int64_t[]){36, 1, 12, 4}, "line 4 data");
+    expect_dims(&c->output, 4, (int64_t[]){2, 2, 6, 6}, "line 4 output");
+    expect_strides(&c->output, 4, (int64_t[]){72, 1, 12, 2}, "line 4 output");
+    cr_expect_str_eq(cf_case_attr(c, "dst_shape"), "2,2,6,6");
+    expect_strides(&c->weights, 4, (int64_t[]){2, 1, 1, 1}, "line 4 weights");
+    /* line 5: new spatial sizes: the natural output F = 2 * 4 + 1 */
+    c = &k.cases[3];
+    expect_dims(&c->output, 4, (int64_t[]){1, 2, 9, 9}, "line 5 output");
+    expect_strides(&c->output, 4, (int64_t[]){162, 81, 9, 1}, "line 5 output");
+    cr_expect_str_eq(cf_case_attr(c, "dst_shape"), "1,2,9,9");
+    /* line 6: the line's own dst_shape is the output shape */
+    c = &k.cases[4];
+    cr_expect_str_eq(cf_case_attr(c, "data_format"), "NXC");
+    expect_dims(&c->data, 4, (int64_t[]){1, 5, 5, 4}, "line 6 data");
+    expect_dims(&c->output, 4, (int64_t[]){1, 10, 10, 2}, "line 6 output");
+    cr_expect_str_eq(cf_case_attr(c, "dst_shape"), "1,10,10,2");
+    /* line 7: --mb */
+    c = &k.cases[5];
+    expect_dims(&c->data, 4, (int64_t[]){3, 4, 3, 3}, "line 7 data");
+    expect_dims(&c->output, 4, (int64_t[]){3, 2, 6, 6}, "line 7 output");
+    /* line 9: a nested file, a path relative to it, two alternatives,
+     * a continued line */
+    char nested[200];
+    snprintf(nested, sizeof nested, "%s/harness/nested", d.root);
+    snprintf(want, sizeof want, "%s:1.1:../cases/conv.json#op0:bwd", nested);
+    cr_expect_str_eq(k.cases[6].name, want);
+    cr_expect_str_eq(cf_case_attr(&k.cases[6], "auto_pad"), "SAME_UPPER");
+    snprintf(want, sizeof want, "%s:1.2:../cases/conv.json#op0:bwd", nested);
+    cr_expect_str_eq(k.cases[7].name, want);
+    cr_expect_str_eq(cf_case_attr(&k.cases[7], "auto_pad"), "VALID");
+    collect_free(&k);
+    bd_free(&d);
+}
+
+/* Settings persist until --reset (also across lines), as in benchdnn. */
+Test(conform_batch, settings_persist_until_reset) {
+    batch_dir_t d;
+    bd_init(&d);
+    const char *batch = bd_write(&d, "harness/persist",
+            "--dt=f16\n"
+            "--op-attrs=0:auto_pad:SAME_LOWER --case=../cases/conv.json\n"
+            "--case=../cases/conv.json\n"
+            "--reset --case=../cases/conv.json\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_batch_file(batch, NULL, &k.sink), 0);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 3);
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(k.cases[i].run_dt, dgrad_f16, "case %d", i);
+        cr_expect_str_eq(cf_case_attr(&k.cases[i], "auto_pad"), "SAME_LOWER");
+    }
+    cr_expect_eq(k.cases[2].run_dt, dgrad_data_type_undef);
+    cr_expect_str_eq(cf_case_attr(&k.cases[2], "auto_pad"), "None");
+    collect_free(&k);
+    bd_free(&d);
+}
+
+/* Every malformed line is one error naming the batch file and line; the
+ * lines after it still run. */
+Test(conform_batch, errors_name_file_and_line) {
+    batch_dir_t d;
+    bd_init(&d);
+    const char *batch = bd_write(&d, "harness/bad",
+            "--reset --frobnicate=1 --case=../cases/conv.json\n"
+            "--reset --case=../cases/missing.json\n"
+            "--reset --in-shapes=2:1x2x6x6 --case=../cases/conv.json\n"
+            "--reset --op-attrs=0:padding:1x1 --case=../cases/conv.json\n"
+            "--reset --in-shapes=0:1x4x3x3*abce --case=../cases/conv.json\n"
+            "stray\n"
+            "--reset --dt=f64 --case=../cases/conv.json\n"
+            "--reset --case=../cases/typo.json\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_batch_file(batch, NULL, &k.sink), 8);
+    cr_expect_eq(k.n_cases, 1); /* line 1 runs after its unknown option */
+    cr_assert_eq(k.n_errors, 8);
+    static const struct {
+        int line;
+        const char *what, *rule;
+    } want[] = {
+            {1, "unknown option", "'--frobnicate=1' is not a benchdnn graph "
+                                  "option dgrad conform knows"},
+            {2, "unreadable", "--case=../cases/missing.json: found neither"},
+            {3, "bad value", "--in-shapes: tensor 2 is not an input of the graph"},
+            {4, "bad value", "--op-attrs: op 0 has no attribute 'padding'"},
+            {5, "bad value", "tag 'abce' of tensor 0 is not a permutation"},
+            {6, "unexpected word", "'stray' (a case is given as --case=FILE)"},
+            {7, "bad value", "--dt 'f64': expected f32, bf16, f16 or undef"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char prefix[300];
+        snprintf(prefix, sizeof prefix, "%s:%d: %s: ", batch, want[i].line,
+                want[i].what);
+        cr_expect(!strncmp(k.errors[i], prefix, strlen(prefix)),
+                "error '%s' does not start with '%s'", k.errors[i], prefix);
+        cr_expect(strstr(k.errors[i], want[i].rule), "error '%s' lacks '%s'",
+                k.errors[i], want[i].rule);
+    }
+    /* a misspelt op kind in a case: an error at the case's JSON path */
+    char prefix[300];
+    snprintf(prefix, sizeof prefix, "%s:8:../cases/typo.json:$.graph[0].kind: "
+            "unknown op kind: 'ConvolutionBackwardDta'", batch);
+    cr_expect(!strncmp(k.errors[7], prefix, strlen(prefix)), "'%s' vs '%s'",
+            k.errors[7], prefix);
+    cr_expect(strstr(k.errors[7], "did you mean ConvolutionBackwardData?"),
+            "%s", k.errors[7]);
+    collect_free(&k);
+    bd_free(&d);
+}
+
+Test(conform_batch, nesting_is_bounded) {
+    batch_dir_t d;
+    bd_init(&d);
+    const char *batch = bd_write(&d, "harness/self", "--batch=self\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_batch_file(batch, NULL, &k.sink), 1);
+    cr_assert_eq(k.n_errors, 1);
+    cr_expect(strstr(k.errors[0], ":1: too deep: --batch files nested deeper "
+                                  "than 16"), "%s", k.errors[0]);
+    collect_free(&k);
+    bd_free(&d);
+}
+
+/* A batch file is recognised by its content when named; a directory walk
+ * reads .json and .xml files only (a folder of batch files also holds the
+ * cases they name). */
+Test(conform_batch, recognised_by_content_not_found_in_folders) {
+    batch_dir_t d;
+    bd_init(&d);
+    const char *batch = bd_write(&d, "harness/harness_x",
+            "\n# comment first\n--reset --case=../cases/conv.json\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_path(batch, NULL, &k.sink), 0);
+    cr_expect_eq(k.n_cases, 1);
+    collect_free(&k);
+    collect_init(&k);
+    char harness[128];
+    snprintf(harness, sizeof harness, "%s/harness", d.root);
+    cr_expect_eq(cf_read_path(harness, NULL, &k.sink), 0);
+    cr_expect_eq(k.n_cases + k.n_skips + k.n_errors, 0);
+    collect_free(&k);
+    bd_free(&d);
+}
+
+Test(conform_graph, misspelt_kinds_are_errors) {
+    static const char *const known[] = {"ConvolutionBackpropData",
+            "GroupConvolutionBackpropData"};
+    cr_expect_str_eq(cf_near_kind("ConvolutionBackpropDta", known, 2),
+            "ConvolutionBackpropData");
+    cr_expect_str_eq(cf_near_kind("convolutionbackpropdata", known, 2),
+            "ConvolutionBackpropData"); /* case only */
+    cr_expect_str_eq(cf_near_kind("GroupConvolutionBackpropDat", known, 2),
+            "GroupConvolutionBackpropData");
+    cr_expect_str_eq(cf_near_kind("ConvolutionBakpropDta", known, 2),
+            "ConvolutionBackpropData"); /* two edits */
+    cr_expect_null(cf_near_kind("ConvolutionBakprpDta", known, 2)); /* three */
+    cr_expect_null(cf_near_kind("ConvolutionBackpropData", known, 2));
+    cr_expect_null(cf_near_kind("Convolution", known, 2));
+    collect_t k;
+    char *path;
+    read_graph_op("", good_in0, &k, &path); /* kind spelt right: a case */
+    cr_expect_eq(k.n_cases, 1);
+    cleanup(&k, path);
+    static const char *text =
+            "{\"graph\": [{\"id\": 3, \"name\": \"x\", \"kind\": "
+            "\"ConvolutionBackwardDta\", \"inputs\": [], \"outputs\": []},"
+            "{\"id\": 4, \"name\": \"y\", \"kind\": \"ConvTranspose\","
+            " \"inputs\": [], \"outputs\": []}]}";
+    read_text(cf_read_graph_file, ".json", text, &k, &path);
+    expect_one_error(&k, path, "$.graph[0].kind", "unknown op kind",
+            "'ConvolutionBackwardDta' is not a oneDNN Graph op kind dgrad "
+            "knows; did you mean ConvolutionBackwardData?");
+    cr_expect_eq(k.n_skips, 1); /* oneDNN's own ConvTranspose: not run */
+    cleanup(&k, path);
+    static const char *ir =
+            "<layer id=\"2\" name=\"up\" type=\"ConvolutionBackpropDta\">"
+            "<data strides=\"1\"/></layer>";
+    read_text(cf_read_ir_file, ".xml", ir, &k, &path);
+    expect_one_error(&k, path, "1", "unknown layer kind",
+            "did you mean ConvolutionBackpropData?");
+    cleanup(&k, path);
+}
+
+/* A case with ops of other kinds beside the ones dgrad runs: the cases run,
+ * and one skip per line names the other kinds. */
+Test(conform_batch, other_kinds_beside_runs) {
+    batch_dir_t d;
+    bd_init(&d);
+    const char *batch = bd_write(&d, "harness/training",
+            "--reset --case=" DGRAD_CONFORM_SUITES_DIR "/graph/training_graph.json\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_batch_file(batch, NULL, &k.sink), 0);
+    cr_expect_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_expect_eq(k.n_cases, 2);
+    cr_assert_eq(k.n_skips, 1);
+    cr_expect(strstr(k.skips[0], "training_graph.json: ops of other kinds in "
+                                 "the case are not run (ReLUBackward, "
+                                 "BiasAddBackward)"), "%s", k.skips[0]);
+    collect_free(&k);
+    bd_free(&d);
 }

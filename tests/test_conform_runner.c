@@ -424,7 +424,10 @@ Test(conform_runner, huge_tensors_are_compiled_not_run) {
     char *out;
     char *argv[] = {"conform", "-v", "--dtypes", "f32", path,
             DGRAD_CONFORM_SUITES_DIR "/ir/spec_group_convolution_backprop_data_3d.xml"};
-    cr_expect_eq(run_cli(&out, 6, argv), 0, "%s", out);
+    /* Nothing executed: "no case ran" is not a success. */
+    cr_expect_eq(run_cli(&out, 6, argv), 1, "%s", out);
+    cr_expect(matches(out, "^dgrad conform: no case ran \\(2 skipped\\)$"),
+            "%s", out);
     cr_expect(matches(out, "^SKIP [^ ]*#op0:x f32 native too_large .* spans "
                            "1099511627777 elements"), "%s", out);
     cr_expect(matches(out, "^SKIP [^ ]*spec_group_convolution_backprop_data_3d"
@@ -442,6 +445,10 @@ Test(conform_cli, help_and_usage_errors) {
     char *help[] = {"conform", "--help"};
     cr_expect_eq(run_cli(&out, 2, help), 0);
     cr_expect(strstr(out, "usage: dgrad conform [options] PATH...") != NULL);
+    cr_expect(strstr(out, "1 when something\nfailed or no case ran") != NULL,
+            "%s", out);
+    cr_expect(strstr(out, "are ignored (--mode, --mode-modifier, --engine,")
+                    != NULL, "%s", out);
     free(out);
     struct {
         int argc;
@@ -462,4 +469,60 @@ Test(conform_cli, help_and_usage_errors) {
                 bad[i].message);
         free(out);
     }
+}
+
+/* Nothing that ran is not a success: an empty folder, or files whose ops
+ * are all of other kinds, exit 1 with "no case ran". */
+Test(conform_cli, no_case_ran_is_a_failure) {
+    char dir[] = "/tmp/dgrad_conform_empty_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char *out;
+    char *argv[] = {"conform", dir};
+    cr_expect_eq(run_cli(&out, 2, argv), 1, "%s", out);
+    cr_expect(matches(out, "^0 passed, 0 failed, 0 skipped$"), "%s", out);
+    cr_expect(matches(out, "^dgrad conform: no case ran \\(0 skipped\\)$"),
+            "%s", out);
+    free(out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/relu.json", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("{\"graph\": [{\"id\": 0, \"name\": \"r\", \"kind\": \"ReLU\","
+          " \"inputs\": [], \"outputs\": []}]}", f);
+    fclose(f);
+    cr_expect_eq(run_cli(&out, 2, argv), 1, "%s", out);
+    cr_expect(matches(out, "^dgrad conform: no case ran \\(1 skipped\\)$"),
+            "%s", out);
+    free(out);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A batch line's --dt chooses the one type its cases run in; a type
+ * --dtypes leaves out is a skip that says so. */
+Test(conform_cli, batch_dt_picks_the_type) {
+    char dir[] = "/tmp/dgrad_conform_dt_XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char batch[128];
+    snprintf(batch, sizeof batch, "%s/harness", dir);
+    FILE *f = fopen(batch, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "--reset --dt=bf16 --case=%s/graph/output_padding_2x2_stride_2.json\n",
+            DGRAD_CONFORM_SUITES_DIR);
+    fclose(f);
+    char *out;
+    char *argv[] = {"conform", "-v", "--formats", "native", batch};
+    cr_expect_eq(run_cli(&out, 5, argv), 0, "%s", out);
+    cr_expect(matches(out, "^PASS [^ ]*harness:1:[^ ]*#op0:output_padding_2x2 "
+                           "bf16 native ok"), "%s", out);
+    cr_expect(matches(out, "^1 passed, 0 failed, 0 skipped$"), "%s", out);
+    free(out);
+    char *only_f32[] = {"conform", "-v", "--dtypes", "f32", batch};
+    cr_expect_eq(run_cli(&out, 5, only_f32), 1, "%s", out);
+    cr_expect(matches(out, "^SKIP [^ ]*#op0:output_padding_2x2 - - skipped .*"
+                           "runs in bf16 only \\(its --dt\\), which --dtypes "
+                           "leaves out"), "%s", out);
+    free(out);
+    unlink(batch);
+    rmdir(dir);
 }

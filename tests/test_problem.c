@@ -329,9 +329,80 @@ static const rcase_t graph_cases[] = {
         {"all-zero dst_shape is absent", GRAPH, {1, 6, 6, 1}, {4, 4, 1, 1},
                 {{"dst_shape", "0,0,0,0"}, {"auto_pad", "VALID"}},
                 {1, 9, 9, 1}, {1, 9, 9, 1}, {0, 0}, {9, 9}},
+        /* oneDNN's defaults as benchdnn writes them: 12 zeros */
+        {"12-zero lists are absent", GRAPH, {1, 6, 6, 1}, {4, 4, 1, 1},
+                {{"dst_shape", "0,0,0,0,0,0,0,0,0,0,0,0"},
+                        {"output_padding", "0,0,0,0,0,0,0,0,0,0,0,0"},
+                        {"auto_pad", "VALID"}},
+                {1, 9, 9, 1}, {1, 9, 9, 1}, {0, 0}, {9, 9}},
+        /* benchdnn's harness line: output_padding 2 with stride 2 (F = 5,
+         * Y = 6 is the stride tail); output_padding changes nothing */
+        {"output_padding = stride", GRAPH, {1, 4, 3, 3}, {4, 2, 1, 1},
+                {{"data_format", "NCX"}, {"weights_format", "OIX"},
+                        {"strides", "2,2"}, {"output_padding", "2,2"},
+                        {"dst_shape", "1,2,6,6"}},
+                {0}, {1, 2, 6, 6}, {0, 0}, {6, 6}},
+        /* SAME: total = max(F - Y, 0), never F + output_padding - Y: with
+         * F = 5, Y = 4 total is 1 (PB 0 upper, 1 lower) whatever op is */
+        {"SAME_UPPER ignores output_padding", GRAPH, {1, 4, 3, 3},
+                {4, 2, 1, 1},
+                {{"data_format", "NCX"}, {"weights_format", "OIX"},
+                        {"strides", "2,2"}, {"output_padding", "3,1"},
+                        {"auto_pad", "SAME_UPPER"}, {"dst_shape", "1,2,4,4"}},
+                {0}, {1, 2, 4, 4}, {0, 0}, {4, 4}},
+        {"SAME_LOWER ignores output_padding", GRAPH, {1, 4, 3, 3},
+                {4, 2, 1, 1},
+                {{"data_format", "NCX"}, {"weights_format", "OIX"},
+                        {"strides", "2,2"}, {"output_padding", "3,1"},
+                        {"auto_pad", "SAME_LOWER"}, {"dst_shape", "1,2,4,4"}},
+                {0}, {1, 2, 4, 4}, {1, 1}, {4, 4}},
 };
 
 Test(problem_graph, table) { CHECK_TABLE(graph_cases); }
+
+/* No dst_shape (or an all-zero one): the output tensor's dims, when all
+ * known, are the output shape (oneDNN's infer_conv_bprop_data_output_shape
+ * takes them; benchdnn's files rely on it). */
+Test(problem_graph, output_dims_are_the_shape_source) {
+    static const struct {
+        const char *auto_pad, *dst_shape;
+        int64_t out[4], pb[2];
+    } k[] = {
+            /* F = 7: explicit pads 0 allow Y in [7, 8) */
+            {"None", NULL, {1, 7, 7, 2}, {0, 0}},
+            {"None", "0,0,0,0,0,0,0,0,0,0,0,0", {1, 7, 7, 2}, {0, 0}},
+            /* total = F - Y = 2 and 1 */
+            {"SAME_UPPER", NULL, {1, 5, 6, 2}, {1, 0}},
+            {"SAME_LOWER", "0,0,0,0", {1, 5, 6, 2}, {1, 1}},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        rcase_t c = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+                {{"auto_pad", k[i].auto_pad},
+                        {k[i].dst_shape ? "dst_shape" : NULL, k[i].dst_shape}},
+                {0}, {0}, {0}, {0}};
+        built_t b;
+        dgrad_resolved_t r;
+        build(&c, &b);
+        b.out = lt_dense(dgrad_f32, 4, k[i].out);
+        cr_assert_eq(run(&b, &r), dgrad_success, "%zu: %s", i,
+                dgrad_last_error_message());
+        cr_assert_eq(r.deferred, 0);
+        assert_i64s(r.output.dims, k[i].out, 4, "output dims");
+        assert_i64s(r.problem.Y, k[i].out + 1, 2, "Y");
+        assert_i64s(r.problem.PB, k[i].pb, 2, "PB");
+        /* the caller's strides are kept */
+        assert_i64s(r.output.strides, b.out.strides, 4, "strides");
+    }
+    /* the explicit bound still applies to them */
+    rcase_t c = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4}, {{0}}, {0}, {0}, {0},
+            {0}};
+    built_t b;
+    dgrad_resolved_t r;
+    build(&c, &b);
+    b.out = lt_dense(dgrad_f32, 4, (int64_t[]){1, 8, 7, 2});
+    ASSERT_ERR(run(&b, &r), dgrad_invalid_shape, "diff_src size (8) on axis "
+            "0 cannot be produced");
+}
 
 /* ------------------------------------------------- strides and layouts */
 
@@ -464,6 +535,31 @@ Test(problem_deferred, known_output_dims_stand_for_values) {
             dgrad_success, "%s", dgrad_last_error_message());
     cr_assert_eq(r.deferred, 0);
     assert_i64s(r.problem.Y, (int64_t[]){6, 6}, 2, "Y");
+}
+
+/* A deferred output keeps the spatial dims the caller knows, and the
+ * values at execution must agree with them. */
+Test(problem_deferred, known_spatial_dims_are_kept_and_checked) {
+    built_t b;
+    build(&graph_deferred, &b);
+    cr_assert_eq(dgrad_op_desc_set_by_name(&b.desc, "auto_pad", "SAME_UPPER"),
+            dgrad_success);
+    b.out = lt_dense(dgrad_f32, 4, (int64_t[]){1, 6, U, 2});
+    dgrad_resolved_t r;
+    cr_assert_eq(dgrad_problem_resolve(&b.desc, 3, b.in, &b.out, NULL, 0, &r),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_eq(r.deferred, 1);
+    assert_i64s(r.output.dims, (int64_t[]){1, 6, U, 2}, 4, "dims");
+    /* execution resolves against the compiled output */
+    dgrad_logical_tensor_t compiled = r.output;
+    ASSERT_ERR(dgrad_problem_resolve(&b.desc, 3, b.in, &compiled,
+                       (int64_t[]){1, 7, 6, 2}, 4, &r),
+            dgrad_invalid_shape, "requested diff_src dims (1,6,-1,2) do not "
+                                 "match the inferred dims (1,7,6,2)");
+    cr_assert_eq(dgrad_problem_resolve(&b.desc, 3, b.in, &compiled,
+                         (int64_t[]){1, 6, 7, 2}, 4, &r),
+            dgrad_success, "%s", dgrad_last_error_message());
+    assert_i64s(r.problem.Y, (int64_t[]){6, 7}, 2, "Y");
 }
 
 Test(problem_deferred, openvino_and_known_channels_checked) {
@@ -619,9 +715,9 @@ Test(problem_setters, wrong_value_type) {
 
 Test(problem_setters, too_many_values) {
     dgrad_op_desc_t d = desc_of(ONNX);
-    int64_t v[9] = {0};
-    ASSERT_ERR(dgrad_op_desc_set_s64s(&d, dgrad_op_attr_pads, v, 9),
-            dgrad_invalid_arguments, "pads has 9 values, at most 8");
+    int64_t v[13] = {0};
+    ASSERT_ERR(dgrad_op_desc_set_s64s(&d, dgrad_op_attr_pads, v, 13),
+            dgrad_invalid_arguments, "pads has 13 values, at most 12");
     cr_assert_eq(d.attrs[dgrad_op_attr_pads].is_set, 0);
 }
 
@@ -636,7 +732,11 @@ Test(problem_setters, unknown_string_values) {
             dgrad_invalid_arguments, "data_format 'nxc' is not one of NXC, "
                                      "NCX");
     ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "weights_format", "IOX"),
-            dgrad_invalid_arguments, "weights_format 'IOX'");
+            dgrad_invalid_arguments, "weights_format 'IOX' is not one of XIO, "
+                                     "OIX");
+    ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "data_format", "NHWC"),
+            dgrad_invalid_arguments, "ConvolutionBackwardData: data_format "
+                                     "'NHWC' is not one of NXC, NCX");
     d = desc_of(OV);
     ASSERT_ERR(dgrad_op_desc_set_str(&d, dgrad_op_attr_auto_pad, "None"),
             dgrad_invalid_arguments, "auto_pad 'None' is not one of explicit, "
@@ -675,13 +775,15 @@ Test(problem_by_name, accepted_forms) {
         int64_t v[3];
     } forms[] = {{"2", 1, {2}}, {"2,3", 2, {2, 3}}, {"[2, 3]", 2, {2, 3}},
             {"2 3", 2, {2, 3}}, {"-1", 1, {-1}}, {" [ 4 ,5 , 6 ] ", 3,
-                    {4, 5, 6}}, {"[7]", 1, {7}}, {"+3", 1, {3}}};
+                    {4, 5, 6}}, {"[7]", 1, {7}}, {"+3", 1, {3}},
+            {"[]", 0, {0}}, {" [ ] ", 0, {0}}};
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         dgrad_op_desc_t d = desc_of(ONNX);
         cr_assert_eq(dgrad_op_desc_set_by_name(&d, "pads", forms[i].text),
                 dgrad_success, "'%s': %s", forms[i].text,
                 dgrad_last_error_message());
         const dgrad_attr_value_t *a = &d.attrs[dgrad_op_attr_pads];
+        cr_assert_eq(a->is_set, 1, "'%s'", forms[i].text);
         cr_assert_eq(a->count, forms[i].n, "'%s'", forms[i].text);
         assert_i64s(a->values, forms[i].v, forms[i].n, forms[i].text);
     }
@@ -697,7 +799,9 @@ Test(problem_by_name, parsing_errors) {
     static const struct {
         const char *text, *msg;
     } bad[] = {{"2x", "'2x' is not an integer list"},
-            {"", "'' is empty"}, {"  ", "is empty"}, {"[ ]", "is empty"},
+            {"", "'' is empty (write [] for a list of zero values)"},
+            {"  ", "is empty"}, {"[", "is empty"},
+            {"[]]", "not an integer list"}, {"[],", "not an integer list"},
             {"99999999999999999999", "overflows 64 bits"},
             {"-99999999999999999999", "overflows 64 bits"},
             {"2,,2", "not an integer list"}, {"2,", "not an integer list"},
@@ -705,7 +809,7 @@ Test(problem_by_name, parsing_errors) {
             {"2]", "not an integer list"}, {"[2]]", "not an integer list"},
             {"0x10", "not an integer list"}, {"2 x", "not an integer list"},
             {"- 2", "not an integer list"}, {"1.5", "not an integer list"},
-            {"1,2,3,4,5,6,7,8,9", "has more than 8 values"}};
+            {"1,2,3,4,5,6,7,8,9,10,11,12,13", "has more than 12 values"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         dgrad_op_desc_t d = desc_of(GRAPH);
         ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "strides", bad[i].text),
@@ -844,7 +948,7 @@ Test(problem_errors, ranks) {
     build(&zero, &b);
     b.in[1].dims[1] = 0;
     ASSERT_ERR(run(&b, &r), dgrad_invalid_shape,
-            "weights dims (4,0,3,3) must all be >= 1");
+            "weights dims (4,0,3,3) must all be at least 1");
     build(&ov_base, &b);
     b.out = lt_dense(dgrad_f32, 3, (int64_t[]){1, 2, 7});
     ASSERT_ERR(run(&b, &r), dgrad_invalid_shape,
@@ -927,14 +1031,14 @@ Test(problem_errors, strides_and_dilations) {
     const rcase_t zero = {"", OV, {1, 4, 5, 5}, {4, 2, 3, 3},
             {{"strides", "1,0"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&zero, dgrad_invalid_arguments,
-            "ConvolutionBackpropData: strides (1,0) must all be >= 1");
+            "ConvolutionBackpropData: strides (1,0) must all be at least 1");
     const rcase_t neg = {"", ONNX, {1, 1, 3, 3}, {1, 2, 3, 3},
             {{"strides", "-2,1"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&neg, dgrad_invalid_arguments, "strides (-2,1)");
     const rcase_t dil = {"", GOV, {1, 4, 5, 5}, {2, 2, 1, 3, 3},
             {{"dilations", "-1,1"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&dil, dgrad_invalid_arguments,
-            "dilations (-1,1) must all be >= 1");
+            "dilations (-1,1) must all be at least 1");
     const rcase_t dil0 = {"", OV, {1, 4, 5, 5}, {4, 2, 3, 3},
             {{"dilations", "0 1"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&dil0, dgrad_invalid_arguments, "dilations (0,1)");
@@ -944,7 +1048,7 @@ Test(problem_errors, negative_pads) {
     const rcase_t ov = {"", OV, {1, 4, 5, 5}, {4, 2, 3, 3},
             {{"pads_begin", "0,-1"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&ov, dgrad_invalid_arguments,
-            "pads_begin (0,-1) must all be >= 0");
+            "pads_begin (0,-1) must all be non-negative");
     const rcase_t graph = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
             {{"pads_end", "-1,0"}, {"dst_shape", "1,7,7,2"}}, {0}, {0}, {0},
             {0}};
@@ -952,7 +1056,7 @@ Test(problem_errors, negative_pads) {
     const rcase_t onnx = {"", ONNX, {1, 1, 3, 3}, {1, 2, 3, 3},
             {{"pads", "0,0,-1,0"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&onnx, dgrad_invalid_arguments,
-            "ConvTranspose: pads (0,0,-1,0) must all be >= 0");
+            "ConvTranspose: pads (0,0,-1,0) must all be non-negative");
 }
 
 Test(problem_errors, output_padding) {
@@ -962,11 +1066,18 @@ Test(problem_errors, output_padding) {
     expect_case_error(&big, dgrad_invalid_arguments,
             "ConvTranspose: output_padding (2) on axis 0 must be smaller than "
             "the stride (2) or the dilation (1)");
-    const rcase_t graph = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
-            {{"output_padding", "0,1"}, {"dst_shape", "1,7,7,2"}}, {0}, {0},
+    /* oneDNN Graph sets no bound either: output_padding never changes its
+     * result (see problem_graph) */
+    const rcase_t graph = {"oneDNN Graph op > S", GRAPH, {1, 5, 5, 4},
+            {3, 3, 2, 4}, {{"output_padding", "0,3"}, {"dst_shape", "1,7,7,2"}},
+            {0}, {1, 7, 7, 2}, {0, 0}, {7, 7}};
+    check_case(&graph);
+    const rcase_t graph_neg = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"output_padding", "0,-1"}, {"dst_shape", "1,7,7,2"}}, {0}, {0},
             {0}, {0}};
-    expect_case_error(&graph, dgrad_invalid_arguments,
-            "output_padding (1) on axis 1 must be smaller than the stride (1)");
+    expect_case_error(&graph_neg, dgrad_invalid_arguments,
+            "ConvolutionBackwardData: output_padding (0,-1) must all be "
+            "non-negative");
     /* OpenVINO sets no bound: its upstream case [3] has output_padding 1
      * with stride 1 (see openvino_cases "1d output_padding") */
     const rcase_t ov = {"OpenVINO op = S", OV, {1, 1, 4}, {1, 1, 3},
@@ -975,7 +1086,7 @@ Test(problem_errors, output_padding) {
     const rcase_t neg = {"", ONNX, {1, 1, 3, 3}, {1, 2, 3, 3},
             {{"output_padding", "0,-1"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&neg, dgrad_invalid_arguments,
-            "output_padding (0,-1) must all be >= 0");
+            "output_padding (0,-1) must all be non-negative");
     /* smaller than the dilation is enough (stride 1, dilation 2) */
     const rcase_t ok = {"op < D", ONNX, {1, 1, 3}, {1, 1, 3},
             {{"dilations", "2"}, {"output_padding", "1"}}, {0}, {1, 1, 8},
@@ -987,7 +1098,7 @@ Test(problem_errors, groups) {
     const rcase_t zero = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
             {{"groups", "0"}, {"dst_shape", "1,7,7,2"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&zero, dgrad_invalid_arguments,
-            "groups (0) must be >= 1");
+            "groups (0) must be at least 1");
     const rcase_t three = {"", GRAPH, {1, 16, 5, 5}, {16, 2, 3, 3},
             {{"groups", "3"}, {"data_format", "NCX"},
                     {"weights_format", "OIX"}, {"dst_shape", "1,6,7,7"}},
@@ -1035,28 +1146,72 @@ Test(problem_errors, channel_mismatch) {
             "B length (3) must equal the output channels (2)");
 }
 
+/* No dst_shape input, no dst_shape attribute (or an all-zero one, of any
+ * length) and output dims not all known: nothing gives the output shape. */
 Test(problem_errors, graph_output_shape_required) {
     const rcase_t none = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4}, {{0}}, {0},
             {0}, {0}, {0}};
     expect_case_error(&none, dgrad_invalid_arguments,
-            "ConvolutionBackwardData: an output shape is required (dst_shape "
-            "input or attribute)");
-    /* known output dims alone are not an output shape source */
+            "ConvolutionBackwardData: no output shape: give a dst_shape "
+            "input, a dst_shape attribute (not all zeros) or diff_src dims "
+            "that are all known (got an unknown rank)");
+    const rcase_t zeros = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"dst_shape", "0,0,0,0"}}, {0}, {0}, {0}, {0}};
+    expect_case_error(&zeros, dgrad_invalid_arguments, "no output shape");
+    const rcase_t twelve_zeros = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"dst_shape", "0,0,0,0,0,0,0,0,0,0,0,0"}}, {0}, {0}, {0}, {0}};
+    expect_case_error(&twelve_zeros, dgrad_invalid_arguments,
+            "no output shape");
+    const rcase_t empty = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"dst_shape", "[]"}}, {0}, {0}, {0}, {0}};
+    expect_case_error(&empty, dgrad_invalid_arguments, "no output shape");
+    /* partially known output dims are not a source */
     built_t b;
     dgrad_resolved_t r;
     build(&none, &b);
     b.out = lt_dense(dgrad_f32, 4, (int64_t[]){1, 7, 7, 2});
+    b.out.dims[2] = U;
     ASSERT_ERR(run(&b, &r), dgrad_invalid_arguments,
-            "an output shape is required");
-    /* an all-zero dst_shape attribute is absent, whatever its length */
-    const rcase_t zeros = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
-            {{"dst_shape", "0,0,0,0"}}, {0}, {0}, {0}, {0}};
-    expect_case_error(&zeros, dgrad_invalid_arguments,
-            "an output shape is required");
-    const rcase_t short_zeros = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
-            {{"dst_shape", "0,0"}}, {0}, {0}, {0}, {0}};
-    expect_case_error(&short_zeros, dgrad_invalid_arguments,
-            "an output shape is required");
+            "diff_src dims that are all known (got 1,7,-1,2)");
+}
+
+Test(problem_errors, graph_dst_shape_and_output_dims_differ) {
+    const rcase_t k = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"dst_shape", "1,7,7,2"}, {"auto_pad", "SAME_UPPER"}}, {0}, {0},
+            {0}, {0}};
+    built_t b;
+    dgrad_resolved_t r;
+    build(&k, &b);
+    b.out = lt_dense(dgrad_f32, 4, (int64_t[]){1, 8, 8, 2});
+    ASSERT_ERR(run(&b, &r), dgrad_invalid_shape,
+            "ConvolutionBackwardData: dst_shape attribute (1,7,7,2) and "
+            "diff_src dims (1,8,8,2) differ");
+    b.out.dims[1] = b.out.dims[2] = 7;
+    cr_assert_eq(run(&b, &r), dgrad_success, "%s", dgrad_last_error_message());
+}
+
+/* The all-zero default is oneDNN Graph's alone, and only for dst_shape and
+ * output_padding: a non-zero list of the wrong length is an error. */
+Test(problem_errors, graph_list_defaults_lengths) {
+    const rcase_t op3 = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"output_padding", "0,0,1"}, {"dst_shape", "1,7,7,2"}}, {0}, {0},
+            {0}, {0}};
+    expect_case_error(&op3, dgrad_invalid_arguments,
+            "output_padding has 3 values, expected 2 for spatial rank 2");
+    const rcase_t dst12 = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"dst_shape", "1,7,7,2,0,0,0,0,0,0,0,0"}}, {0}, {0}, {0}, {0}};
+    expect_case_error(&dst12, dgrad_invalid_arguments,
+            "dst_shape has 12 values, expected 4 for spatial rank 2");
+    const rcase_t onnx = {"", ONNX, {1, 1, 3, 3}, {1, 2, 3, 3},
+            {{"output_padding", "0,0,0,0,0,0,0,0,0,0,0,0"}}, {0}, {0}, {0},
+            {0}};
+    expect_case_error(&onnx, dgrad_invalid_arguments,
+            "output_padding has 12 values, expected 2 for spatial rank 2");
+    const rcase_t strides = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
+            {{"pads_begin", "0,0,0,0"}, {"dst_shape", "1,7,7,2"}}, {0}, {0},
+            {0}, {0}};
+    expect_case_error(&strides, dgrad_invalid_arguments,
+            "pads_begin has 4 values, expected 2");
 }
 
 Test(problem_errors, graph_output_size_out_of_bound) {
@@ -1096,7 +1251,7 @@ Test(problem_errors, graph_dst_shape_batch_and_channels) {
     const rcase_t zero = {"", GRAPH, {1, 5, 5, 4}, {3, 3, 2, 4},
             {{"dst_shape", "1,0,7,2"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&zero, dgrad_invalid_shape,
-            "dst_shape attribute (1,0,7,2): sizes must all be >= 1");
+            "dst_shape attribute (1,0,7,2): sizes must all be at least 1");
 }
 
 Test(problem_errors, shape_values) {
@@ -1111,7 +1266,7 @@ Test(problem_errors, shape_values) {
             "1 shape values given for a output_shape input of length 2");
     b.shape[1] = -7;
     ASSERT_ERR(run(&b, &r), dgrad_invalid_shape,
-            "output_shape input (7,-7): sizes must all be >= 1");
+            "output_shape input (7,-7): sizes must all be at least 1");
     build(&ov_base, &b);
     ASSERT_ERR(dgrad_problem_resolve(&b.desc, 2, b.in, &b.out,
                        (int64_t[]){7, 7}, 2, &r),
@@ -1123,7 +1278,7 @@ Test(problem_errors, inferred_size_not_positive) {
     const rcase_t k = {"", OV, {1, 1, 1}, {1, 1, 1},
             {{"pads_begin", "1"}, {"pads_end", "1"}}, {0}, {0}, {0}, {0}};
     expect_case_error(&k, dgrad_invalid_shape,
-            "inferred output size (-1) on axis 0 must be >= 1");
+            "inferred output size (-1) on axis 0 must be at least 1");
     const rcase_t zero = {"", ONNX, {1, 1, 1}, {1, 1, 1}, {{"pads", "1,0"}},
             {0}, {0}, {0}, {0}};
     expect_case_error(&zero, dgrad_invalid_shape, "inferred Y size (0)");
@@ -1156,7 +1311,8 @@ Test(problem_errors, hand_written_description) {
     build(&ov_base, &b);
     b.desc.attrs[dgrad_op_attr_auto_pad].is_set = 1;
     strcpy(b.desc.attrs[dgrad_op_attr_auto_pad].text, "bogus");
-    ASSERT_ERR(run(&b, &r), dgrad_invalid_arguments, "auto_pad 'bogus'");
+    ASSERT_ERR(run(&b, &r), dgrad_invalid_arguments, "auto_pad 'bogus' is "
+            "not one of explicit, notset, same_upper, same_lower, valid");
     build(&ov_base, &b);
     b.desc.attrs[dgrad_op_attr_strides].is_set = 1;
     b.desc.attrs[dgrad_op_attr_strides].count = 100;

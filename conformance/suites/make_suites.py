@@ -46,6 +46,9 @@ def resolve(op, attrs, x_sp, k_sp, out_given, nsp):
             total = F + opad[i] - y
             t = max(total, 0)
             if op == "ConvolutionBackwardData":
+                # The output shape is always known for this op:
+                # output_padding never changes the result.
+                t = max(F - y, 0)
                 if ap == "same_upper":
                     p = t // 2
                 elif ap == "same_lower":
@@ -269,7 +272,20 @@ def write_vectors():
     C.append(vector_case("onednn_same_upper_output_padding", "ConvolutionBackwardData",
         {"strides": [3], "auto_pad": "SAME_UPPER", "output_padding": [2], "data_format": "NCX",
          "weights_format": "OIX", "dst_shape": [1, 1, 6]},
-        [1, 1, 3], [1, 1, 2], seed=34, comment="total = F + output_padding - Y = 7 + 2 - 6 = 3: PB 1"))
+        [1, 1, 3], [1, 1, 2], seed=34,
+        comment="total = max(F - Y, 0) = 7 - 6 = 1: PB 0; output_padding changes nothing"))
+    C.append(vector_case("onednn_output_padding_equal_to_stride", "ConvolutionBackwardData",
+        {"strides": [2, 2], "output_padding": [2, 2], "data_format": "NCX",
+         "weights_format": "OIX", "dst_shape": [1, 2, 6, 6],
+         "pads_begin": [0, 0], "pads_end": [0, 0]},
+        [1, 3, 3, 3], [3, 2, 1, 1], seed=35,
+        comment="benchdnn's harness runs output_padding 2 with stride 2: F = 5, Y = 6 "
+                "(the stride tail), output_padding changes nothing"))
+    C.append(vector_case("onednn_twelve_zero_lists", "ConvolutionBackwardData",
+        {"strides": [2], "output_padding": [0] * 12, "data_format": "NCX",
+         "weights_format": "OIX", "dst_shape": [0] * 12},
+        [1, 2, 3], [2, 1, 3], dst_shape_input=[1, 1, 7], seed=36,
+        comment="oneDNN writes unset lists as 12 zeros: not given"))
     # Cases that must be rejected.
     C.append(vector_case("onednn_no_output_shape", "ConvolutionBackwardData",
         {"strides": [1], "data_format": "NCX", "weights_format": "OIX"},
@@ -372,6 +388,32 @@ def write_graphs():
         "weights_format": a_str("XIO"), "dst_shape": a_list([1, 5, 6, 3])},
         [lt(0, "f32", [1, 3, 3, 2]), lt(1, "f32", [3, 2, 3, 2])],
         [lt(2, "f32", [1, 5, 6, 3])])], [0, 1], [2])
+    # oneDNN Graph reads the output shape from the output tensor when no
+    # dst_shape is given (benchdnn's files rely on it).
+    G["dst_shape_omitted.json"] = graph([conv_op(0, "no_dst_shape", {
+        "strides": a_list([2, 2]), "pads_begin": a_list([1, 0]), "pads_end": a_list([0, 1]),
+        "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(1),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "output_padding": a_list([0] * 12)},
+        [lt(0, "f32", [1, 6, 4, 3]), lt(1, "f32", [6, 5, 3, 2], prop="constant")],
+        [lt(2, "f32", [1, 5, 8, 6])])], [0, 1], [2])
+    # oneDNN writes unset lists as 12 zeros (DNNL_MAX_NDIMS).
+    G["dst_shape_12_zeros.json"] = graph([conv_op(0, "dst_shape_zeros", {
+        "strides": a_list([2, 1]), "pads_begin": a_list([0, 0]), "pads_end": a_list([0, 0]),
+        "dilations": a_list([1, 2]), "auto_pad": a_str("SAME_LOWER"), "groups": a_int(2),
+        "data_format": a_str("NXC"), "weights_format": a_str("XIO"),
+        "dst_shape": a_list([0] * 12), "output_padding": a_list([0] * 12)},
+        [lt(0, "f32", [2, 3, 4, 4]), lt(1, "f32", [3, 2, 3, 4])],
+        [lt(2, "f32", [2, 6, 4, 6])])], [0, 1], [2])
+    # benchdnn's harness line --op-attrs=0:output_padding:2x2 on its
+    # conv_bwd_d_2d.json (stride 2), smaller: output_padding changes nothing.
+    G["output_padding_2x2_stride_2.json"] = graph([conv_op(0, "output_padding_2x2", {
+        "strides": a_list([2, 2]), "pads_begin": a_list([0, 0]), "pads_end": a_list([0, 0]),
+        "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(1),
+        "data_format": a_str("NCX"), "weights_format": a_str("OIX"),
+        "dst_shape": a_list([1, 4, 10, 10]), "output_padding": a_list([2, 2])},
+        [lt(0, "f32", [1, 8, 5, 5]), lt(1, "f32", [8, 4, 1, 1], prop="constant")],
+        [lt(2, "f32", [1, 4, 10, 10])])], [0, 1], [2])
     G["dst_shape_input_s64.json"] = graph([conv_op(0, "dst_shape_input", {
         "strides": a_list([2, 2]), "pads_begin": a_list([0, 0]), "pads_end": a_list([0, 0]),
         "auto_pad": a_str("SAME_LOWER"), "data_format": a_str("NXC"), "weights_format": a_str("XIO"),

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# `dgrad conform` on oneDNN's own benchdnn graph harness, unchanged: the
+# batch files and cases of tests/benchdnn/inputs/graph are extracted from
+# the oneDNN source tarball into a temporary folder and run as a user would
+# run them (--inputs-dir <that folder>): the CI harness (test_graph_ci, which
+# nests op/harness_f32_ci and others), the bf16 and f16 op harnesses (every
+# ConvolutionBackwardData line of oneDNN's op harnesses, among them
+# --op-attrs=0:output_padding:2x2 on op/f32/conv_bwd_d_2d.json), and that
+# output_padding line once more without its --dt (so in f32 too), taken
+# from the harness. Requires 0 failed and at least one passed.
+#
+# Usage: check-onednn-harness.sh PATH/TO/dgrad PATH/TO/oneDNN-X.Y.Z.tar.xz
+# Exit 77 (skipped under ctest) when the tarball is absent.
+set -euo pipefail
+dgrad="$1"
+tarball="$2"
+if [ ! -r "$tarball" ]; then
+    echo "SKIP: oneDNN source tarball not found at $tarball" \
+        "(its benchdnn graph harness is what this test runs)"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+tar -xJf "$tarball" -C "$tmp" --wildcards '*/tests/benchdnn/inputs/graph/*'
+inputs=$(echo "$tmp"/*/tests/benchdnn/inputs/graph)
+[ -d "$inputs" ] || { echo "FAIL: no tests/benchdnn/inputs/graph in $tarball"; exit 1; }
+
+line=$(grep -h -- '--op-attrs=0:output_padding:2x2 --case=op/f32/conv_bwd_d_2d.json' \
+    "$inputs"/op/harness_*_all | head -1)
+[ -n "$line" ] || { echo "FAIL: the output_padding line is not in oneDNN's harness"; exit 1; }
+sed 's/--dt=[a-z0-9]* //' <<<"$line" >"$tmp/output_padding_f32"
+echo "benchdnn's line without --dt: $(cat "$tmp/output_padding_f32")"
+
+status=0
+out=$("$dgrad" conform -v --inputs-dir "$inputs" "$inputs/test_graph_ci" \
+    "$inputs/op/harness_bf16_all" "$inputs/op/harness_f16_all" \
+    "$tmp/output_padding_f32" 2>&1) || status=$?
+grep -E '^(PASS|FAIL)' <<<"$out" | sed "s|$inputs/||g"
+last=$(tail -1 <<<"$out")
+echo "$last"
+if [ "$status" -ne 0 ] || ! grep -qE '^[1-9][0-9]* passed, 0 failed, [0-9]+ skipped$' <<<"$last"; then
+    echo "FAIL: dgrad conform on oneDNN's harness (status $status)"
+    grep -vE '^(PASS|SKIP)' <<<"$out" | head -20
+    exit 1
+fi
+# The output_padding line ran, in f32 and in the types the harness asks for.
+for dt in f32 bf16 f16; do
+    if ! grep -qE "^PASS [^ ]*conv_bwd_d_2d.json#op0:CONV_0 $dt native ok" <<<"$out"; then
+        echo "FAIL: conv_bwd_d_2d.json did not pass in $dt"
+        exit 1
+    fi
+done
+grep -qE "^PASS [^ ]*output_padding_f32:1:op/f32/conv_bwd_d_2d.json#op0:CONV_0 f32 native ok" <<<"$out" \
+    || { echo "FAIL: benchdnn's output_padding 2x2 line did not pass in f32"; exit 1; }
+echo "ok"
