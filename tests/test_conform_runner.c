@@ -445,7 +445,7 @@ Test(conform_cli, help_and_usage_errors) {
     char *help[] = {"conform", "--help"};
     cr_expect_eq(run_cli(&out, 2, help), 0);
     cr_expect(strstr(out, "usage: dgrad conform [options] PATH...") != NULL);
-    cr_expect(strstr(out, "1 when something\nfailed or no case ran") != NULL,
+    cr_expect(strstr(out, "1 when something\nfailed, no case ran") != NULL,
             "%s", out);
     cr_expect(strstr(out, "are ignored (--mode, --mode-modifier, --engine,")
                     != NULL, "%s", out);
