@@ -1,9 +1,9 @@
 /*
- * The two ways `dgrad bench` reaches dgrad: the plugin table, loaded with
- * the loader exactly as a graph compiler loads it, and the core C API of
- * libdgrad.so (loaded with dlopen, so that the command does not depend on
- * the shared library and nothing of it clashes with the oracle objects
- * linked into the command).
+ * The two ways `dgrad bench` reaches dgrad, both as a plugin table: the
+ * plugin's own, loaded with the loader exactly as a graph compiler loads
+ * it, and one filled from the core C API of libdgrad.so (loaded with
+ * dlopen, so that the command does not depend on the shared library and
+ * nothing of it clashes with the oracle objects linked into the command).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -14,32 +14,11 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "plugin_calls.h"
 #include "tool.h"
 
 /* ------------------------------------------------------------ plugin table */
 
-static const dgrad_plugin_api_t *plugin_api_of(const bench_backend_t *be) {
-    return be->api;
-}
-
-static dgrad_status_t plugin_compile(const bench_backend_t *be,
-        const dgrad_op_t *op, size_t n_inputs,
-        const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output,
-        dgrad_compiled_op_t **compiled) {
-    return tool_plugin_compile(plugin_api_of(be), op, n_inputs, inputs,
-            output, compiled);
-}
-
-static dgrad_status_t plugin_execute(const bench_backend_t *be,
-        const dgrad_compiled_op_t *compiled, size_t n_inputs,
-        const void *const *inputs, void *output) {
-    return tool_plugin_execute(plugin_api_of(be), compiled, n_inputs, inputs,
-            output, 0, NULL);
-}
-
-static int open_plugin(bench_backend_t *be, int quiet) {
-    (void)quiet;
+static int open_plugin(bench_backend_t *be) {
     const dgrad_plugin_api_t *api = tool_load_plugin(tool_plugin_path,
             &be->plugin);
     if (!api) return -1;
@@ -57,48 +36,28 @@ static int open_plugin(bench_backend_t *be, int quiet) {
             api->plugin_name ? api->plugin_name : "?",
             api->plugin_version ? api->plugin_version : "?", api->abi_major,
             api->abi_minor);
-    be->last_error = api->last_error_message;
-    be->lt_init_with_strides = api->logical_tensor_init_with_strides;
-    be->op_create = api->op_create;
-    be->op_destroy = api->op_destroy;
-    be->op_set_s64 = api->op_set_attr_s64;
-    be->op_set_s64s = api->op_set_attr_s64s;
-    be->op_set_str = api->op_set_attr_str;
-    be->compile = plugin_compile;
-    be->execute = plugin_execute;
-    be->compiled_destroy = api->compiled_op_destroy;
-    be->impl_name = api->compiled_op_impl_name;
     return 0;
 }
 
-/* --------------------------------------------------------------- core API */
+/* ---------------------------------------------------------------- core API */
 
-typedef dgrad_status_t (*core_compile_fn)(dgrad_compiled_op_t **,
-        const dgrad_op_t *, size_t, const dgrad_logical_tensor_t *,
-        dgrad_logical_tensor_t *);
-typedef dgrad_status_t (*core_execute_fn)(const dgrad_compiled_op_t *,
-        size_t, const void *const *, void *);
+/* The core API's compile and execute, behind the table's argument structs
+ * (the entries the bench uses; the rest of the table stays NULL). */
+static struct {
+    dgrad_status_t (*compile)(dgrad_compiled_op_t **, const dgrad_op_t *,
+            size_t, const dgrad_logical_tensor_t *, dgrad_logical_tensor_t *);
+    dgrad_status_t (*execute)(const dgrad_compiled_op_t *, size_t,
+            const void *const *, void *);
+} core_fns;
 
-typedef struct core_fns {
-    core_compile_fn compile;
-    core_execute_fn execute;
-} core_fns_t;
-
-static core_fns_t core_fns;
-
-static dgrad_status_t core_compile(const bench_backend_t *be,
-        const dgrad_op_t *op, size_t n_inputs,
-        const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output,
-        dgrad_compiled_op_t **compiled) {
-    (void)be;
-    return core_fns.compile(compiled, op, n_inputs, inputs, output);
+static dgrad_status_t core_compile(dgrad_plugin_compile_args_t *args) {
+    return core_fns.compile(&args->compiled, args->op, args->n_inputs,
+            args->inputs, args->output);
 }
 
-static dgrad_status_t core_execute(const bench_backend_t *be,
-        const dgrad_compiled_op_t *compiled, size_t n_inputs,
-        const void *const *inputs, void *output) {
-    (void)be;
-    return core_fns.execute(compiled, n_inputs, inputs, output);
+static dgrad_status_t core_execute(dgrad_plugin_execute_args_t *args) {
+    return core_fns.execute(args->compiled, args->n_inputs, args->inputs,
+            args->output);
 }
 
 /* Directory of the running program, with a trailing '/'. */
@@ -163,19 +122,23 @@ static int open_core(bench_backend_t *be, const char *path) {
         return -1;
     }
     be->name = "core";
-    LOAD(be->last_error, "dgrad_last_error_message");
-    LOAD(be->lt_init_with_strides, "dgrad_logical_tensor_init_with_strides");
-    LOAD(be->op_create, "dgrad_op_create");
-    LOAD(be->op_destroy, "dgrad_op_destroy");
-    LOAD(be->op_set_s64, "dgrad_op_set_attr_s64");
-    LOAD(be->op_set_s64s, "dgrad_op_set_attr_s64s");
-    LOAD(be->op_set_str, "dgrad_op_set_attr_str");
+    dgrad_plugin_api_t *t = &be->core_table;
+    t->struct_size = sizeof *t;
+    LOAD(t->last_error_message, "dgrad_last_error_message");
+    LOAD(t->logical_tensor_init_with_strides,
+            "dgrad_logical_tensor_init_with_strides");
+    LOAD(t->op_create, "dgrad_op_create");
+    LOAD(t->op_destroy, "dgrad_op_destroy");
+    LOAD(t->op_set_attr_s64, "dgrad_op_set_attr_s64");
+    LOAD(t->op_set_attr_s64s, "dgrad_op_set_attr_s64s");
+    LOAD(t->op_set_attr_str, "dgrad_op_set_attr_str");
     LOAD(core_fns.compile, "dgrad_compiled_op_create");
     LOAD(core_fns.execute, "dgrad_compiled_op_execute");
-    LOAD(be->compiled_destroy, "dgrad_compiled_op_destroy");
-    LOAD(be->impl_name, "dgrad_compiled_op_impl_name");
-    be->compile = core_compile;
-    be->execute = core_execute;
+    LOAD(t->compiled_op_destroy, "dgrad_compiled_op_destroy");
+    LOAD(t->compiled_op_impl_name, "dgrad_compiled_op_impl_name");
+    t->compiled_op_create = core_compile;
+    t->compiled_op_execute = core_execute;
+    be->api = t;
     return 0;
 }
 
@@ -183,9 +146,9 @@ int bench_backend_open(bench_backend_t *be, bench_backend_kind_t kind,
         const char *core_path) {
     memset(be, 0, sizeof *be);
     be->detail = be->detail_buf;
-    if (kind == bench_backend_plugin) return open_plugin(be, 0);
+    if (kind == bench_backend_plugin) return open_plugin(be);
     if (kind == bench_backend_core) return open_core(be, core_path);
-    if (open_plugin(be, 1) == 0) return 0;
+    if (open_plugin(be) == 0) return 0;
     fprintf(stderr, "dgrad bench: the plugin does not load (above); timing "
             "the core library instead (--backend core)\n");
     return open_core(be, core_path);

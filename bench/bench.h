@@ -1,15 +1,27 @@
 /*
- * `dgrad bench` internals (issue 5): problem descriptors, the backend
- * interface dgrad is timed through, the raw oneDNN baseline and the
- * machine calibration. Only public headers are used: dgrad is reached
- * through the plugin table (or, while developing, the core library loaded
- * with dlopen), never through its internal layers.
+ * `dgrad bench` internals, one file a concern:
+ *   bench_main.c  the command: options, backend, machine, problems, output
+ *   options.c     the command line and the layouts' names
+ *   problems.c    problems from arguments and batch files, sized and
+ *                 checked to fit in memory
+ *   desc.c        benchdnn deconvolution descriptors, sizes and FLOPs
+ *   backend.c     the plugin table dgrad is timed through
+ *   dgrad_op.c    the ConvolutionBackwardData op built through it
+ *   raw.c         the raw oneDNN baseline
+ *   measure.c     one problem: buffers, compiles, peak memory, interleaved
+ *                 timing, the output check
+ *   machine.c     peaks (sgemm, bf16 matmul, triad), load, clock
+ *   report.c      the table, the summary, the CSV file and the plot
+ * Only public headers of dgrad are used (and src/dtype.h's conversions):
+ * dgrad is reached through the plugin table (or, while developing, the
+ * core library loaded with dlopen), never through its internal layers.
  */
 #ifndef DGRAD_BENCH_H
 #define DGRAD_BENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "dgrad/dgrad.h"
 #include "dgrad/dgrad_loader.h"
@@ -62,42 +74,20 @@ int bench_desc_is_depthwise(const bench_desc_t *d);
 /* --------------------------------------------------------------- backends */
 
 /*
- * What `dgrad bench` times dgrad through: the subset of the plugin table a
- * graph compiler uses to build, compile and run one op. Two
- * implementations: the plugin table (the real thing) and the core C API
- * (libdgrad.so, loaded with dlopen) for development while the plugin is
- * not served.
+ * What `dgrad bench` times dgrad through: a plugin table, used the way a
+ * graph compiler uses it to build, compile and run one op. Two sources:
+ * the plugin itself (the real thing), or for development while the plugin
+ * is not served, a table filled from the core C API of libdgrad.so
+ * (loaded with dlopen), so that the rest of the bench has one way to call.
  */
 typedef struct bench_backend {
     const char *name;     /* "plugin" or "core" */
     const char *detail;   /* plugin name/version or library path */
-    const char *(*last_error)(void);
-    dgrad_status_t (*lt_init_with_strides)(dgrad_logical_tensor_t *lt,
-            size_t id, dgrad_data_type_t dt, int32_t ndims,
-            const int64_t *dims, const int64_t *strides,
-            dgrad_property_type_t property);
-    dgrad_status_t (*op_create)(dgrad_op_t **op, size_t id,
-            dgrad_op_kind_t kind, const char *name);
-    dgrad_status_t (*op_destroy)(dgrad_op_t *op);
-    dgrad_status_t (*op_set_s64)(dgrad_op_t *op, dgrad_op_attr_t attr,
-            int64_t value);
-    dgrad_status_t (*op_set_s64s)(dgrad_op_t *op, dgrad_op_attr_t attr,
-            const int64_t *values, size_t count);
-    dgrad_status_t (*op_set_str)(dgrad_op_t *op, dgrad_op_attr_t attr,
-            const char *value);
-    dgrad_status_t (*compile)(const struct bench_backend *be,
-            const dgrad_op_t *op, size_t n_inputs,
-            const dgrad_logical_tensor_t *inputs,
-            dgrad_logical_tensor_t *output, dgrad_compiled_op_t **compiled);
-    dgrad_status_t (*execute)(const struct bench_backend *be,
-            const dgrad_compiled_op_t *compiled, size_t n_inputs,
-            const void *const *inputs, void *output);
-    dgrad_status_t (*compiled_destroy)(dgrad_compiled_op_t *compiled);
-    const char *(*impl_name)(const dgrad_compiled_op_t *compiled);
-    /* Private. */
     const dgrad_plugin_api_t *api;
+    /* Private. */
     dgrad_loader_plugin_t *plugin;
     void *dl;
+    dgrad_plugin_api_t core_table; /* api of the core backend: not to copy */
     char detail_buf[512];
 } bench_backend_t;
 
@@ -114,10 +104,17 @@ int bench_backend_open(bench_backend_t *be, bench_backend_kind_t kind,
         const char *core_path);
 void bench_backend_close(bench_backend_t *be);
 
-/* ------------------------------------------------------------ raw oneDNN */
+/* ----------------------------------------------------------- user layouts */
 
 typedef enum bench_layout { bench_ncx = 0, bench_nxc = 1 } bench_layout_t;
 typedef enum bench_wlayout { bench_oix = 0, bench_xio = 1 } bench_wlayout_t;
+
+/* "NXC"/"NCX" and "XIO"/"OIX": the op's format attributes, and how the
+ * options, the table, the CSV file and the plot name them. */
+const char *bench_layout_name(bench_layout_t layout);
+const char *bench_wlayout_name(bench_wlayout_t wlayout);
+
+/* ------------------------------------------------------------ raw oneDNN */
 
 /* One convolution backward-data primitive on the user's own memory layout,
  * as a direct oneDNN user would create it. */
@@ -137,15 +134,158 @@ int bench_raw_execute(bench_raw_t *raw);
 const char *bench_raw_impl(const bench_raw_t *raw);
 void bench_raw_destroy(bench_raw_t *raw);
 
-/* Peak f32 GFLOP/s measured with dnnl_sgemm, peak bf16 GFLOP/s with a
- * oneDNN bf16 matmul, streaming bandwidth in GB/s (triad, all cores). */
+/* --------------------------------------------------------------- options */
+
+typedef struct bench_options {
+    dgrad_data_type_t dt;
+    bench_layout_t layout;
+    bench_wlayout_t wlayout;
+    int constant_weights;
+    int reps, warmup, cached_reps;
+    double min_sample_ms, max_problem_s;
+    double peak_gflops, peak_gbs; /* 0: measured */
+    const char *csv, *plot;
+    bench_backend_kind_t backend;
+    const char *core_lib;
+    int check, quiet, no_raw, raw_prepacked;
+} bench_options_t;
+
+/* ------------------------------------------------------------- problems */
+
+#define BENCH_MAX_PROBLEMS 4096
+
+typedef struct bench_problem {
+    bench_desc_t d;
+    char text[BENCH_DESC_MAX]; /* canonical descriptor (+ n name) */
+} bench_problem_t;
+
+typedef struct bench_problem_list {
+    bench_problem_t *v; /* BENCH_MAX_PROBLEMS entries */
+    int n;
+} bench_problem_list_t;
+
+/* Parses @p text into the next problem; on failure prints the message,
+ * after @p where (a file and line, or ""), and returns -1. */
+int bench_problem_add(bench_problem_list_t *l, const char *text,
+        const char *where);
+/* Adds the problems of a batch file. Returns 0, or the exit status: 1
+ * when a file cannot be read, 2 when one is malformed. */
+int bench_batch_read(bench_problem_list_t *l, const char *path);
+
+/* Elements of the data input, weights and output, and the bytes of every
+ * buffer a problem's measurement allocates for them in @p dt, in floating
+ * point so that no size overflows before it is checked. */
+typedef struct bench_problem_size {
+    double n_in, n_wei, n_out, bytes;
+} bench_problem_size_t;
+
+bench_problem_size_t bench_problem_size(const bench_desc_t *d,
+        dgrad_data_type_t dt);
+/* 0 when @p p's buffers fit in physical memory; else prints its sizes and
+ * the rule and returns -1. */
+int bench_problem_fits(const bench_problem_t *p, dgrad_data_type_t dt);
+
+/* The problem's name, else its descriptor. */
+const char *bench_problem_label(const bench_problem_t *p);
+
+/* Reads the command line: options, problems and batch files, each problem
+ * checked to fit in memory. Returns BENCH_RUN when the problems are to be
+ * run, else the exit status (0 after --help, 1 when a batch file cannot be
+ * read, 2 on a usage error), the message printed. */
+#define BENCH_RUN (-1)
+int bench_options_parse(int argc, char **argv, bench_options_t *o,
+        bench_problem_list_t *problems);
+
+/* ---------------------------------------------------------- measurement */
+
+typedef struct bench_stats {
+    double med, min, max;
+} bench_stats_t;
+
+/* The machine's peaks, measured unless given, and where they come from. */
+typedef struct bench_machine {
+    double gflops, gbs;
+    const char *gflops_source, *gbs_source; /* "given", "dnnl_sgemm", ... */
+} bench_machine_t;
+
+typedef struct bench_result {
+    int ran;        /* dgrad ran */
+    int reps;       /* samples taken */
+    int raw_ok;     /* the baseline ran */
+    int check;      /* 1 ok, 0 failed, -1 not checked */
+    double max_err;
+    bench_stats_t dg, raw, f32;
+    int has_f32;
+    double flops, bytes, gflops, raw_gflops, roof_gflops, roof_pct;
+    double compile_ms, cached_us, raw_compile_ms;
+    double mem_mb, raw_mem_mb;
+    char impl[96], raw_impl[96];
+    char error[512];
+} bench_result_t;
+
+/* dgrad's op for one problem, built through the backend the way a graph
+ * compiler builds it: a ConvolutionBackwardData op with the user's
+ * formats, dense logical tensors, and the user's buffers. */
+typedef struct bench_op {
+    const bench_backend_t *be;
+    dgrad_op_t *op;
+    dgrad_logical_tensor_t lts[2], out_lt;
+    dgrad_compiled_op_t *compiled;
+    const void *inputs[2];
+    void *out;
+} bench_op_t;
+
+/* Return 0, or -1 with a message in @p err. */
+int bench_op_build(bench_op_t *r, const bench_backend_t *be,
+        const bench_desc_t *d, dgrad_data_type_t dt, const bench_options_t *o,
+        char *err, size_t err_size);
+int bench_op_compile(const bench_op_t *r, dgrad_compiled_op_t **compiled,
+        char *err, size_t err_size);
+/* Executes r->compiled once (@p r: a bench_op_t); 0 on success. */
+int bench_op_execute(void *r);
+void bench_op_destroy(bench_op_t *r);
+
+/* Compiles, times and checks one problem (see README: What is measured). */
+void bench_run_problem(const bench_problem_t *p, const bench_backend_t *be,
+        const bench_options_t *o, const bench_machine_t *m,
+        bench_result_t *res);
+
+/* ------------------------------------------------------------- machine */
+
+/* The peaks of @p o, or measured: peak f32 GFLOP/s with dnnl_sgemm (peak
+ * bf16 GFLOP/s with a oneDNN bf16 matmul for bf16), streaming bandwidth in
+ * GB/s (triad, all cores). Returns -1 when a measurement fails. */
+int bench_machine_measure(const bench_options_t *o, bench_machine_t *m);
 double bench_calibrate_sgemm(void);
 double bench_calibrate_bf16(void);
 double bench_calibrate_stream(void);
 
-/* ------------------------------------------------------------------ misc */
+/* How many CPUs other processes keep busy, sampled over @p ms while this
+ * one sleeps; -1 when unknown. */
+double bench_other_load(int ms);
 
 double bench_now_ms(void);
 void *bench_alloc(size_t bytes); /* 64-byte aligned, free() */
+
+/* --------------------------------------------------------------- output */
+
+/* The run's first lines: what is timed, on which machine. */
+void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
+        const bench_backend_t *be, const bench_machine_t *m,
+        double load_start);
+void bench_print_header(FILE *f, const bench_options_t *o);
+void bench_print_row(FILE *f, const bench_problem_t *p,
+        const bench_result_t *r, const bench_options_t *o);
+/* Geomeans of the ratios, roofline fractions and the largest cached
+ * compile; returns the number of problems that failed, -1 when out of
+ * memory. */
+int bench_print_summary(FILE *f, const bench_problem_t *p,
+        const bench_result_t *r, int n, double seconds);
+/* Return 0, or -1 with the message printed. */
+int bench_write_csv(const char *path, const bench_problem_t *p,
+        const bench_result_t *r, int n, const bench_options_t *o);
+int bench_write_plot(const char *png, const bench_problem_t *p,
+        const bench_result_t *r, int n, const bench_options_t *o,
+        const bench_backend_t *be);
 
 #endif

@@ -168,16 +168,6 @@ int bench_desc_parse(const char *text, bench_desc_t *out, char *err,
         snprintf(err, err_size, "'%s': no spatial axis given", text);
         return -1;
     }
-    /* Inner axes not given copy the outermost given one (square, cube). */
-    for (int a = first + 1; a < 3; a++) {
-        if (given[a]) continue;
-        r.i[a] = r.i[first];
-        r.o[a] = r.o[first];
-        r.k[a] = r.k[first];
-        r.s[a] = r.s[first];
-        r.p[a] = r.p[first];
-        r.d[a] = r.d[first];
-    }
     d.nsp = 3 - first;
     d.has_groups = r.has_groups;
     d.g = r.g;
@@ -185,13 +175,15 @@ int bench_desc_parse(const char *text, bench_desc_t *out, char *err,
     d.ic = r.ic;
     d.oc = r.oc;
     for (int a = first; a < 3; a++) {
-        int j = a - first;
-        d.i[j] = r.i[a];
-        d.o[j] = r.o[a];
-        d.k[j] = r.k[a];
-        d.s[j] = r.s[a];
-        d.p[j] = r.p[a];
-        d.d[j] = r.d[a];
+        /* Inner axes not given copy the outermost given one (square,
+         * cube). */
+        int j = a - first, from = given[a] ? a : first;
+        d.i[j] = r.i[from];
+        d.o[j] = r.o[from];
+        d.k[j] = r.k[from];
+        d.s[j] = r.s[from];
+        d.p[j] = r.p[from];
+        d.d[j] = r.d[from];
     }
     memcpy(d.name, r.name, sizeof d.name);
     if (d.ic % d.g || d.oc % d.g) {

@@ -1,0 +1,152 @@
+/*
+ * dgrad's op for one problem, built the way a graph compiler builds it:
+ * through the backend's plugin table, a ConvolutionBackwardData op with the
+ * user's data and weights formats, on dense logical tensors in the user's
+ * axis order.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "plugin_calls.h"
+
+static void dense_strides(int nd, const int64_t *dims, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= dims[i] ? dims[i] : 1;
+    }
+}
+
+/* Data dims in the user's order: NXC [N, X..., C], NCX [N, C, X...]. */
+static int data_dims(const bench_desc_t *d, bench_layout_t layout, int64_t c,
+        const int64_t *sp, int64_t *dims) {
+    dims[0] = d->mb;
+    if (layout == bench_nxc) {
+        for (int a = 0; a < d->nsp; a++) dims[1 + a] = sp[a];
+        dims[1 + d->nsp] = c;
+    } else {
+        dims[1] = c;
+        for (int a = 0; a < d->nsp; a++) dims[2 + a] = sp[a];
+    }
+    return 2 + d->nsp;
+}
+
+/* Weights dims: OIX [Cin, Cout/G, K...], XIO [K..., Cout/G, Cin]. */
+static int wei_dims(const bench_desc_t *d, bench_wlayout_t wl, int64_t *dims) {
+    if (wl == bench_oix) {
+        dims[0] = d->ic;
+        dims[1] = d->oc / d->g;
+        for (int a = 0; a < d->nsp; a++) dims[2 + a] = d->k[a];
+    } else {
+        for (int a = 0; a < d->nsp; a++) dims[a] = d->k[a];
+        dims[d->nsp] = d->oc / d->g;
+        dims[d->nsp + 1] = d->ic;
+    }
+    return 2 + d->nsp;
+}
+
+/* Runs one call of the table; on failure the message names the step (in
+ * the words of the calls the bench made before it used the table, kept so
+ * that its messages stay the same) and dgrad's error. */
+#define BE_TRY(step, call)                                                  \
+    do {                                                                    \
+        if ((call) != dgrad_success) {                                      \
+            snprintf(err, err_size, "%s: %s", step,                         \
+                    be->api->last_error_message());                         \
+            return -1;                                                      \
+        }                                                                   \
+    } while (0)
+
+int bench_op_build(bench_op_t *r, const bench_backend_t *be,
+        const bench_desc_t *d, dgrad_data_type_t dt, const bench_options_t *o,
+        char *err, size_t err_size) {
+    const dgrad_plugin_api_t *api = be->api;
+    int64_t dims[8], strides[8], v[3], pe[3];
+    int nsp = d->nsp;
+    memset(r, 0, sizeof *r);
+    r->be = be;
+    for (int a = 0; a < nsp; a++) {
+        pe[a] = bench_desc_pad_end(d, a);
+        if (pe[a] < 0) {
+            /* Output padding: Y - (F - PB - PE) must stay below S. */
+            if (-pe[a] >= d->s[a]) {
+                snprintf(err, err_size, "output padding %lld on axis %d is not "
+                        "below the stride (%lld): not a ConvolutionBackwardData "
+                        "problem", (long long)-pe[a], a, (long long)d->s[a]);
+                return -1;
+            }
+            pe[a] = 0;
+        }
+    }
+    BE_TRY("be->op_create(&r->op, 1, dgrad_op_convolution_backward_data, "
+            "\"bench\")",
+            api->op_create(&r->op, 1, dgrad_op_convolution_backward_data,
+            "bench"));
+    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_strides, d->s, nsp)",
+            api->op_set_attr_s64s(r->op, dgrad_op_attr_strides, d->s, nsp));
+    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_pads_begin, d->p, nsp)",
+            api->op_set_attr_s64s(r->op, dgrad_op_attr_pads_begin, d->p, nsp));
+    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_pads_end, pe, nsp)",
+            api->op_set_attr_s64s(r->op, dgrad_op_attr_pads_end, pe, nsp));
+    for (int a = 0; a < nsp; a++) v[a] = d->d[a] + 1;
+    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_dilations, v, nsp)",
+            api->op_set_attr_s64s(r->op, dgrad_op_attr_dilations, v, nsp));
+    BE_TRY("be->op_set_s64(r->op, dgrad_op_attr_groups, d->g)",
+            api->op_set_attr_s64(r->op, dgrad_op_attr_groups, d->g));
+    BE_TRY("be->op_set_str(r->op, dgrad_op_attr_data_format, o->layout == "
+            "bench_nxc ? \"NXC\" : \"NCX\")",
+            api->op_set_attr_str(r->op, dgrad_op_attr_data_format,
+            bench_layout_name(o->layout)));
+    BE_TRY("be->op_set_str(r->op, dgrad_op_attr_weights_format, o->wlayout "
+            "== bench_xio ? \"XIO\" : \"OIX\")",
+            api->op_set_attr_str(r->op, dgrad_op_attr_weights_format,
+            bench_wlayout_name(o->wlayout)));
+    int nd = data_dims(d, o->layout, d->oc, d->o, dims);
+    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_dst_shape, dims, nd)",
+            api->op_set_attr_s64s(r->op, dgrad_op_attr_dst_shape, dims, nd));
+    dense_strides(nd, dims, strides);
+    BE_TRY("be->lt_init_with_strides(&r->out_lt, 3, dt, nd, dims, strides, "
+            "dgrad_property_type_variable)",
+            api->logical_tensor_init_with_strides(&r->out_lt, 3, dt, nd, dims,
+            strides, dgrad_property_type_variable));
+    nd = data_dims(d, o->layout, d->ic, d->i, dims);
+    dense_strides(nd, dims, strides);
+    BE_TRY("be->lt_init_with_strides(&r->lts[0], 1, dt, nd, dims, strides, "
+            "dgrad_property_type_variable)",
+            api->logical_tensor_init_with_strides(&r->lts[0], 1, dt, nd, dims,
+            strides, dgrad_property_type_variable));
+    nd = wei_dims(d, o->wlayout, dims);
+    dense_strides(nd, dims, strides);
+    BE_TRY("be->lt_init_with_strides(&r->lts[1], 2, dt, nd, dims, strides, "
+            "o->constant_weights ? dgrad_property_type_constant : "
+            "dgrad_property_type_variable)",
+            api->logical_tensor_init_with_strides(&r->lts[1], 2, dt, nd, dims,
+            strides,
+            o->constant_weights ? dgrad_property_type_constant
+                                : dgrad_property_type_variable));
+    return 0;
+}
+
+int bench_op_compile(const bench_op_t *r, dgrad_compiled_op_t **c,
+        char *err, size_t err_size) {
+    const bench_backend_t *be = r->be;
+    dgrad_logical_tensor_t out = r->out_lt;
+    BE_TRY("be->compile(be, r->op, 2, r->lts, &out, c)",
+            tool_plugin_compile(be->api, r->op, 2, r->lts, &out, c));
+    return 0;
+}
+
+void bench_op_destroy(bench_op_t *r) {
+    if (!r->be) return;
+    r->be->api->compiled_op_destroy(r->compiled);
+    r->be->api->op_destroy(r->op);
+    r->compiled = NULL;
+    r->op = NULL;
+}
+
+int bench_op_execute(void *p) {
+    bench_op_t *r = p;
+    return tool_plugin_execute(r->be->api, r->compiled, 2, r->inputs, r->out,
+                   0, NULL) == dgrad_success ? 0 : -1;
+}

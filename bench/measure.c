@@ -1,0 +1,366 @@
+/*
+ * One problem, measured: buffers of random values exact in every type,
+ * dgrad's cold compile and first execution with their peak memory, cached
+ * compiles, the raw baseline, interleaved timing of the participants, and
+ * dgrad's output checked against the baseline's.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+#include "dtype.h"
+
+/* ---------------------------------------------------------------- values */
+
+/* Random multiples of 1/32 in [-1, 1]: exact in every type. */
+static void fill_random(void *buf, dgrad_data_type_t dt, size_t n,
+        uint64_t seed) {
+    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        dgrad_store(buf, dt, (int64_t)i, (double)((int)(x % 65) - 32) / 32.0);
+    }
+}
+
+static void to_f32(const void *src, dgrad_data_type_t dt, float *dst,
+        size_t n) {
+    for (size_t i = 0; i < n; i++)
+        dst[i] = (float)dgrad_load(src, dt, (int64_t)i);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static bench_stats_t stats_of(double *v, int n) {
+    bench_stats_t s = {NAN, NAN, NAN};
+    if (n <= 0) return s;
+    qsort(v, n, sizeof *v, cmp_double);
+    s.min = v[0];
+    s.max = v[n - 1];
+    s.med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return s;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+static long read_status_kb(const char *key) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(key);
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, key, n)) {
+            kb = strtol(line + n, NULL, 10);
+            break;
+        }
+    fclose(f);
+    return kb;
+}
+
+/* Resets the peak resident set (VmHWM) to the current one; returns the
+ * current RSS in kB, or -1 when the kernel does not allow the reset (then
+ * ru_maxrss deltas are used). */
+static int hwm_resettable = -1;
+
+static long mem_mark(void) {
+    if (hwm_resettable != 0) {
+        FILE *f = fopen("/proc/self/clear_refs", "w");
+        int ok = f && fputs("5", f) >= 0;
+        if (f && fclose(f) != 0) ok = 0;
+        hwm_resettable = ok;
+    }
+    if (hwm_resettable) return read_status_kb("VmRSS:");
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* Peak growth in MB since @p mark. */
+static double mem_peak_mb(long mark) {
+    long peak;
+    if (hwm_resettable) {
+        peak = read_status_kb("VmHWM:");
+    } else {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        peak = ru.ru_maxrss;
+    }
+    if (peak < 0 || mark < 0) return NAN;
+    return peak > mark ? (double)(peak - mark) / 1024.0 : 0.0;
+}
+
+/* ------------------------------------------------------- interleaved timing */
+
+typedef struct participant {
+    int (*run)(void *);
+    void *ctx;
+    int inner;
+    double *samples;
+} participant_t;
+
+static int run_raw(void *raw) { return bench_raw_execute(raw); }
+
+/* Warm-up, then @p reps samples per participant in rotating order. Each
+ * sample times `inner` back-to-back executions (enough to last
+ * min_sample_ms) and records the time per execution. */
+static int time_interleaved(participant_t *p, int np, const bench_options_t *o,
+        int *reps) {
+    double per_round = 0;
+    for (int i = 0; i < np; i++) {
+        double t0 = bench_now_ms();
+        int w = o->warmup > 0 ? o->warmup : 1;
+        for (int k = 0; k < w; k++)
+            if (p[i].run(p[i].ctx)) return -1;
+        double per = (bench_now_ms() - t0) / w;
+        int inner = per > 0 ? (int)ceil(o->min_sample_ms / per) : 1000;
+        p[i].inner = inner < 1 ? 1 : inner > 10000 ? 10000 : inner;
+        per_round += per * p[i].inner;
+    }
+    /* A slow participant (oneDNN's reference path) gets fewer samples:
+     * the whole timing stays within --max-problem-s, with at least 3. */
+    *reps = o->reps;
+    double budget_ms = o->max_problem_s * 1e3;
+    if (per_round * *reps > budget_ms) {
+        int r = (int)(budget_ms / per_round);
+        *reps = r < 3 ? (o->reps < 3 ? o->reps : 3) : r;
+    }
+    for (int r = 0; r < *reps; r++)
+        for (int j = 0; j < np; j++) {
+            participant_t *q = &p[(r + j) % np];
+            double t0 = bench_now_ms();
+            for (int k = 0; k < q->inner; k++)
+                if (q->run(q->ctx)) return -1;
+            q->samples[r] = (bench_now_ms() - t0) / q->inner;
+        }
+    return 0;
+}
+
+/* --------------------------------------------------------- one problem */
+
+typedef struct buffers {
+    void *in, *wei, *out;          /* user type */
+    float *in32, *wei32, *f32_out; /* f16: f32 copies */
+    void *raw_out_dt;              /* raw output in the user type */
+} buffers_t;
+
+static void buffers_free(buffers_t *b) {
+    free(b->in);
+    free(b->wei);
+    free(b->out);
+    free(b->in32);
+    free(b->wei32);
+    free(b->f32_out);
+    free(b->raw_out_dt);
+}
+
+/* Median of @p reps compiles of the same op and tensors again (plan
+ * cache hits), in microseconds. */
+static int time_cached_compiles(const bench_op_t *op, int reps,
+        double *median_us, char *err, size_t err_size) {
+    int n = reps > 0 ? reps : 1;
+    double *v = malloc(sizeof(double) * n);
+    if (!v) return -1;
+    for (int i = 0; i < n; i++) {
+        dgrad_compiled_op_t *c = NULL;
+        double t0 = bench_now_ms();
+        int bad = bench_op_compile(op, &c, err, err_size);
+        v[i] = (bench_now_ms() - t0) * 1e3;
+        op->be->api->compiled_op_destroy(c);
+        if (bad) {
+            free(v);
+            return -1;
+        }
+    }
+    *median_us = stats_of(v, n).med;
+    free(v);
+    return 0;
+}
+
+/* dgrad's output against the baseline's: the largest difference relative
+ * to the largest baseline value (at least 1), within 1e-5 in f32 and 2e-2
+ * in 16-bit types. */
+static void check_output(bench_result_t *res, const void *out,
+        dgrad_data_type_t dt, const void *raw_out, dgrad_data_type_t raw_dt,
+        size_t n) {
+    double maxref = 0, maxdiff = 0;
+    for (size_t i = 0; i < n; i++) {
+        double ref = dgrad_load(raw_out, raw_dt, (int64_t)i);
+        double got = dgrad_load(out, dt, (int64_t)i);
+        double diff = fabs(got - ref);
+        if (!(diff <= maxdiff)) maxdiff = diff; /* NaN sticks */
+        if (fabs(ref) > maxref) maxref = fabs(ref);
+    }
+    res->max_err = maxdiff / (maxref > 1 ? maxref : 1);
+    double tol = dt == dgrad_f32 ? 1e-5 : 2e-2;
+    res->check = res->max_err <= tol;
+    if (!res->check)
+        snprintf(res->error, sizeof res->error, "output differs from raw "
+                "oneDNN: relative error %.3g > %.3g", res->max_err, tol);
+}
+
+void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
+        const bench_options_t *o, const bench_machine_t *m,
+        bench_result_t *res) {
+    const bench_desc_t *d = &pr->d;
+    dgrad_data_type_t dt = o->dt, raw_dt = dt == dgrad_f16 ? dgrad_f32 : dt;
+    size_t es = dgrad_data_type_size(dt);
+    /* Exact: bench_problem_fits bounded them by the memory size. */
+    bench_problem_size_t z = bench_problem_size(d, dt);
+    size_t n_in = (size_t)z.n_in, n_wei = (size_t)z.n_wei,
+           n_out = (size_t)z.n_out;
+    buffers_t b = {0};
+    bench_op_t main_op = {0}, f32_op = {0};
+    bench_raw_t *raw = NULL;
+    char err[512] = "";
+    participant_t parts[3];
+    double *samples = NULL;
+    int np = 0;
+
+    memset(res, 0, sizeof *res);
+    res->check = -1;
+    res->dg = res->raw = res->f32 = (bench_stats_t){NAN, NAN, NAN};
+    res->compile_ms = res->cached_us = res->raw_compile_ms = NAN;
+    res->mem_mb = res->raw_mem_mb = NAN;
+    res->flops = bench_desc_flops(d);
+    res->bytes = (double)(n_in + n_wei + n_out) * (double)es;
+    double roof_ms = fmax(res->flops / (m->gflops * 1e6),
+            res->bytes / (m->gbs * 1e6));
+    res->roof_gflops = res->flops / (roof_ms * 1e6);
+
+    b.in = bench_alloc(n_in * es);
+    b.wei = bench_alloc(n_wei * es);
+    b.out = bench_alloc(n_out * es);
+    b.raw_out_dt = bench_alloc(n_out * dgrad_data_type_size(raw_dt));
+    if (dt == dgrad_f16) {
+        b.in32 = bench_alloc(n_in * 4);
+        b.wei32 = bench_alloc(n_wei * 4);
+        b.f32_out = bench_alloc(n_out * 4);
+    }
+    if (!b.in || !b.wei || !b.out || !b.raw_out_dt
+            || (dt == dgrad_f16 && (!b.in32 || !b.wei32 || !b.f32_out))) {
+        snprintf(res->error, sizeof res->error, "out of memory for buffers");
+        goto done;
+    }
+    /* Weights are generated in OIX element order; the layouts differ only
+     * in how the same random stream is placed, which does not matter. */
+    fill_random(b.in, dt, n_in, 1);
+    fill_random(b.wei, dt, n_wei, 2);
+    memset(b.out, 0, n_out * es);
+    memset(b.raw_out_dt, 0, n_out * dgrad_data_type_size(raw_dt));
+    if (dt == dgrad_f16) {
+        to_f32(b.in, dt, b.in32, n_in);
+        to_f32(b.wei, dt, b.wei32, n_wei);
+        memset(b.f32_out, 0, n_out * 4);
+    }
+
+    /* dgrad: cold compile and first execution, with their peak memory;
+     * before the baseline so that oneDNN's primitive cache is cold. */
+    if (bench_op_build(&main_op, be, d, dt, o, err, sizeof err)) goto fail;
+    main_op.inputs[0] = b.in;
+    main_op.inputs[1] = b.wei;
+    main_op.out = b.out;
+    long mark = mem_mark();
+    double t0 = bench_now_ms();
+    if (bench_op_compile(&main_op, &main_op.compiled, err, sizeof err))
+        goto fail;
+    res->compile_ms = bench_now_ms() - t0;
+    snprintf(res->impl, sizeof res->impl, "%s",
+            be->api->compiled_op_impl_name(main_op.compiled));
+    if (bench_op_execute(&main_op)) {
+        snprintf(err, sizeof err, "execute: %s", be->api->last_error_message());
+        goto fail;
+    }
+    res->mem_mb = mem_peak_mb(mark);
+
+    /* Cached compiles: the same op and tensors again. */
+    if (time_cached_compiles(&main_op, o->cached_reps, &res->cached_us, err,
+                sizeof err))
+        goto fail;
+
+    /* The raw oneDNN baseline on the same user buffers (f32 copies for
+     * f16) and its own output. */
+    mark = mem_mark();
+    t0 = bench_now_ms();
+    if (!o->no_raw)
+        raw = bench_raw_create(d, raw_dt, o->layout, o->wlayout,
+                o->raw_prepacked,
+                dt == dgrad_f16 ? (void *)b.in32 : b.in,
+                dt == dgrad_f16 ? (void *)b.wei32 : b.wei, b.raw_out_dt, err,
+                sizeof err);
+    else
+        snprintf(err, sizeof err, "--no-raw");
+    res->raw_compile_ms = bench_now_ms() - t0;
+    if (raw && bench_raw_execute(raw) == 0) {
+        res->raw_ok = 1;
+        res->raw_mem_mb = mem_peak_mb(mark);
+        snprintf(res->raw_impl, sizeof res->raw_impl, "%s", bench_raw_impl(raw));
+    } else {
+        snprintf(res->raw_impl, sizeof res->raw_impl, "n/a");
+        if (!raw && !o->no_raw)
+            fprintf(stderr, "dgrad bench: %s: no raw baseline: %s\n",
+                    pr->text, err);
+        else if (raw)
+            fprintf(stderr, "dgrad bench: %s: raw baseline failed to "
+                    "execute\n", pr->text);
+        res->raw_compile_ms = NAN;
+        err[0] = 0;
+    }
+
+    /* f16: dgrad in f32 on the same values, for the f16/f32 ratio. */
+    if (dt == dgrad_f16) {
+        if (bench_op_build(&f32_op, be, d, dgrad_f32, o, err, sizeof err)
+                || bench_op_compile(&f32_op, &f32_op.compiled, err,
+                        sizeof err))
+            goto fail;
+        f32_op.inputs[0] = b.in32;
+        f32_op.inputs[1] = b.wei32;
+        f32_op.out = b.f32_out;
+        res->has_f32 = 1;
+    }
+
+    samples = malloc(sizeof(double) * 3 * (size_t)o->reps);
+    if (!samples) goto fail;
+    parts[np++] = (participant_t){bench_op_execute, &main_op, 1, samples};
+    if (res->raw_ok)
+        parts[np++] = (participant_t){run_raw, raw, 1, samples + o->reps};
+    if (res->has_f32)
+        parts[np++] = (participant_t){bench_op_execute, &f32_op, 1,
+                samples + 2 * o->reps};
+    int reps = o->reps;
+    if (time_interleaved(parts, np, o, &reps)) {
+        snprintf(err, sizeof err, "execute failed while timing: %s",
+                be->api->last_error_message());
+        goto fail;
+    }
+    res->ran = 1;
+    res->reps = reps;
+    res->dg = stats_of(parts[0].samples, reps);
+    for (int i = 1; i < np; i++) {
+        if (parts[i].run == run_raw) res->raw = stats_of(parts[i].samples, reps);
+        else res->f32 = stats_of(parts[i].samples, reps);
+    }
+    res->gflops = res->flops / (res->dg.med * 1e6);
+    res->raw_gflops = res->flops / (res->raw.med * 1e6);
+    res->roof_pct = 100.0 * roof_ms / res->dg.med;
+
+    if (o->check && res->raw_ok)
+        check_output(res, b.out, dt, b.raw_out_dt, raw_dt, n_out);
+    goto done;
+fail:
+    snprintf(res->error, sizeof res->error, "%s", err[0] ? err : "failed");
+done:
+    free(samples);
+    bench_op_destroy(&main_op);
+    bench_op_destroy(&f32_op);
+    bench_raw_destroy(raw);
+    buffers_free(&b);
+}

@@ -1,0 +1,245 @@
+/*
+ * What `dgrad bench` writes: the preamble, a row per problem and the
+ * summary on stdout, the CSV file and the gnuplot plot.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+/* ----------------------------------------------------------------- table */
+
+void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
+        const bench_backend_t *be, const bench_machine_t *m,
+        double load_start) {
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    fprintf(f, "dgrad bench: %d problem%s, %s, data %s, weights %s%s; dgrad "
+            "via %s [%s]\n", n_problems, n_problems == 1 ? "" : "s",
+            dgrad_data_type_name(o->dt), bench_layout_name(o->layout),
+            bench_wlayout_name(o->wlayout),
+            o->constant_weights ? " (constant)" : "", be->name, be->detail);
+    fprintf(f, "machine: %ld CPUs, peak %.1f GFLOP/s (%s), %.1f GB/s (%s), "
+            "%.2f CPUs busy with other work at start; %d samples of >= %.2g "
+            "ms after %d warm-up, interleaved; raw baseline on %s weights\n",
+            ncpu, m->gflops, m->gflops_source, m->gbs, m->gbs_source,
+            load_start, o->reps, o->min_sample_ms, o->warmup,
+            o->raw_prepacked ? "prepacked" : "the user's");
+    if (load_start > 0.25)
+        fprintf(f, "note: other processes are running (%.2f CPUs busy): "
+                "timings are noisy; ratios measured in this run remain "
+                "comparable\n", load_start);
+    fprintf(f, "\n");
+}
+
+void bench_print_header(FILE *f, const bench_options_t *o) {
+    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6s %8s %6s %9s %9s %7s",
+            "problem", "dgrad impl", "dgrad ms", "[min..max]", "raw impl",
+            "raw ms",
+            "ratio", "GFLOP/s", "roof%", "compile", "cached", "mem MB");
+    if (o->dt == dgrad_f16) fprintf(f, " %7s", "f16/f32");
+    fprintf(f, "  %s\n", "check");
+}
+
+static void fmt_ms(char *buf, size_t n, double v) {
+    if (isnan(v)) snprintf(buf, n, "n/a");
+    else if (v < 1) snprintf(buf, n, "%.4f", v);
+    else if (v < 100) snprintf(buf, n, "%.3f", v);
+    else snprintf(buf, n, "%.1f", v);
+}
+
+void bench_print_row(FILE *f, const bench_problem_t *p,
+        const bench_result_t *r, const bench_options_t *o) {
+    char name[31], impl[23], med[16], lo[16], hi[16], range[40], raw[16],
+            comp[16], cached[16];
+    snprintf(name, sizeof name, "%.30s", bench_problem_label(p));
+    snprintf(impl, sizeof impl, "%.22s", r->impl[0] ? r->impl : "-");
+    if (!r->ran) {
+        fprintf(f, "%-30s %-22s FAILED: %s\n", name, impl, r->error);
+        return;
+    }
+    fmt_ms(med, sizeof med, r->dg.med);
+    fmt_ms(lo, sizeof lo, r->dg.min);
+    fmt_ms(hi, sizeof hi, r->dg.max);
+    snprintf(range, sizeof range, "[%s..%s]", lo, hi);
+    fmt_ms(raw, sizeof raw, r->raw.med);
+    fmt_ms(comp, sizeof comp, r->compile_ms);
+    snprintf(cached, sizeof cached, "%.1fus", r->cached_us);
+    size_t n = strlen(comp);
+    snprintf(comp + n, sizeof comp - n, "ms");
+    char rimpl[23];
+    snprintf(rimpl, sizeof rimpl, "%.22s", r->raw_impl);
+    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6.3f %8.1f %6.1f %9s %9s %7.1f",
+            name, impl, med, range, rimpl, raw, r->dg.med / r->raw.med, r->gflops,
+            r->roof_pct, comp, cached, r->mem_mb);
+    if (o->dt == dgrad_f16) fprintf(f, " %7.3f", r->dg.med / r->f32.med);
+    fprintf(f, "  %s\n", r->check < 0 ? "-" : r->check ? "ok" : "FAIL");
+}
+
+static double geomean(const double *v, int n) {
+    double s = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] > 0 && isfinite(v[i])) {
+            s += log(v[i]);
+            k++;
+        }
+    return k ? exp(s / k) : NAN;
+}
+
+int bench_print_summary(FILE *f, const bench_problem_t *p,
+        const bench_result_t *r, int n, double seconds) {
+    double *ratios = calloc((size_t)n * 4, sizeof(double));
+    if (!ratios) {
+        fprintf(stderr, "dgrad bench: out of memory\n");
+        return -1;
+    }
+    int failed = 0, nr = 0, nd = 0, nf = 0, nroof = 0;
+    double *r_all = ratios, *r_dw = ratios + n, *r_f16 = ratios + 2 * n,
+           *roofs = ratios + 3 * n;
+    double cached_max = 0;
+    for (int i = 0; i < n; i++) {
+        const bench_result_t *x = &r[i];
+        if (!x->ran || x->check == 0) failed++;
+        if (!x->ran) continue;
+        if (x->raw_ok) {
+            r_all[nr++] = x->dg.med / x->raw.med;
+            if (bench_desc_is_depthwise(&p[i].d))
+                r_dw[nd++] = x->dg.med / x->raw.med;
+        }
+        if (x->has_f32) r_f16[nf++] = x->dg.med / x->f32.med;
+        roofs[nroof++] = x->roof_pct;
+        if (x->cached_us > cached_max) cached_max = x->cached_us;
+    }
+    fprintf(f, "\nsummary (%d problems, %d failed, %.1f s):\n", n, failed,
+            seconds);
+    fprintf(f, "  geomean dgrad/raw oneDNN time ratio: %.3f (%d problems)\n",
+            geomean(r_all, nr), nr);
+    if (nd)
+        fprintf(f, "  geomean dgrad/raw on depthwise problems: %.3f (%d)\n",
+                geomean(r_dw, nd), nd);
+    if (nf)
+        fprintf(f, "  geomean dgrad f16/f32 time ratio: %.3f (%d)\n",
+                geomean(r_f16, nf), nf);
+    fprintf(f, "  geomean roofline fraction: %.1f%%\n", geomean(roofs, nroof));
+    fprintf(f, "  cached compile: largest median %.1f us\n", cached_max);
+    fprintf(f, "  CPUs busy with other work at the end: %.2f\n",
+            bench_other_load(300));
+    free(ratios);
+    return failed;
+}
+
+/* ------------------------------------------------------------------ files */
+
+static void csv_num(FILE *f, double v, const char *fmt) {
+    if (isnan(v) || isinf(v)) fputs("nan", f);
+    else fprintf(f, fmt, v);
+}
+
+int bench_write_csv(const char *path, const bench_problem_t *p,
+        const bench_result_t *r, int n, const bench_options_t *o) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "dgrad bench: cannot write %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    fputs("problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,"
+          "gflops,roofline_pct,compile_ms,compile_cached_us\n", f);
+    for (int i = 0; i < n; i++) {
+        const bench_result_t *x = &r[i];
+        double nan_ = NAN;
+        fprintf(f, "%s,%s,%s,%s,", p[i].text, dgrad_data_type_name(o->dt),
+                bench_layout_name(o->layout), bench_wlayout_name(o->wlayout));
+        csv_num(f, x->ran ? x->dg.med : nan_, "%.6g");
+        fputc(',', f);
+        csv_num(f, x->ran ? x->raw.med : nan_, "%.6g");
+        fputc(',', f);
+        csv_num(f, x->ran ? x->dg.med / x->raw.med : nan_, "%.5g");
+        fputc(',', f);
+        csv_num(f, x->ran ? x->gflops : nan_, "%.6g");
+        fputc(',', f);
+        csv_num(f, x->ran ? x->roof_pct : nan_, "%.5g");
+        fputc(',', f);
+        csv_num(f, x->compile_ms, "%.5g");
+        fputc(',', f);
+        csv_num(f, x->cached_us, "%.5g");
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) {
+        fprintf(stderr, "dgrad bench: error writing %s\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int have_program(const char *name) {
+    const char *path = getenv("PATH");
+    char buf[4096];
+    if (!path) path = "/usr/bin:/bin";
+    while (*path) {
+        const char *colon = strchr(path, ':');
+        size_t n = colon ? (size_t)(colon - path) : strlen(path);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, n ? path : ".", name);
+        if (access(buf, X_OK) == 0) return 1;
+        path += n + (colon != NULL);
+    }
+    return 0;
+}
+
+int bench_write_plot(const char *png, const bench_problem_t *p,
+        const bench_result_t *r, int n, const bench_options_t *o,
+        const bench_backend_t *be) {
+    if (!have_program("gnuplot")) {
+        fprintf(stderr, "dgrad bench: --plot %s: gnuplot is not installed "
+                "(apt-get install -y gnuplot-nox); the table%s were written, "
+                "the plot was not\n", png, o->csv ? " and the CSV" : "");
+        return -1;
+    }
+    FILE *g = popen("gnuplot", "w");
+    if (!g) {
+        fprintf(stderr, "dgrad bench: cannot run gnuplot: %s\n",
+                strerror(errno));
+        return -1;
+    }
+    int rows = 0;
+    for (int i = 0; i < n; i++) rows += r[i].ran;
+    int width = 300 + 28 * (rows > 10 ? rows : 10);
+    fprintf(g, "set terminal pngcairo noenhanced size %d,760 font ',9'\n"
+               "set output '%s'\n", width > 4000 ? 4000 : width, png);
+    fprintf(g, "set title 'dgrad bench: %s %s/%s%s, dgrad through the %s; "
+               "roofline = min(peak, bytes/time x bandwidth)'\n",
+            dgrad_data_type_name(o->dt), bench_layout_name(o->layout),
+            bench_wlayout_name(o->wlayout),
+            o->constant_weights ? " constant weights" : "", be->name);
+    fputs("set logscale y\nset ylabel 'GFLOP/s'\nset grid ytics\n"
+          "set xtics rotate by 60 right\n"
+          "set key outside top center horizontal\n"
+          "set bmargin 14\nset xrange [-1:*]\n", g);
+    fputs("$data << EOD\n", g);
+    int x = 0;
+    for (int i = 0; i < n; i++) {
+        if (!r[i].ran) continue;
+        fprintf(g, "%d \"%s\" %.6g %.6g %.6g\n", x++,
+                bench_problem_label(&p[i]),
+                r[i].gflops, r[i].raw_ok ? r[i].raw_gflops : NAN,
+                r[i].roof_gflops);
+    }
+    fputs("EOD\n", g);
+    fputs("plot $data using 1:5:($1-0.4):($1+0.4):xtic(2) with xerrorbars "
+          "pt 0 lw 2 lc rgb '#999999' title 'roofline', "
+          "'' using 1:4 with points pt 6 ps 1.2 lc rgb '#d62728' "
+          "title 'raw oneDNN (user layout)', "
+          "'' using 1:3 with points pt 7 ps 1.0 lc rgb '#1f77b4' "
+          "title 'dgrad'\n", g);
+    int rc = pclose(g);
+    if (rc != 0) {
+        fprintf(stderr, "dgrad bench: gnuplot failed (status %d); no plot "
+                "written to %s\n", rc, png);
+        return -1;
+    }
+    return 0;
+}
