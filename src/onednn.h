@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "problem.h"
+#include "canonical.h"
 
 /* An executable plan for one canonical problem. Immutable after creation
  * and shared (reference counted) between compiled ops through the cache;

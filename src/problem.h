@@ -1,16 +1,17 @@
 /*
  * Dialect layer: op descriptions in the four dialects -> one canonical
- * problem (DESIGN.md section 1). Validation and shape inference live here.
- * This layer knows no oneDNN.
+ * problem (canonical.h; DESIGN.md section 1). Op descriptions are
+ * op_desc.c's; validation and shape inference resolve.c's and
+ * output_shape.c's. This layer knows no oneDNN.
  */
 #ifndef DGRAD_PROBLEM_H
 #define DGRAD_PROBLEM_H
 
 #include <stdint.h>
 
+#include "canonical.h"
 #include "dgrad/dgrad.h"
 
-#define DGRAD_MAX_SPATIAL 3
 /* Longest list attribute: oneDNN Graph writes an unset dst_shape or
  * output_padding as DNNL_MAX_NDIMS (12) zeros; a meaningful list is at most
  * 2 values per spatial axis (ONNX pads) or N, C and the spatial dims. */
@@ -37,27 +38,6 @@ typedef struct dgrad_op_desc {
     dgrad_attr_value_t attrs[dgrad_op_attr_count];
 } dgrad_op_desc_t;
 
-/* The canonical problem. All fields zero-initialised before filling so the
- * struct can be compared and hashed bytewise (it is the plan cache key).
- * Tensors, in canonical dimension order:
- *   in   [N, Cin, X...]           (diff_dst / data / X)
- *   wei  [G, Cin/G, Cout/G, K...] (W[g][ci][co][k])
- *   out  [N, Cout, Y...]          (diff_src / output / Y)
- *   bias [Cout]                   (ONNX only)
- * Strides are in elements and may be anything non-negative. */
-typedef struct dgrad_problem {
-    int32_t nsp;               /* spatial rank 1..3 */
-    dgrad_data_type_t dt;      /* data, weights, bias and output */
-    int64_t N, G, Cin, Cout;   /* channel counts over all groups */
-    int64_t X[DGRAD_MAX_SPATIAL], K[DGRAD_MAX_SPATIAL];
-    int64_t S[DGRAD_MAX_SPATIAL], D[DGRAD_MAX_SPATIAL];
-    int64_t PB[DGRAD_MAX_SPATIAL], Y[DGRAD_MAX_SPATIAL];
-    int64_t in_strides[2 + DGRAD_MAX_SPATIAL];
-    int64_t wei_strides[3 + DGRAD_MAX_SPATIAL];
-    int64_t out_strides[2 + DGRAD_MAX_SPATIAL];
-    int32_t has_bias;
-    int64_t bias_stride;
-} dgrad_problem_t;
 
 /* Role of the optional third input of an op kind. */
 typedef enum dgrad_third_input {
@@ -127,11 +107,5 @@ dgrad_status_t dgrad_problem_resolve(const dgrad_op_desc_t *desc,
         const dgrad_logical_tensor_t *output, const int64_t *shape_values,
         size_t n_shape_values, dgrad_resolved_t *out);
 
-/* Natural output size F = S*(X-1) + (K-1)*D + 1 of axis @p i (resolve has
- * checked that it does not overflow). */
-static inline int64_t dgrad_problem_natural_size(const dgrad_problem_t *p,
-        int i) {
-    return p->S[i] * (p->X[i] - 1) + (p->K[i] - 1) * p->D[i] + 1;
-}
 
 #endif

@@ -6,7 +6,7 @@
 #ifndef DGRAD_REFERENCE_H
 #define DGRAD_REFERENCE_H
 
-#include "problem.h"
+#include "canonical.h"
 
 /* Computes the whole output (every element, zeros where no term lands).
  * @param bias NULL or p->Cout values with stride p->bias_stride.

@@ -7,7 +7,7 @@
 The expected data come from a direct transposed convolution written here in
 plain Python from ../shared/DESIGN.md section 1 (the gather, and each
 dialect's rule for the crop at the beginning and the output size). It is a
-third implementation, independent of src/problem.c and of the runner's
+third implementation, independent of the dialect layer (src/resolve.c, src/output_shape.c) and of the runner's
 conformance model, and only used to author files: CI reads the committed
 JSON. Run it from anywhere; it rewrites the files next to it.
 
