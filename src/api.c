@@ -246,6 +246,20 @@ static dgrad_plan_policy_t current_policy(void) {
     return p;
 }
 
+/* The dialect layer's resolution, with an output of layout any laid out
+ * as the oneDNN layer prefers (the rank comes from the data input; a bad
+ * one is the dialect layer's to report). */
+static dgrad_status_t resolve(const dgrad_op_desc_t *desc, size_t n_inputs,
+        const dgrad_logical_tensor_t *inputs,
+        const dgrad_logical_tensor_t *output, const int64_t *values,
+        size_t n_values, dgrad_resolved_t *resolved) {
+    int order[2 + DGRAD_MAX_SPATIAL], nsp = inputs[0].ndims - 2;
+    int known = nsp >= 1 && nsp <= DGRAD_MAX_SPATIAL;
+    if (known) dgrad_plan_output_order(nsp, order);
+    return dgrad_problem_resolve_with_layout(desc, n_inputs, inputs, output,
+            values, n_values, known ? order : NULL, resolved);
+}
+
 /* Plans a resolved problem into a new variant. */
 static dgrad_status_t variant_create(const dgrad_resolved_t *resolved,
         const dgrad_plan_policy_t *policy, int constant_weights,
@@ -284,8 +298,8 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
                 dgrad_op_kind_name(op->desc.kind), n_inputs);
 
     dgrad_resolved_t resolved;
-    dgrad_status_t st = dgrad_problem_resolve(
-            &op->desc, n_inputs, inputs, output, NULL, 0, &resolved);
+    dgrad_status_t st = resolve(&op->desc, n_inputs, inputs, output, NULL, 0,
+            &resolved);
     if (st != dgrad_success) return st;
 
     dgrad_compiled_op_t *c = dgrad_calloc(1, sizeof *c);
@@ -391,8 +405,8 @@ static dgrad_status_t resolve_for_values(const dgrad_compiled_op_t *c,
         /* Let the values decide the dims; the layout is compared after. */
         for (int i = 0; i < out.ndims; i++) out.dims[i] = DGRAD_UNKNOWN_DIM;
     }
-    return dgrad_problem_resolve(
-            &c->desc, c->n_inputs, c->inputs, &out, values, n, resolved);
+    return resolve(&c->desc, c->n_inputs, c->inputs, &out, values, n,
+            resolved);
 }
 
 /* Finds or builds the variant for this execution's shape values. */

@@ -67,6 +67,7 @@ typedef struct ctx {
     size_t n_inputs;
     const dgrad_logical_tensor_t *data, *wei, *third, *req;
     const int64_t *shape_values;
+    const int *any_order; /* canonical axes of an any output, outermost first */
     size_t n_shape_values;
     int nsp;
     int nxc; /* data and output are [N, X..., C] (oneDNN Graph NXC) */

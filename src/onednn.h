@@ -64,6 +64,12 @@ dgrad_status_t dgrad_plan_get(const dgrad_problem_t *problem,
         dgrad_weights_use_t weights, const dgrad_plan_policy_t *policy,
         dgrad_plan_t **plan);
 
+/* How an output of layout any is best laid out for the plans: its
+ * canonical axes ([N, C, Y...], numbered 0..nsp+1) outermost first, for
+ * dgrad_problem_resolve_with_layout. Dense channels-last: what oneDNN's
+ * fastest kernels write directly. */
+void dgrad_plan_output_order(int nsp, int *order);
+
 /* Drops one reference; NULL accepted. */
 void dgrad_plan_release(dgrad_plan_t *plan);
 

@@ -92,7 +92,10 @@ typedef struct dgrad_resolved {
  *                  dims known).
  * @param output    Requested output: ndims/dims may be unknown, layout
  *                  strided or any. Known dims must agree with the inferred
- *                  ones. For layout any, dgrad chooses channels-last strides.
+ *                  ones. Layout any gets dense row-major strides in the
+ *                  dialect's order here; the library resolves with
+ *                  dgrad_problem_resolve_with_layout, where the layer
+ *                  below chooses.
  * @param shape_values  Values of the dst_shape/output_shape input, or NULL
  *                  when unknown (compile time). When NULL and the output dims
  *                  are known, the output dims stand for the values.
@@ -102,6 +105,15 @@ typedef struct dgrad_resolved {
  * Errors name the op kind, the values and the rule, e.g.
  * "ConvolutionBackwardData: groups (3) does not divide diff_dst channels (16)".
  */
+/* dgrad_problem_resolve where an output of layout any is laid out
+ * densely with its canonical axes ([N, C, Y...], numbered 0..nsp+1) in
+ * @p any_order, outermost first: a choice of the backend (the oneDNN
+ * layer's dgrad_plan_output_order), not of the dialect layer. */
+dgrad_status_t dgrad_problem_resolve_with_layout(const dgrad_op_desc_t *desc,
+        size_t n_inputs, const dgrad_logical_tensor_t *inputs,
+        const dgrad_logical_tensor_t *output, const int64_t *shape_values,
+        size_t n_shape_values, const int *any_order, dgrad_resolved_t *out);
+
 dgrad_status_t dgrad_problem_resolve(const dgrad_op_desc_t *desc,
         size_t n_inputs, const dgrad_logical_tensor_t *inputs,
         const dgrad_logical_tensor_t *output, const int64_t *shape_values,

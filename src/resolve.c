@@ -480,22 +480,37 @@ static dgrad_status_t fill_geometry(ctx_t *c) {
 
 /* ---------------------------------- step 11: output dims and strides */
 
-/* Dense channels-last strides (C innermost, then spatial, then N) for the
- * canonical dims, written in the dialect's dims order. */
-static dgrad_status_t channels_last_strides(ctx_t *c,
-        dgrad_logical_tensor_t *o) {
+/* Dense strides with the canonical axes in the caller's order (an output
+ * of layout any), written in the dialect's dims order. */
+/* A caller's axis order must name every canonical axis once. */
+static int valid_order(const int *order, int n) {
+    unsigned seen = 0;
+    for (int j = 0; j < n; j++) {
+        if (order[j] < 0 || order[j] >= n || (seen & (1u << order[j])))
+            return 0;
+        seen |= 1u << order[j];
+    }
+    return 1;
+}
+
+static dgrad_status_t ordered_strides(ctx_t *c, dgrad_logical_tensor_t *o) {
     const dgrad_problem_t *p = &c->r.problem;
-    int64_t s = p->Cout;
+    if (!valid_order(c->any_order, c->nsp + 2))
+        return op_error(c->op, dgrad_invalid_arguments, "the axis order for "
+                "%s of layout any must name each of its %d axes once",
+                tname(c, T_OUT), c->nsp + 2);
+    int64_t canonical[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout};
+    for (int i = 0; i < c->nsp; i++) canonical[2 + i] = p->Y[i];
+    int64_t s = 1;
     char buf[200];
-    o->strides[act_pos(c, 1)] = 1;
-    for (int i = c->nsp - 1; i >= 0; i--) {
-        o->strides[act_pos(c, 2 + i)] = s;
-        if (__builtin_mul_overflow(s, p->Y[i], &s))
+    for (int j = c->nsp + 1; j >= 0; j--) {
+        int d = c->any_order[j];
+        o->strides[act_pos(c, d)] = s;
+        if (__builtin_mul_overflow(s, canonical[d], &s))
             return op_error(c->op, dgrad_invalid_shape, "%s (dims %s) element "
                     "count overflows 64 bits", tname(c, T_OUT),
                     DIMS(buf, o->dims, o->ndims));
     }
-    o->strides[0] = s;
     return dgrad_success;
 }
 
@@ -553,15 +568,14 @@ static dgrad_status_t fill_output(ctx_t *c) {
         o->layout_type = c->req->layout_type;
         return dgrad_success;
     }
-    /* Strides: the caller's when given; layout any gets channels-last (what
-     * oneDNN's fastest kernels write directly); strided without dims gets
-     * row-major in the dialect's order. */
+    /* Strides: the caller's when given; layout any gets the order the
+     * backend asked for; otherwise row-major in the dialect's order. */
     o->layout_type = dgrad_layout_type_strided;
     if (c->req->layout_type == dgrad_layout_type_strided
             && all_dims_known(c->req))
         memcpy(o->strides, c->req->strides, (size_t)o->ndims * sizeof(int64_t));
-    else if (c->req->layout_type == dgrad_layout_type_any)
-        st = channels_last_strides(c, o);
+    else if (c->req->layout_type == dgrad_layout_type_any && c->any_order)
+        st = ordered_strides(c, o);
     else
         st = row_major_strides(c, o);
     if (st != dgrad_success) return st;
@@ -611,11 +625,20 @@ dgrad_status_t dgrad_problem_resolve(const dgrad_op_desc_t *desc,
         size_t n_inputs, const dgrad_logical_tensor_t *inputs,
         const dgrad_logical_tensor_t *output, const int64_t *shape_values,
         size_t n_shape_values, dgrad_resolved_t *out) {
+    return dgrad_problem_resolve_with_layout(desc, n_inputs, inputs, output,
+            shape_values, n_shape_values, NULL, out);
+}
+
+dgrad_status_t dgrad_problem_resolve_with_layout(const dgrad_op_desc_t *desc,
+        size_t n_inputs, const dgrad_logical_tensor_t *inputs,
+        const dgrad_logical_tensor_t *output, const int64_t *shape_values,
+        size_t n_shape_values, const int *any_order, dgrad_resolved_t *out) {
     /* The context (and the result inside it) is zeroed first, padding
      * included, so that equal requests give byte-identical results. */
     ctx_t c;
     dgrad_status_t st = init_ctx(&c, desc, n_inputs, inputs, output,
             shape_values, n_shape_values, out);
+    c.any_order = any_order;
     static step_fn *const steps[] = {check_types, check_layouts, check_ranks,
             check_extents, check_attr_lengths, check_attr_ranges,
             check_channels, fill_geometry, compute_natural_sizes,

@@ -99,9 +99,18 @@ static void build(const rcase_t *k, built_t *b) {
     b->out = lt_unknown();
 }
 
+/* The library resolves an output of layout any in the oneDNN layer's
+ * order (dense channels-last: N, spatial, C); the tests here give the same
+ * order themselves, written out, as the dialect layer only applies it. */
+static const int channels_last_order[3][5] = {
+        {0, 2, 1}, {0, 2, 3, 1}, {0, 2, 3, 4, 1}};
+
 static dgrad_status_t run(const built_t *b, dgrad_resolved_t *r) {
-    return dgrad_problem_resolve(&b->desc, b->n_inputs, b->in, &b->out,
-            b->n_shape ? b->shape : NULL, b->n_shape, r);
+    int nsp = b->in[0].ndims - 2;
+    const int *order = nsp >= 1 && nsp <= 3 ? channels_last_order[nsp - 1]
+                                            : NULL;
+    return dgrad_problem_resolve_with_layout(&b->desc, b->n_inputs, b->in,
+            &b->out, b->n_shape ? b->shape : NULL, b->n_shape, order, r);
 }
 
 static dgrad_status_t run_case(const rcase_t *k, dgrad_resolved_t *r) {
@@ -469,6 +478,34 @@ Test(problem_strides, requested_strided_output_is_kept) {
     b.out.layout_type = dgrad_layout_type_any;
     cr_assert_eq(run(&b, &r), dgrad_success);
     assert_i64s(r.output.strides, (int64_t[]){15, 1, 3}, 3, "any");
+}
+
+/* Layout any: the order the caller gives (the backend's choice), else
+ * row-major in the dialect's order; an order that does not name each
+ * axis once is refused. */
+Test(problem_strides, any_layout_follows_the_given_order) {
+    built_t b;
+    const rcase_t k = {"", OV, {1, 2, 3}, {2, 3, 3}, {{0}}, {0}, {0}, {0},
+            {0}};
+    build(&k, &b);
+    b.out = lt_unknown();
+    dgrad_resolved_t r;
+    const int nwc[] = {0, 2, 1}, wnc[] = {2, 0, 1}, bad[] = {0, 0, 1};
+    cr_assert_eq(dgrad_problem_resolve_with_layout(&b.desc, 2, b.in, &b.out,
+                         NULL, 0, nwc, &r), dgrad_success);
+    assert_i64s(r.output.dims, (int64_t[]){1, 3, 5}, 3, "dims");
+    assert_i64s(r.output.strides, (int64_t[]){15, 1, 3}, 3, "nwc");
+    cr_assert_eq(dgrad_problem_resolve_with_layout(&b.desc, 2, b.in, &b.out,
+                         NULL, 0, wnc, &r), dgrad_success);
+    assert_i64s(r.output.strides, (int64_t[]){3, 1, 3}, 3, "wnc");
+    cr_assert_eq(dgrad_problem_resolve(&b.desc, 2, b.in, &b.out, NULL, 0, &r),
+            dgrad_success);
+    assert_i64s(r.output.strides, (int64_t[]){15, 5, 1}, 3, "row-major");
+    cr_assert_eq(dgrad_problem_resolve_with_layout(&b.desc, 2, b.in, &b.out,
+                         NULL, 0, bad, &r), dgrad_invalid_arguments);
+    cr_assert(strstr(dgrad_last_error_message(), "the axis order for output of "
+                    "layout any must name each of its 3 axes once"),
+            "%s", dgrad_last_error_message());
 }
 
 Test(problem_strides, user_strides_are_mapped_not_assumed) {

@@ -287,3 +287,9 @@ void md_format(char *buf, size_t size, const dnnl_memory_desc_t *md) {
                 'a' + (int)b->inner_idxs[i]);
     buf[k < size ? k : size - 1] = 0;
 }
+
+void dgrad_plan_output_order(int nsp, int *order) {
+    order[0] = 0; /* N, then the spatial axes, C innermost */
+    for (int i = 0; i < nsp; i++) order[1 + i] = 2 + i;
+    order[nsp + 1] = 1;
+}
