@@ -93,18 +93,13 @@ static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p,
  * when it cannot get there (huge channel counts). */
 int reduce_problem(const dgrad_problem_t *p,
         const dgrad_plan_policy_t *policy, dgrad_problem_t *r) {
-    int64_t pe[DGRAD_MAX_SPATIAL], in_old[5], out_old[5];
+    int64_t pe[DGRAD_MAX_SPATIAL], in_old[5], wei_old[6], out_old[5];
     int frozen[DGRAD_MAX_SPATIAL] = {0};
+    canonical_dims(p, in_old, wei_old, out_old);
     *r = *p;
     r->N = 1;
-    in_old[0] = out_old[0] = p->N;
-    in_old[1] = p->Cin;
-    out_old[1] = p->Cout;
-    for (int i = 0; i < p->nsp; i++) {
+    for (int i = 0; i < p->nsp; i++)
         pe[i] = dgrad_problem_natural_size(p, i) - p->PB[i] - p->Y[i];
-        in_old[2 + i] = p->X[i];
-        out_old[2 + i] = p->Y[i];
-    }
     while (problem_bytes(r) > policy->reduced_bytes
             || problem_macs(r) > policy->reduced_macs) {
         int a = -1;
@@ -121,14 +116,8 @@ int reduce_problem(const dgrad_problem_t *p,
         }
         *r = t;
     }
-    int64_t in[5], out[5];
-    in[0] = out[0] = 1;
-    in[1] = r->Cin;
-    out[1] = r->Cout;
-    for (int i = 0; i < r->nsp; i++) {
-        in[2 + i] = r->X[i];
-        out[2 + i] = r->Y[i];
-    }
+    int64_t in[5], wei[6], out[5];
+    canonical_dims(r, in, wei, out);
     dense_like(2 + r->nsp, in_old, p->in_strides, in, r->in_strides);
     dense_like(2 + r->nsp, out_old, p->out_strides, out, r->out_strides);
     return 0;
