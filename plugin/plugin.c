@@ -261,6 +261,12 @@ static const dgrad_plugin_api_t api_v1 = {
         .data_type_size = dgrad_data_type_size,
 };
 
+/* The prototype in dgrad_plugin.h checks this definition; this checks that
+ * hosts calling through the dlsym type call the same function type. */
+_Static_assert(__builtin_types_compatible_p(__typeof__(&dgrad_plugin_get_api),
+                       dgrad_plugin_get_api_fn),
+        "dgrad_plugin_get_api_fn must match dgrad_plugin_get_api");
+
 __attribute__((visibility("default"))) const dgrad_plugin_api_t *
 dgrad_plugin_get_api(uint32_t host_abi_major) {
     return host_abi_major == DGRAD_PLUGIN_ABI_MAJOR ? &api_v1 : NULL;
