@@ -1,5 +1,5 @@
 /*
- * `dgrad bench` internals (issue 5): problem descriptors, the backend
+ * `dgrad bench` internals: problem descriptors, the backend
  * interface dgrad is timed through, the raw oneDNN baseline and the
  * machine calibration. Only public headers are used: dgrad is reached
  * through the plugin table (or, while developing, the core library loaded

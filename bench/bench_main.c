@@ -1,5 +1,5 @@
 /*
- * `dgrad bench` (issue 5): times dgrad against a raw oneDNN primitive on
+ * `dgrad bench`: times dgrad against a raw oneDNN primitive on
  * benchdnn deconvolution descriptors, in one run and interleaved, with
  * GFLOP/s, the roofline fraction, cold and cached compile times and peak
  * memory; writes a table, a CSV file and a gnuplot plot.

@@ -17,7 +17,7 @@
 #include "error.h"
 #include "plugin_internal.h"
 
-/* The ABI 1.0 tensor is the core's whole struct today; if the core's
+/* The ABI 1.0 tensor is the core's whole struct; if the core's
  * struct grows, the out-only writes stay at the 1.0 size (see
  * plugin_tensor_write_new) and this check reminds to bump the ABI minor. */
 _Static_assert(sizeof(dgrad_logical_tensor_t)
