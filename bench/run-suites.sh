@@ -3,7 +3,8 @@
 # bench/README.md and writes tables, CSV files and plots to OUT_DIR
 # (default bench/results). Usage: bench/run-suites.sh [DGRAD_BINARY] [OUT_DIR]
 # (SUITE=FILE for another batch file).
-# About 3-5 minutes on the development machine; run it on a quiet machine.
+# About 3-5 minutes on the 2-CPU machine of bench/results (`time
+# bench/run-suites.sh`); run it on a quiet machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build-rel/dgrad}
@@ -16,8 +17,10 @@ if [ ! -x "$bin" ]; then
 fi
 mkdir -p "$out"
 suite=${SUITE:-bench/suites/full.txt}
-# Peaks measured on the development machine (sgemm, triad); given so that
-# roofline fractions are comparable between runs. bf16 calibrates its own.
+# Peaks of the 2-CPU machine of bench/results (sgemm, triad), as the
+# `machine:` line of `dgrad bench` reports them when --peak-gflops and
+# --peak-gbs are not given; given here so that roofline fractions are
+# comparable between runs. bf16 calibrates its own.
 peaks="--peak-gflops 300 --peak-gbs 30"
 run() {
     local name=$1

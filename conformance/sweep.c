@@ -1,6 +1,6 @@
 /*
- * Sweeps: generated cases over the matrix of the core issue, and invalid
- * cases that must be rejected with the right status.
+ * Sweeps: generated cases over the core matrix below, and invalid cases
+ * that must be rejected with the right status.
  *
  * The core matrix (dialect x rank x groups {1, 2, depthwise} x stride
  * {1, 2, 3} x dilation {1, 2}) is enumerated in full, once for quick and

@@ -17,7 +17,7 @@
 #include "error.h"
 #include "plugin_internal.h"
 
-/* The ABI 1.0 tensor is the core's whole struct today; if the core's
+/* The ABI 1.0 tensor is the core's whole struct; if the core's
  * struct grows, the out-only writes stay at the 1.0 size (see
  * plugin_tensor_write_new) and this check reminds to bump the ABI minor. */
 _Static_assert(sizeof(dgrad_logical_tensor_t)
@@ -260,6 +260,12 @@ static const dgrad_plugin_api_t api_v1 = {
         .op_kind_name = dgrad_op_kind_name,
         .data_type_size = dgrad_data_type_size,
 };
+
+/* The prototype in dgrad_plugin.h checks this definition; this checks that
+ * hosts calling through the dlsym type call the same function type. */
+_Static_assert(__builtin_types_compatible_p(__typeof__(&dgrad_plugin_get_api),
+                       dgrad_plugin_get_api_fn),
+        "dgrad_plugin_get_api_fn must match dgrad_plugin_get_api");
 
 __attribute__((visibility("default"))) const dgrad_plugin_api_t *
 dgrad_plugin_get_api(uint32_t host_abi_major) {

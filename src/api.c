@@ -9,6 +9,7 @@
  * execution that uses it and kept for later ones.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,8 +22,19 @@
 
 struct dgrad_op {
     size_t id;
+    char name[DGRAD_MAX_OP_NAME_LENGTH + 1]; /* "" when the caller gave none */
     dgrad_op_desc_t desc;
 };
+
+/* Returns @p status; a failure is named after the op in the message
+ * ("ConvTranspose 'upsample': ..."), so a graph compiler learns which of
+ * its ops failed. */
+static dgrad_status_t named(dgrad_status_t status, dgrad_op_kind_t kind,
+        const char *name) {
+    if (status != dgrad_success)
+        dgrad_error_name_op(dgrad_op_kind_name(kind), name);
+    return status;
+}
 
 /* Deferred ops keep at most this many variants (distinct shape values);
  * beyond it a value is planned for its execution only, so a stream of
@@ -40,6 +52,7 @@ typedef struct variant {
 } variant_t;
 
 struct dgrad_compiled_op {
+    char name[DGRAD_MAX_OP_NAME_LENGTH + 1]; /* the op's, for messages */
     dgrad_op_desc_t desc;
     dgrad_plan_policy_t policy; /* every variant is planned by it */
     size_t n_inputs;
@@ -134,13 +147,15 @@ dgrad_status_t dgrad_logical_tensor_get_span(
         return dgrad_error(dgrad_invalid_arguments,
                 "dgrad_logical_tensor_get_span: tensor %zu has no strided "
                 "layout of known rank", lt->id);
-    int64_t last = 0;
-    for (int i = 0; i < lt->ndims; i++) {
-        int64_t term;
+    /* Every dim is checked before a zero dim makes the span 0. */
+    for (int i = 0; i < lt->ndims; i++)
         if (lt->dims[i] < 0)
             return dgrad_error(dgrad_invalid_shape,
                     "dgrad_logical_tensor_get_span: tensor %zu dim %d is "
                     "unknown", lt->id, i);
+    int64_t last = 0;
+    for (int i = 0; i < lt->ndims; i++) {
+        int64_t term;
         if (lt->dims[i] == 0) {
             *n_elements = 0;
             return dgrad_success;
@@ -171,7 +186,7 @@ dgrad_status_t dgrad_op_create(dgrad_op_t **op, size_t id,
         return st;
     }
     o->id = id;
-    (void)name; /* messages name the dialect; the caller's name is not kept */
+    if (name) snprintf(o->name, sizeof o->name, "%s", name); /* may cut */
     *op = o;
     return dgrad_success;
 }
@@ -194,25 +209,29 @@ static dgrad_status_t check_op(const dgrad_op_t *op, const char *fn) {
 dgrad_status_t dgrad_op_set_attr_s64(
         dgrad_op_t *op, dgrad_op_attr_t attr, int64_t value) {
     dgrad_status_t st = check_op(op, "dgrad_op_set_attr_s64");
-    return st ? st : dgrad_op_desc_set_s64(&op->desc, attr, value);
+    return st ? st : named(dgrad_op_desc_set_s64(&op->desc, attr, value),
+            op->desc.kind, op->name);
 }
 
 dgrad_status_t dgrad_op_set_attr_s64s(dgrad_op_t *op, dgrad_op_attr_t attr,
         const int64_t *values, size_t count) {
     dgrad_status_t st = check_op(op, "dgrad_op_set_attr_s64s");
-    return st ? st : dgrad_op_desc_set_s64s(&op->desc, attr, values, count);
+    return st ? st : named(dgrad_op_desc_set_s64s(&op->desc, attr, values,
+            count), op->desc.kind, op->name);
 }
 
 dgrad_status_t dgrad_op_set_attr_str(
         dgrad_op_t *op, dgrad_op_attr_t attr, const char *value) {
     dgrad_status_t st = check_op(op, "dgrad_op_set_attr_str");
-    return st ? st : dgrad_op_desc_set_str(&op->desc, attr, value);
+    return st ? st : named(dgrad_op_desc_set_str(&op->desc, attr, value),
+            op->desc.kind, op->name);
 }
 
 dgrad_status_t dgrad_op_set_attr_by_name(
         dgrad_op_t *op, const char *name, const char *value) {
     dgrad_status_t st = check_op(op, "dgrad_op_set_attr_by_name");
-    return st ? st : dgrad_op_desc_set_by_name(&op->desc, name, value);
+    return st ? st : named(dgrad_op_desc_set_by_name(&op->desc, name, value),
+            op->desc.kind, op->name);
 }
 
 /* ---------------------------------------------------------------- compile */
@@ -283,10 +302,9 @@ static dgrad_status_t variant_create(const dgrad_resolved_t *resolved,
     return dgrad_success;
 }
 
-dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
+static dgrad_status_t compile(dgrad_compiled_op_t **compiled,
         const dgrad_op_t *op, size_t n_inputs,
         const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output) {
-    dgrad_error_clear();
     if (!compiled || !op || !inputs || !output)
         return dgrad_error(dgrad_invalid_arguments,
                 "dgrad_compiled_op_create: %s is NULL",
@@ -305,6 +323,7 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
     dgrad_compiled_op_t *c = dgrad_calloc(1, sizeof *c);
     if (!c) return dgrad_error(dgrad_out_of_memory,
             "dgrad_compiled_op_create: out of memory");
+    memcpy(c->name, op->name, sizeof c->name);
     c->desc = op->desc;
     c->policy = current_policy();
     c->n_inputs = n_inputs;
@@ -330,6 +349,14 @@ dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
     *output = c->output;
     *compiled = c;
     return dgrad_success;
+}
+
+dgrad_status_t dgrad_compiled_op_create(dgrad_compiled_op_t **compiled,
+        const dgrad_op_t *op, size_t n_inputs,
+        const dgrad_logical_tensor_t *inputs, dgrad_logical_tensor_t *output) {
+    dgrad_error_clear();
+    dgrad_status_t st = compile(compiled, op, n_inputs, inputs, output);
+    return op ? named(st, op->desc.kind, op->name) : st;
 }
 
 dgrad_status_t dgrad_compiled_op_destroy(dgrad_compiled_op_t *compiled) {
@@ -504,10 +531,9 @@ static dgrad_status_t execute_variant(const dgrad_compiled_op_t *c,
     return st;
 }
 
-static dgrad_status_t execute(const dgrad_compiled_op_t *compiled,
+static dgrad_status_t run(const dgrad_compiled_op_t *compiled,
         size_t n_inputs, const void *const *inputs, void *output,
         int64_t capacity, dgrad_logical_tensor_t *output_lt) {
-    dgrad_error_clear();
     if (!compiled || !inputs || !output)
         return dgrad_error(dgrad_invalid_arguments,
                 "dgrad_compiled_op_execute: %s is NULL",
@@ -535,6 +561,15 @@ static dgrad_status_t execute(const dgrad_compiled_op_t *compiled,
     st = execute_variant(c, v, inputs, output, capacity, output_lt);
     if (v->transient) variant_free(v);
     return st;
+}
+
+static dgrad_status_t execute(const dgrad_compiled_op_t *compiled,
+        size_t n_inputs, const void *const *inputs, void *output,
+        int64_t capacity, dgrad_logical_tensor_t *output_lt) {
+    dgrad_error_clear();
+    dgrad_status_t st = run(compiled, n_inputs, inputs, output, capacity,
+            output_lt);
+    return compiled ? named(st, compiled->desc.kind, compiled->name) : st;
 }
 
 dgrad_status_t dgrad_compiled_op_execute(const dgrad_compiled_op_t *compiled,

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static _Thread_local char error_message[1024];
 
@@ -14,6 +15,20 @@ dgrad_status_t dgrad_error(dgrad_status_t status, const char *fmt, ...) {
 }
 
 void dgrad_error_clear(void) { error_message[0] = '\0'; }
+
+void dgrad_error_name_op(const char *kind, const char *name) {
+    if (!name || !*name) return;
+    size_t kind_len = strlen(kind);
+    const char *rest = error_message;
+    if (!strncmp(rest, kind, kind_len) && rest[kind_len] == ':'
+            && rest[kind_len + 1] == ' ')
+        rest += kind_len + 2;
+    char named[sizeof error_message];
+    /* A message that no longer fits is cut, as dgrad_error cuts. */
+    if (snprintf(named, sizeof named, "%s '%s': %s", kind, name, rest) < 0)
+        return;
+    memcpy(error_message, named, sizeof named);
+}
 
 const char *dgrad_last_error_message(void) { return error_message; }
 

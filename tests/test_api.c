@@ -438,3 +438,87 @@ Test(api, deferred_ops_plan_unbounded_streams_of_shapes_without_keeping_them) {
         }
     tester_case_destroy(&c);
 }
+
+/* The caller's name of an op is kept (its first DGRAD_MAX_OP_NAME_LENGTH
+ * bytes) and names it in the messages of failing setters, compiles and
+ * executions, also after the op itself is destroyed; an op without a name
+ * keeps the plain "<kind>: " messages. */
+Test(api, failures_name_the_op_the_caller_named) {
+    dgrad_op_t *op;
+    cr_assert_eq(dgrad_op_create(&op, 3, dgrad_op_conv_transpose, "upsample"), 0);
+    ASSERT_FAILS(dgrad_op_set_attr_by_name(op, "groups", "2"),
+            dgrad_invalid_arguments,
+            "ConvTranspose 'upsample': unknown attribute 'groups'");
+
+    const int64_t xd[] = {1, 1, 2, 2}, wd[] = {1, 1, 3, 3};
+    dgrad_logical_tensor_t in[2], out;
+    dgrad_logical_tensor_init(&in[0], 0, dgrad_f32, 4, xd, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[1], 1, dgrad_bf16, 4, wd, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&out, 2, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL, dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_compiled_op_t *c = NULL;
+    ASSERT_FAILS(dgrad_compiled_op_create(&c, op, 2, in, &out),
+            dgrad_invalid_data_type,
+            "ConvTranspose 'upsample': X data type (f32) and W data type (bf16) differ");
+    ASSERT_FAILS(dgrad_compiled_op_create(&c, op, 4, in, &out),
+            dgrad_invalid_arguments, "ConvTranspose 'upsample': 4 inputs given");
+    cr_assert_null(c);
+
+    in[1].data_type = dgrad_f32;
+    cr_assert_eq(dgrad_compiled_op_create(&c, op, 2, in, &out), 0, "%s",
+            dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_last_error_message(), "");
+    dgrad_op_destroy(op); /* the compiled op keeps its own copy */
+    float x[4] = {1, 2, 3, 4}, w[9] = {0}, y[16];
+    const void *bufs[] = {x, w, x};
+    ASSERT_FAILS(dgrad_compiled_op_execute(c, 3, bufs, y),
+            dgrad_invalid_arguments,
+            "ConvTranspose 'upsample': execute got 3 inputs, the op was compiled with 2");
+    ASSERT_FAILS(dgrad_compiled_op_execute_dynamic(c, 2, bufs, y, 8, NULL),
+            dgrad_invalid_arguments,
+            "ConvTranspose 'upsample': output (1,1,4,4) needs 64 bytes, the buffer has 8");
+    cr_assert_eq(dgrad_compiled_op_execute(c, 2, bufs, y), 0, "%s",
+            dgrad_last_error_message());
+    dgrad_compiled_op_destroy(c);
+
+    /* A long name is cut to DGRAD_MAX_OP_NAME_LENGTH bytes. */
+    char long_name[100], kept[DGRAD_MAX_OP_NAME_LENGTH + 40];
+    memset(long_name, 'n', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    snprintf(kept, sizeof kept, "ConvTranspose '%.*s': unknown attribute",
+            DGRAD_MAX_OP_NAME_LENGTH, long_name);
+    cr_assert_eq(dgrad_op_create(&op, 4, dgrad_op_conv_transpose, long_name), 0);
+    ASSERT_FAILS(dgrad_op_set_attr_by_name(op, "groups", "2"),
+            dgrad_invalid_arguments, kept);
+    dgrad_op_destroy(op);
+
+    /* No name (NULL or ""): the message starts with the kind alone. */
+    const char *unnamed[] = {NULL, ""};
+    for (int i = 0; i < 2; i++) {
+        cr_assert_eq(dgrad_op_create(&op, 5, dgrad_op_conv_transpose, unnamed[i]), 0);
+        cr_assert_eq(dgrad_op_set_attr_by_name(op, "groups", "2"),
+                dgrad_invalid_arguments);
+        cr_assert(!strncmp(dgrad_last_error_message(),
+                "ConvTranspose: unknown attribute 'groups'", 41), "%s",
+                dgrad_last_error_message());
+        dgrad_op_destroy(op);
+    }
+}
+
+/* A zero dim makes the span 0, but an unknown dim anywhere is still the
+ * documented invalid_shape (the span cannot be known). */
+Test(api, span_of_a_tensor_with_an_unknown_dim_is_invalid_shape) {
+    const int64_t dims[] = {0, DGRAD_UNKNOWN_DIM, 3};
+    dgrad_logical_tensor_t lt;
+    cr_assert_eq(dgrad_logical_tensor_init(&lt, 9, dgrad_f32, 3, dims,
+            dgrad_layout_type_strided, dgrad_property_type_variable), 0);
+    int64_t n = -7;
+    ASSERT_FAILS(dgrad_logical_tensor_get_span(&lt, &n), dgrad_invalid_shape,
+            "tensor 9 dim 1 is unknown");
+    cr_assert_eq(n, -7);
+    lt.dims[1] = 2;
+    lt.strides[0] = 6;
+    lt.strides[1] = 3;
+    lt.strides[2] = 1;
+    cr_assert_eq(dgrad_logical_tensor_get_span(&lt, &n), 0);
+    cr_assert_eq(n, 0);
+}

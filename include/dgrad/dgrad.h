@@ -7,11 +7,22 @@
  * buffers.
  *
  * Conventions
- * - Every function returns a dgrad_status_t. On failure a message naming the
- *   op, the offending values and the rule is available from
- *   dgrad_last_error_message() on the calling thread, and nothing is written
- *   to the caller's output arguments or buffers.
- * - create/destroy pairs: destroy functions accept NULL.
+ * - Every function returns a dgrad_status_t, except six queries that
+ *   cannot fail and set no message: dgrad_last_error_message,
+ *   dgrad_status_name, dgrad_data_type_name, dgrad_data_type_size,
+ *   dgrad_op_kind_name and dgrad_compiled_op_impl_name. Each function
+ *   lists the statuses it returns under @returns.
+ * - On failure a message naming the op, the offending values and the rule
+ *   is available from dgrad_last_error_message() on the calling thread,
+ *   and nothing is written to the caller's output arguments or buffers.
+ *   One exception: when oneDNN itself fails while executing
+ *   (dgrad_runtime_error or dgrad_out_of_memory from an execute function),
+ *   the output buffer may be partly written.
+ * - Messages about an op that was given a name at dgrad_op_create() carry
+ *   it: "ConvTranspose 'upsample': ..." (attribute setters, compile,
+ *   execute).
+ * - create/destroy pairs: destroy functions accept NULL and always return
+ *   dgrad_success.
  * - Dims and strides are counted in elements; strides may be any
  *   non-negative values (dense NCX, NXC, channels-last strides under NCX
  *   dims, padded rows ...). An input's elements may share addresses (a
@@ -45,6 +56,8 @@ extern "C" {
 
 /** Largest rank of any tensor dgrad accepts (weights of a 3D grouped op have 6). */
 #define DGRAD_MAX_NDIMS 8
+/** Bytes of an op's name that dgrad keeps (see dgrad_op_create). */
+#define DGRAD_MAX_OP_NAME_LENGTH 63
 /** ndims of a logical tensor whose rank is not known yet. */
 #define DGRAD_UNKNOWN_NDIMS (-1)
 /** A dimension that is not known yet (only for outputs at compile time). */
@@ -156,30 +169,41 @@ typedef struct dgrad_op dgrad_op_t;
 /** An op compiled for concrete logical tensors. */
 typedef struct dgrad_compiled_op dgrad_compiled_op_t;
 
-/** Message of the last failure on the calling thread ("" if none). The
- * pointer stays valid until the next dgrad call on this thread. */
+/** Message of the calling thread's last failure. Functions that can fail
+ * clear it when they start, so it is "" after most successful calls; read
+ * it right after a call that failed. The pointer stays valid until the
+ * next dgrad call on this thread. Never NULL. */
 DGRAD_API const char *dgrad_last_error_message(void);
 
-/** Name of a status code, e.g. "invalid_shape". Never NULL. */
+/** Name of a status code, e.g. "invalid_shape"; "unknown_status" for a
+ * value that is not a dgrad_status_t. Never NULL. */
 DGRAD_API const char *dgrad_status_name(dgrad_status_t status);
 
-/** Name of a data type ("f32", ...); "undef" for unknown values. */
+/** Name of a data type ("f32", "bf16", "f16", "s32", "s64"); "undef" for
+ * dgrad_data_type_undef and unknown values. Never NULL. */
 DGRAD_API const char *dgrad_data_type_name(dgrad_data_type_t data_type);
 
-/** Size of one element of @p data_type in bytes, 0 for undef. */
+/** Size of one element of @p data_type in bytes; 0 for
+ * dgrad_data_type_undef and unknown values. */
 DGRAD_API size_t dgrad_data_type_size(dgrad_data_type_t data_type);
 
 /**
  * Initializes a logical tensor with dense row-major strides (or layout any).
  * @param lt Output.
  * @param id Caller's id.
- * @param data_type Element type.
+ * @param data_type Element type (not checked here: compile judges it).
  * @param ndims Rank (1..DGRAD_MAX_NDIMS) or DGRAD_UNKNOWN_NDIMS.
- * @param dims Sizes (may contain DGRAD_UNKNOWN_DIM); may be NULL only when
- *     ndims is DGRAD_UNKNOWN_NDIMS.
+ * @param dims Sizes (may contain DGRAD_UNKNOWN_DIM; compile checks the
+ *     values); may be NULL only when ndims is DGRAD_UNKNOWN_NDIMS.
  * @param layout_type strided (dense row-major strides are filled in when all
- *     dims are known) or any.
- * @param property variable or constant.
+ *     dims are known, else the strides are 0) or any.
+ * @param property variable or constant (any other value counts as
+ *     variable).
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: @p lt is NULL, @p ndims is out of range,
+ *     @p dims is NULL for a known rank, or @p layout_type is neither
+ *     strided nor any;
+ *     dgrad_invalid_shape: the product of the dims overflows 64 bits.
  */
 DGRAD_API dgrad_status_t dgrad_logical_tensor_init(dgrad_logical_tensor_t *lt,
         size_t id, dgrad_data_type_t data_type, int32_t ndims,
@@ -188,25 +212,48 @@ DGRAD_API dgrad_status_t dgrad_logical_tensor_init(dgrad_logical_tensor_t *lt,
 
 /**
  * Initializes a strided logical tensor with explicit element strides.
- * @param strides One non-negative stride per dimension.
+ * @param lt, id, data_type, ndims, dims, property As for
+ *     dgrad_logical_tensor_init().
+ * @param strides One non-negative stride per dimension; may be NULL only
+ *     when ndims is DGRAD_UNKNOWN_NDIMS.
+ * @returns dgrad_success; the statuses of dgrad_logical_tensor_init()
+ *     (with layout strided);
+ *     dgrad_invalid_arguments: @p strides is NULL for a known rank or a
+ *     stride is negative.
  */
 DGRAD_API dgrad_status_t dgrad_logical_tensor_init_with_strides(
         dgrad_logical_tensor_t *lt, size_t id, dgrad_data_type_t data_type,
         int32_t ndims, const int64_t *dims, const int64_t *strides,
         dgrad_property_type_t property);
 
-/** Number of elements a buffer for @p lt must span (largest offset + 1),
- * in @p n_elements. Fails for unknown dims. */
+/**
+ * Number of elements a buffer for @p lt must span: its largest element
+ * offset + 1, or 0 when a dim is 0.
+ * @param lt A strided logical tensor of known rank and dims.
+ * @param n_elements Output.
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: an argument is NULL, or @p lt is not strided
+ *     or its rank is unknown or out of range;
+ *     dgrad_invalid_shape: a dim is unknown (also when another dim is 0),
+ *     or the span overflows 64 bits.
+ */
 DGRAD_API dgrad_status_t dgrad_logical_tensor_get_span(
         const dgrad_logical_tensor_t *lt, int64_t *n_elements);
 
-/** Op kind from its dialect name ("ConvolutionBackwardData",
- * "ConvolutionBackpropData", "GroupConvolutionBackpropData",
- * "ConvTranspose"; case-sensitive). */
+/**
+ * Op kind from its dialect name.
+ * @param name "ConvolutionBackwardData", "ConvolutionBackpropData",
+ *     "GroupConvolutionBackpropData" or "ConvTranspose" (case-sensitive).
+ * @param kind Output.
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: an argument is NULL or @p name is not one
+ *     of the four (the message lists them).
+ */
 DGRAD_API dgrad_status_t dgrad_op_kind_from_name(
         const char *name, dgrad_op_kind_t *kind);
 
-/** Dialect name of an op kind; "undef" for unknown values. */
+/** Dialect name of an op kind; "undef" for dgrad_op_kind_undef and unknown
+ * values. Never NULL. */
 DGRAD_API const char *dgrad_op_kind_name(dgrad_op_kind_t kind);
 
 /**
@@ -214,31 +261,81 @@ DGRAD_API const char *dgrad_op_kind_name(dgrad_op_kind_t kind);
  * @param op Output handle; destroy with dgrad_op_destroy().
  * @param id Caller's id.
  * @param kind The dialect.
- * @param name Caller's name for messages (may be NULL).
+ * @param name Caller's name for the op (may be NULL or ""): failures of
+ *     the op's attribute setters, of compiling it and of executing what
+ *     was compiled from it name it ("ConvTranspose 'upsample': ...").
+ *     dgrad keeps a copy of its first DGRAD_MAX_OP_NAME_LENGTH bytes.
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: @p op is NULL or @p kind is not an op kind;
+ *     dgrad_out_of_memory.
  */
 DGRAD_API dgrad_status_t dgrad_op_create(dgrad_op_t **op, size_t id,
         dgrad_op_kind_t kind, const char *name);
 
-/** Destroys an op; NULL is accepted. */
+/** Destroys an op; NULL is accepted. Compiled ops made from it stay
+ * valid.
+ * @returns dgrad_success. */
 DGRAD_API dgrad_status_t dgrad_op_destroy(dgrad_op_t *op);
 
-/** Sets an integer attribute (groups, group). */
+/**
+ * Sets an integer attribute (groups, group). Values are range-checked by
+ * compile, not here.
+ * @param op The op.
+ * @param attr An integer attribute of the op's dialect.
+ * @param value The value.
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: @p op is NULL, the op's dialect has no
+ *     attribute @p attr (the message lists those it has), or @p attr is
+ *     not an integer.
+ */
 DGRAD_API dgrad_status_t dgrad_op_set_attr_s64(
         dgrad_op_t *op, dgrad_op_attr_t attr, int64_t value);
 
-/** Sets an integer-list attribute (strides, pads, ...); @p count values. */
+/**
+ * Sets an integer-list attribute (strides, pads, ...). Values are
+ * range-checked by compile, not here; an integer attribute may be set
+ * with exactly one value.
+ * @param op The op.
+ * @param attr A list (or integer) attribute of the op's dialect.
+ * @param values @p count values; may be NULL when @p count is 0 (an empty
+ *     list).
+ * @param count Number of values, at most 12 (oneDNN Graph's attribute
+ *     length).
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: @p op is NULL, the op's dialect has no
+ *     attribute @p attr, @p attr is a string, an integer attribute gets
+ *     other than one value, @p count is too large, or @p values is NULL
+ *     with a non-zero @p count.
+ */
 DGRAD_API dgrad_status_t dgrad_op_set_attr_s64s(dgrad_op_t *op,
         dgrad_op_attr_t attr, const int64_t *values, size_t count);
 
-/** Sets a string attribute (auto_pad, data_format, weights_format). */
+/**
+ * Sets a string attribute (auto_pad, data_format, weights_format).
+ * @param op The op.
+ * @param attr A string attribute of the op's dialect.
+ * @param value One of the values the dialect defines for @p attr (auto_pad
+ *     ignores case, the formats do not).
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: @p op or @p value is NULL, the op's dialect
+ *     has no attribute @p attr, @p attr is not a string, or @p value is not
+ *     one the dialect accepts (the message lists them).
+ */
 DGRAD_API dgrad_status_t dgrad_op_set_attr_str(
         dgrad_op_t *op, dgrad_op_attr_t attr, const char *value);
 
 /**
- * Sets an attribute from text, for text front ends. @p name is the
- * dialect's attribute name ("strides", "pads", "auto_pad", ...); @p value is
- * the text of the value: an integer ("2"), a list ("2,2", "[2, 2]", "2 2")
- * or a string ("SAME_UPPER").
+ * Sets an attribute from text, for text front ends.
+ * @param op The op.
+ * @param name The dialect's attribute name ("strides", "pads",
+ *     "auto_pad", ...).
+ * @param value The text of the value: an integer ("2"), a list ("2,2",
+ *     "[2, 2]", "2 2", "[]") or a string ("SAME_UPPER").
+ * @returns dgrad_success; the statuses of dgrad_op_set_attr_s64s() and
+ *     dgrad_op_set_attr_str();
+ *     dgrad_invalid_arguments also when @p name or @p value is NULL, the
+ *     dialect has no attribute @p name, or @p value is not an integer list
+ *     (or overflows 64 bits) for a list or integer attribute.
  */
 DGRAD_API dgrad_status_t dgrad_op_set_attr_by_name(
         dgrad_op_t *op, const char *name, const char *value);
@@ -254,24 +351,49 @@ DGRAD_API dgrad_status_t dgrad_op_set_attr_by_name(
  *     a dst_shape/output_shape input is given and the output dims are not
  *     known, the spatial dims stay DGRAD_UNKNOWN_DIM and are resolved at
  *     execution from the input's values.
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: a pointer is NULL, @p n_inputs is not 2 or
+ *     3, an attribute value or its length breaks its dialect's rule
+ *     (groups that do not divide the channels too), a layout is not
+ *     strided (inputs) or has a negative stride, an output layout puts two
+ *     elements at one address, or no output shape can be found;
+ *     dgrad_invalid_shape: ranks or dims are unknown where they must be
+ *     known, out of range or inconsistent with each other and the
+ *     attributes;
+ *     dgrad_invalid_data_type: a data type is not one of f32, bf16, f16
+ *     (s32, s64 for a shape input) or the types are mixed;
+ *     dgrad_unimplemented: valid, but not run by dgrad (more than 3 spatial
+ *     axes for ConvTranspose, sizes beyond what oneDNN 2.6 handles, an
+ *     output layout too interleaved to check, a problem oneDNN has no
+ *     implementation for);
+ *     dgrad_out_of_memory;
+ *     dgrad_runtime_error: oneDNN or the system failed while planning.
  */
 DGRAD_API dgrad_status_t dgrad_compiled_op_create(
         dgrad_compiled_op_t **compiled, const dgrad_op_t *op,
         size_t n_inputs, const dgrad_logical_tensor_t *inputs,
         dgrad_logical_tensor_t *output);
 
-/** Destroys a compiled op; NULL is accepted. */
+/** Destroys a compiled op; NULL is accepted. No execution of it may be
+ * running.
+ * @returns dgrad_success. */
 DGRAD_API dgrad_status_t dgrad_compiled_op_destroy(
         dgrad_compiled_op_t *compiled);
 
-/** The output logical tensor as compiled (dims may be unknown). */
+/**
+ * The output logical tensor as compiled (dims may be unknown).
+ * @param compiled The compiled op.
+ * @param output Output.
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: an argument is NULL.
+ */
 DGRAD_API dgrad_status_t dgrad_compiled_op_query_output(
         const dgrad_compiled_op_t *compiled, dgrad_logical_tensor_t *output);
 
 /**
- * Name of the oneDNN implementation chosen (e.g. "jit:avx512_core"), or
- * "deferred" when the plan is built at execution. The pointer lives as long
- * as the compiled op.
+ * Name of the oneDNN implementation chosen (e.g. "jit:avx512_core"),
+ * "deferred" when the plan is built at execution, "none" for a NULL
+ * @p compiled. Never NULL; the pointer lives as long as the compiled op.
  */
 DGRAD_API const char *dgrad_compiled_op_impl_name(
         const dgrad_compiled_op_t *compiled);
@@ -279,10 +401,24 @@ DGRAD_API const char *dgrad_compiled_op_impl_name(
 /**
  * Executes a compiled op. Safe to call from several threads at once on
  * different output buffers.
+ * @param compiled The compiled op.
  * @param n_inputs Must equal the count given at compile time.
  * @param inputs Input buffers in the layout of their logical tensors; a
  *     dst_shape/output_shape input holds its s32/s64 values.
- * @param output Output buffer in the compiled output layout.
+ * @param output Output buffer in the compiled output layout; the caller
+ *     vouches that it holds the output (for an output whose dims were
+ *     unknown at compile time, dgrad_compiled_op_execute_dynamic() checks
+ *     its size).
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: a pointer or input buffer is NULL, or
+ *     @p n_inputs differs from the compiled count;
+ *     dgrad_invalid_shape: the shape input's values do not match the
+ *     compiled output dims, or (dims unknown at compile time) break the
+ *     output-shape rules;
+ *     dgrad_unimplemented: (dims unknown at compile time) oneDNN cannot run
+ *     the problem those values make;
+ *     dgrad_out_of_memory;
+ *     dgrad_runtime_error: oneDNN or the system failed.
  */
 DGRAD_API dgrad_status_t dgrad_compiled_op_execute(
         const dgrad_compiled_op_t *compiled, size_t n_inputs,
@@ -290,11 +426,16 @@ DGRAD_API dgrad_status_t dgrad_compiled_op_execute(
 
 /**
  * Executes a compiled op whose output dims were unknown at compile time and
- * reports the output actually produced.
+ * reports the output actually produced (any compiled op may be executed
+ * this way).
+ * @param compiled, n_inputs, inputs As for dgrad_compiled_op_execute().
+ * @param output Output buffer.
+ * @param output_capacity Size of @p output in bytes.
  * @param output_lt Optional (may be NULL): receives the resolved output
  *     logical tensor (dims and strides used).
- * @param output_capacity Size of @p output in bytes; if the resolved output
- *     does not fit, dgrad_invalid_arguments and nothing is written.
+ * @returns the statuses of dgrad_compiled_op_execute();
+ *     dgrad_invalid_arguments also when the resolved output does not fit
+ *     in @p output_capacity bytes (nothing is written then).
  */
 DGRAD_API dgrad_status_t dgrad_compiled_op_execute_dynamic(
         const dgrad_compiled_op_t *compiled, size_t n_inputs,

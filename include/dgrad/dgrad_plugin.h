@@ -4,10 +4,10 @@
  *
  * Entry point
  *   The module exports exactly one symbol, DGRAD_PLUGIN_ENTRY_SYMBOL
- *   ("dgrad_plugin_get_api"), of type dgrad_plugin_get_api_fn. The host
- *   passes the ABI major version it was built for; the plugin returns its
- *   function table for that major version, or NULL when it does not
- *   implement it.
+ *   ("dgrad_plugin_get_api", declared below; a host finds it with dlsym as
+ *   a dgrad_plugin_get_api_fn). The host passes the ABI major version it
+ *   was built for; the plugin returns its function table for that major
+ *   version, or NULL when it does not implement it.
  *
  * Versioning rules
  *   - The major version changes only when something is removed or changes
@@ -75,6 +75,16 @@
  *     times; it is destroyed with the handle, never by the host.
  *   - Buffers are always the host's; the plugin never keeps a pointer to
  *     one after a call returns (constant weights are copied when converted).
+ *
+ * Statuses
+ *   Entries that forward to dgrad.h's function of the same name (minus
+ *   the dgrad_ prefix) return that function's statuses (its @returns).
+ *   Entries that take host structs return in addition
+ *   dgrad_invalid_arguments for a NULL struct (or a NULL array of a
+ *   non-zero count) and dgrad_abi_mismatch for a struct_size smaller than
+ *   the plugin needs, an array whose elements differ in struct_size, or
+ *   one that is not a multiple of the struct's alignment; each entry below
+ *   lists what it adds.
  *
  * Threads
  *   Every entry may be called from any thread. compiled_op_execute may run
@@ -230,12 +240,15 @@ typedef struct dgrad_plugin_api {
     const char *plugin_name;
     const char *plugin_version;
 
-    /* Errors and names (see dgrad.h for each function's contract). */
+    /* Errors and names: as in dgrad.h; they cannot fail. */
     const char *(*last_error_message)(void);
     const char *(*status_name)(dgrad_status_t status);
     const char *(*data_type_name)(dgrad_data_type_t data_type);
 
-    /* Logical tensors. */
+    /* Logical tensors: as in dgrad.h. The init functions write an
+     * out-only tensor (the ABI 1.0 struct, see the rules). get_span also
+     * returns dgrad_abi_mismatch for an lt whose struct_size is below
+     * DGRAD_PLUGIN_LOGICAL_TENSOR_SIZE_1_0. */
     dgrad_status_t (*logical_tensor_init)(dgrad_logical_tensor_t *lt,
             size_t id, dgrad_data_type_t data_type, int32_t ndims,
             const int64_t *dims, dgrad_layout_type_t layout_type,
@@ -247,7 +260,7 @@ typedef struct dgrad_plugin_api {
     dgrad_status_t (*logical_tensor_get_span)(
             const dgrad_logical_tensor_t *lt, int64_t *n_elements);
 
-    /* Ops and attributes. */
+    /* Ops and attributes: as in dgrad.h. */
     dgrad_status_t (*op_kind_from_name)(const char *name,
             dgrad_op_kind_t *kind);
     dgrad_status_t (*op_create)(dgrad_op_t **op, size_t id,
@@ -262,7 +275,16 @@ typedef struct dgrad_plugin_api {
     dgrad_status_t (*op_set_attr_by_name)(dgrad_op_t *op, const char *name,
             const char *value);
 
-    /* Compile, query, execute, destroy. */
+    /* Compile, query, execute, destroy: as in dgrad.h
+     * (dgrad_compiled_op_create, dgrad_compiled_op_execute_dynamic when
+     * output_capacity or output_lt is set, else dgrad_compiled_op_execute).
+     * compiled_op_create also returns dgrad_invalid_arguments for NULL
+     * args, NULL inputs with n_inputs > 0, n_inputs above 3 or a NULL
+     * output, and dgrad_abi_mismatch for the struct sizes of args, inputs
+     * and output; args->compiled and args->output are written only on
+     * success. compiled_op_execute also returns dgrad_invalid_arguments
+     * for NULL args and dgrad_abi_mismatch for args' struct_size.
+     * compiled_op_query_output writes an out-only tensor. */
     dgrad_status_t (*compiled_op_create)(dgrad_plugin_compile_args_t *args);
     dgrad_status_t (*compiled_op_destroy)(dgrad_compiled_op_t *compiled);
     dgrad_status_t (*compiled_op_query_output)(
@@ -277,11 +299,24 @@ typedef struct dgrad_plugin_api {
      * and known ranks; attributes, shapes and layouts are judged by
      * compile (or by graph_partition, which takes attributes).
      * Unsupported is a normal answer (dgrad_success with support =
-     * unsupported and a reason); invalid input (NULL pointers, bad struct
-     * sizes) is an error. */
+     * unsupported and a reason); invalid input is an error:
+     * dgrad_invalid_arguments for NULL args, a NULL op_kind or NULL inputs
+     * with n_inputs > 0; dgrad_abi_mismatch for the struct sizes of args
+     * and inputs. support and reason are written only on success. */
     dgrad_status_t (*query_support)(dgrad_plugin_support_args_t *args);
 
-    /* Partition flow. */
+    /* Partition flow (see dgrad_plugin_partition_args_t).
+     * graph_partition returns dgrad_success (args->partitions set),
+     * dgrad_invalid_arguments for a malformed graph (NULL args, NULL
+     * arrays of non-zero counts, an op without a kind name, an attribute
+     * without name or value, two ops with one id), dgrad_abi_mismatch for
+     * the struct sizes of args, ops, attributes and tensors, or
+     * dgrad_out_of_memory. An op dgrad leaves is not an error.
+     * partitions_count returns dgrad_success or dgrad_invalid_arguments (a
+     * NULL argument). partitions_get returns dgrad_success,
+     * dgrad_invalid_arguments (NULL partitions or info, index not below
+     * the count) or dgrad_abi_mismatch (info's struct_size).
+     * partitions_destroy accepts NULL and returns dgrad_success. */
     dgrad_status_t (*graph_partition)(dgrad_plugin_partition_args_t *args);
     dgrad_status_t (*partitions_count)(
             const dgrad_plugin_partitions_t *partitions, size_t *count);
@@ -306,9 +341,21 @@ typedef struct dgrad_plugin_api {
     ((api)->struct_size >= offsetof(dgrad_plugin_api_t, member)            \
                     + sizeof(((dgrad_plugin_api_t *)0)->member))
 
-/** Type of the exported entry symbol. */
+/** Type of the exported entry symbol, for hosts that find it with dlsym. */
 typedef const dgrad_plugin_api_t *(*dgrad_plugin_get_api_fn)(
         uint32_t host_abi_major);
+
+/**
+ * The entry point, exported by libdgrad_plugin.so as
+ * DGRAD_PLUGIN_ENTRY_SYMBOL. Declared so that the plugin's definition is
+ * checked against it; hosts need not link it (dgrad_loader.h finds it
+ * with dlsym).
+ * @param host_abi_major The ABI major version the host was built for
+ *     (DGRAD_PLUGIN_ABI_MAJOR of its header).
+ * @returns the plugin's table for that major version, or NULL when the
+ *     plugin does not implement it. Sets no error message.
+ */
+const dgrad_plugin_api_t *dgrad_plugin_get_api(uint32_t host_abi_major);
 
 #ifdef __cplusplus
 }
