@@ -49,8 +49,9 @@ static void plan_signature(const dgrad_plan_t *plan, char *buf, size_t size) {
 }
 
 /* Whether every reorder of a plan has a jit implementation: oneDNN 2.6
- * falls back to its generic reorder (simple:any, some 50 ns per element)
- * for f16 and for tensors beyond 2^31 bytes. */
+ * falls back to its generic reorder (simple:any, some 50 ns per element;
+ * see convert.c for the measurement) for f16 and for tensors beyond 2^31
+ * bytes. */
 static int reorders_fast(const dgrad_plan_t *plan) {
     const step_t *steps[] = {&plan->in.reorder, &plan->wei.reorder,
             &plan->out.reorder};
@@ -163,7 +164,8 @@ typedef struct choosing {
 /* Untimed: a few microseconds whatever the layout. Without groups each
  * extra primitive (an activation reorder) costs about as much as the
  * convolution, so the candidate with the fewest reorders per execute
- * (best rank among equals) wins, as measured on the suites (a weights
+ * (best rank among equals) wins, as bench/run-suites.sh measured on the
+ * suites (bench/results; DGRAD_LAYOUT_SEARCH=verbose shows the choice) (a weights
  * reorder counts unless the weights are constant, converted once); with
  * groups, oneDNN's gemm path runs one small product per group and the
  * ranking's choice wins. With output padding, the primitive computing the
@@ -205,7 +207,8 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
 }
 
 /* Timed: every candidate runs on scratch buffers, the fastest is kept;
- * up to some 100 us, one thread may beat the fork and join. */
+ * up to some 100 us, one thread may beat the fork and join
+ * (DGRAD_LAYOUT_SEARCH=verbose prints both times for each such plan). */
 static dgrad_plan_t *choose_timed(choosing_t *c) {
     int w = -1;
     double ms = INFINITY;

@@ -2,6 +2,9 @@
  * Reorders run piece by piece: oneDNN 2.6 has jit reorders only for
  * tensors under 2^31 bytes and falls back to its generic one (some 30x
  * slower; 33 s for the 3D specification example's 2.9 GB output) beyond.
+ * To see it: ONEDNN_VERBOSE=1 prints each reorder's implementation and
+ * time; a policy with chunk_bytes above the tensor's size keeps the whole
+ * reorder (tests/test_onednn.c builds both kinds).
  * Each chunk is a box of both plain tensors; one primitive serves every
  * chunk (see chunking_t).
  */

@@ -167,7 +167,9 @@ static dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
 /* Candidate layouts of the [1, Cout, 1...] bias for the binary add, by
  * spatial rank. oneDNN's jit binary wants src1 in the same blocked format
  * as src0 (a plain src1 against an nChw16c src0 falls back to ref:any,
- * measured 500x slower). With all other dims 1, every one of these puts
+ * 500x slower: ONEDNN_VERBOSE=1 on an ONNX ConvTranspose with bias whose
+ * plan is blocked, e.g. `dgrad demo`'s problems with a bias, shows the
+ * binary's implementation and time). With all other dims 1, every one of these puts
  * channel c at offset c, so the bias buffer is filled the same way. */
 static const dnnl_format_tag_t bias_tags[3][4] = {
         {dnnl_abc, dnnl_aBc16b, dnnl_aBc8b, dnnl_aBc4b},
@@ -203,8 +205,9 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
     dnnl_primitive_desc_t pd = NULL;
     /* One channel: only the plain bias. oneDNN 2.6's in-place jit add of
      * an aBcd16b [1,1,1,1] bias to an aBcd16b result leaves the result
-     * unchanged (measured; 8b, 4b and every other channel count are
-     * right), and with one channel every layout is the same scalar. */
+     * unchanged (the regression test matrix/bias_regressions
+     * fails with it; 8b, 4b and every other channel count are right), and
+     * with one channel every layout is the same scalar. */
     int n_tags = plan->p.Cout == 1 ? 1 : 4;
     for (int i = 0; i < n_tags; i++) {
         dnnl_memory_desc_t md;
@@ -248,7 +251,8 @@ dnnl_status_t build_primitives(dgrad_plan_t *plan,
     if (s == dnnl_success) s = make_reorder(plan, &plan->wei, 0);
     if (s == dnnl_success) s = make_reorder(plan, &plan->out, 1);
     /* Sizes the execute path needs, computed once (oneDNN's
-     * dnnl_memory_desc_get_size took 16% of a microsecond execute). */
+     * dnnl_memory_desc_get_size took 16% of a microsecond execute under
+     * `perf record build/dgrad bench` on an ONNX example). */
     plan->prepared_weights_bytes = plan->wei.reorder.prim || plan->staged
             ? dnnl_memory_desc_get_size(&plan->wei.conv_md) : 0;
     if (s != dnnl_success || !plan->p.has_bias) return s;

@@ -153,7 +153,7 @@ static int probe_wei_init(probe_wei_t *w, const dgrad_plan_t *plan,
 
 /* Time of one execution of @p plan: the best of a few runs after a
  * warm-up (which also fills the plan's first execution context). Small
- * problems get more runs (up to 10, about 0.5 ms), large ones one or two. A
+ * problems get more runs (up to 10, within about 0.5 ms), large ones one or two. A
  * candidate far slower than @p best is not timed further, after
  * a second run in case the first paid a one-time cost (oneDNN's gemm
  * generates its kernels at its first call in the process). */
