@@ -208,7 +208,8 @@ int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
 /* ------------------------------------------------------------ backends */
 
 /* How the runner executes ops: a small table of its own, implemented over
- * the plugin table (`dgrad conform`) and over the core API (tests). */
+ * the plugin table (backend_plugin.c), either loaded (`dgrad conform`) or
+ * linked in over the core library (tests). */
 typedef struct cf_backend {
     const char *name;
     void *ctx;
@@ -236,7 +237,8 @@ struct dgrad_plugin_api;
 /* Over a plugin table (from the loader). */
 void cf_backend_plugin_init(cf_backend_t *b,
         const struct dgrad_plugin_api *api);
-/* Over the core API (links the whole library: tests and development). */
+/* Over the plugin's table linked in with the whole library (tests and
+ * development: dgrad_plugin_table). */
 void cf_backend_core_init(cf_backend_t *b);
 
 /* -------------------------------------------------------------- report */
