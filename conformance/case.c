@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "conform.h"
+#include "error.h"
 
 void cf_case_init(cf_case_t *c) {
     memset(c, 0, sizeof *c);
@@ -41,15 +42,21 @@ const char *cf_case_attr(const cf_case_t *c, const char *name) {
 }
 
 const char *cf_format_ints(char *buf, size_t size, const int64_t *v, int n) {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n && used < size; i++) {
-        int w = snprintf(buf + used, size - used, i ? ",%lld" : "%lld",
-                (long long)v[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    return buf;
+    return dgrad_format_dims(buf, size, v, n);
+}
+
+dgrad_data_type_t cf_data_type_named(const char *name) {
+    /* dgrad_data_type_name names every type and gives "undef" past the
+     * last (and for undef itself). */
+    for (int t = 1; strcmp(dgrad_data_type_name((dgrad_data_type_t)t),
+                    "undef"); t++)
+        if (!strcmp(name, dgrad_data_type_name((dgrad_data_type_t)t)))
+            return (dgrad_data_type_t)t;
+    return dgrad_data_type_undef;
+}
+
+int cf_is_compute_type(dgrad_data_type_t dt) {
+    return dt == dgrad_f32 || dt == dgrad_bf16 || dt == dgrad_f16;
 }
 
 int cf_parse_ints(const char *text, int64_t *values, int max, int *count) {

@@ -93,6 +93,12 @@ int cf_case_add_attr(cf_case_t *c, const char *name, const char *value);
 const char *cf_case_attr(const cf_case_t *c, const char *name);
 /* "a,b,c" of @p n integers into @p buf. */
 const char *cf_format_ints(char *buf, size_t size, const int64_t *v, int n);
+/* The data type dgrad_data_type_name calls @p name ("f32" ... "s64"), or
+ * dgrad_data_type_undef. */
+dgrad_data_type_t cf_data_type_named(const char *name);
+/* 1 for the types ops compute in (f32, bf16, f16); the others are shape
+ * input types. */
+int cf_is_compute_type(dgrad_data_type_t dt);
 /* Parses an integer list "1,2" / "[1, 2]" / "1 2" / "1"; 0 on bad text. */
 int cf_parse_ints(const char *text, int64_t *values, int max, int *count);
 /* Element count of dims; -1 when it overflows or a dim is negative. */

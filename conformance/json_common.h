@@ -53,9 +53,15 @@ int jexpect_object(jctx_t *j, json_t *v, const char *path);
 int jget_dims(jctx_t *j, json_t *v, const char *path, int64_t min,
         int64_t *dims, int *ndims);
 
+/* A reader of a parsed document; returns the number of errors. */
+typedef int jreader_t(jctx_t *j, json_t *root);
+
 /* The two readers on a parsed document (cf_read_json_file dispatches on
- * the top-level keys); they return the number of errors. */
-int cf_vectors_from_json(jctx_t *j, json_t *root);
-int cf_graph_from_json(jctx_t *j, json_t *root);
+ * the top-level keys). */
+jreader_t cf_vectors_from_json;
+jreader_t cf_graph_from_json;
+
+/* The entry points of both readers (cf_read_vectors_file ... in conform.h)
+ * are json_common.c's: load, run the reader, count the errors. */
 
 #endif

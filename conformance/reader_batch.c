@@ -223,9 +223,10 @@ static int parse_long(const char *text, long long *v) {
     return end != text && !*end && !errno;
 }
 
+/* A type ops compute in, or "undef" (*dt undef: the cases' own). */
 static int parse_dtype(const char *s, dgrad_data_type_t *dt) {
-    *dt = !strcmp(s, "f32") ? dgrad_f32 : !strcmp(s, "bf16") ? dgrad_bf16
-            : !strcmp(s, "f16") ? dgrad_f16 : dgrad_data_type_undef;
+    *dt = cf_data_type_named(s);
+    if (!cf_is_compute_type(*dt)) *dt = dgrad_data_type_undef;
     return *dt != dgrad_data_type_undef || !strcmp(s, "undef");
 }
 

@@ -218,13 +218,11 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
         return jerr(j, jpath_key(p, path, "op"), "bad value", "'%.64s' is not "
                 "one of ConvolutionBackwardData, ConvolutionBackpropData, "
                 "GroupConvolutionBackpropData, ConvTranspose", op);
-    if (dtype && strcmp(dtype, "f32") && strcmp(dtype, "bf16")
-            && strcmp(dtype, "f16"))
+    /* The expected data were computed from the values in this type. */
+    c->values_dt = dtype ? cf_data_type_named(dtype) : dgrad_f32;
+    if (!cf_is_compute_type(c->values_dt))
         return jerr(j, jpath_key(p, path, "dtype"), "bad value", "'%.16s' is "
                 "not f32, bf16 or f16", dtype);
-    /* The expected data were computed from the values in this type. */
-    c->values_dt = !dtype || !strcmp(dtype, "f32") ? dgrad_f32
-            : !strcmp(dtype, "bf16") ? dgrad_bf16 : dgrad_f16;
     if (expect) {
         if (!status_known(expect))
             return jerr(j, jpath_key(p, path, "expect_error"), "bad value",
@@ -339,21 +337,4 @@ static void read_root(jctx_t *j, json_t *root) {
 int cf_vectors_from_json(jctx_t *j, json_t *root) {
     read_root(j, root);
     return j->errors;
-}
-
-int cf_read_vectors_file(const char *path, cf_sink_t *sink) {
-    jctx_t j = {sink, path, 0};
-    json_t *root = jload_file(&j);
-    if (root) read_root(&j, root);
-    json_decref(root);
-    return j.errors;
-}
-
-int cf_read_vectors_buffer(const char *name, const char *buf, size_t size,
-        cf_sink_t *sink) {
-    jctx_t j = {sink, name, 0};
-    json_t *root = jload_buffer(&j, buf, size);
-    if (root) read_root(&j, root);
-    json_decref(root);
-    return j.errors;
 }
