@@ -109,6 +109,26 @@ int64_t cf_dims_count(const int64_t *dims, int ndims);
  * an error, not a silent skip. */
 const char *cf_near_kind(const char *kind, const char *const *known, int n);
 
+/* The operands of a run of a case: logical tensors, and the shape values
+ * (as the shape input's type stores them). */
+typedef struct run_inputs {
+    size_t n;
+    dgrad_logical_tensor_t lts[3];
+    int64_t shape_buf[DGRAD_MAX_NDIMS];
+} run_inputs_t;
+
+/* Dense row-major strides over @p dims (saturating at INT64_MAX: huge dims
+ * of invalid cases). */
+void cf_dense_strides(const int64_t *dims, int nd, int64_t *strides);
+/* A rank and no unknown dim. */
+int cf_dims_known(const dgrad_logical_tensor_t *lt);
+/* The logical tensor of a case operand (strided dense unless told). */
+void cf_lt_fill(dgrad_logical_tensor_t *lt, size_t id, dgrad_data_type_t dt,
+        const cf_tensor_t *t, dgrad_property_type_t prop);
+/* The operands of case @p c in @p dt (the case's forced types win). */
+void cf_build_inputs(const cf_case_t *c, dgrad_data_type_t dt,
+        run_inputs_t *ri);
+
 /* ---------------------------------------------------------------- sinks */
 
 /* Where readers and the generator deliver what they find. A case is only
