@@ -123,6 +123,22 @@ int jget_int(jctx_t *j, json_t *obj, const char *path, const char *key,
     return 1;
 }
 
+int jget_array(jctx_t *j, json_t *obj, const char *path, const char *key,
+        const char *missing_rule, const char *expected, json_t **out) {
+    char p[JPATH];
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v)
+        return missing_rule ? jerr(j, path, "missing field", "%s",
+                                      missing_rule)
+                            : 1;
+    if (!json_is_array(v))
+        return jerr(j, jpath_key(p, path, key), "wrong type",
+                "expected %s, got %s", expected, jtype(v));
+    *out = v;
+    return 1;
+}
+
 int jget_ints(jctx_t *j, json_t *v, const char *path, int64_t min,
         int64_t *out, int max, int *count) {
     char p[JPATH];

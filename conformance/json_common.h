@@ -42,6 +42,11 @@ int jget_string(jctx_t *j, json_t *obj, const char *path, const char *key,
         int required, const char **out);
 int jget_int(jctx_t *j, json_t *obj, const char *path, const char *key,
         int required, int64_t *out, int *present);
+/* An array field: *out is the array, or NULL when it is absent and
+ * optional (@p missing_rule NULL; else the message when it is absent).
+ * @p expected names the array in "expected ..., got ..." messages. */
+int jget_array(jctx_t *j, json_t *obj, const char *path, const char *key,
+        const char *missing_rule, const char *expected, json_t **out);
 /* An array of at most @p max integers, each >= @p min. */
 int jget_ints(jctx_t *j, json_t *v, const char *path, int64_t min,
         int64_t *out, int max, int *count);

@@ -270,16 +270,10 @@ static void read_root(jctx_t *j, json_t *root) {
             return;
         }
     }
-    json_t *graph = json_object_get(root, "graph");
-    if (!graph) {
-        jerr(j, "$", "missing field", "a oneDNN Graph file has 'graph'");
+    json_t *graph;
+    if (!jget_array(j, root, "$", "graph", "a oneDNN Graph file has 'graph'",
+                "an array of ops", &graph))
         return;
-    }
-    if (!json_is_array(graph)) {
-        jerr(j, "$.graph", "wrong type", "expected an array of ops, got %s",
-                jtype(graph));
-        return;
-    }
     size_t i;
     json_t *op;
     json_array_foreach(graph, i, op) read_op(j, op, jpath_index(p, "$.graph", i));

@@ -295,16 +295,10 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
 static void read_root(jctx_t *j, json_t *root) {
     char p[JPATH];
     if (!jexpect_object(j, root, "$")) return;
-    json_t *cases = json_object_get(root, "cases");
-    if (!cases) {
-        jerr(j, "$", "missing field", "a vector file has 'cases'");
+    json_t *cases;
+    if (!jget_array(j, root, "$", "cases", "a vector file has 'cases'",
+                "an array", &cases))
         return;
-    }
-    if (!json_is_array(cases)) {
-        jerr(j, "$.cases", "wrong type", "expected an array, got %s",
-                jtype(cases));
-        return;
-    }
     size_t i;
     json_t *v;
     json_array_foreach(cases, i, v) {
@@ -315,13 +309,10 @@ static void read_root(jctx_t *j, json_t *root) {
             j->sink->on_case(j->sink, &c);
         cf_case_free(&c);
     }
-    json_t *skipped = json_object_get(root, "skipped");
-    if (!skipped) return;
-    if (!json_is_array(skipped)) {
-        jerr(j, "$.skipped", "wrong type", "expected an array, got %s",
-                jtype(skipped));
+    json_t *skipped;
+    if (!jget_array(j, root, "$", "skipped", NULL, "an array", &skipped)
+            || !skipped)
         return;
-    }
     json_array_foreach(skipped, i, v) {
         const char *name = NULL, *reason = "skipped by the vector file";
         jpath_index(p, "$.skipped", i);

@@ -21,24 +21,56 @@ void cf_options_default(cf_options_t *o) {
     o->max_elements = (int64_t)1 << 25;
 }
 
-/* Creates the op and sets its attributes, in order. */
-static dgrad_status_t build_op(const cf_backend_t *be, const cf_case_t *c,
-        void **op, char *msg, size_t size) {
-    *op = NULL;
-    dgrad_status_t st = be->op_create(be->ctx, c->kind, c->name, op);
+/* What every run mode starts with: the operands of a case in one type,
+ * and the op, its attributes set in order, compiled. */
+typedef struct compiled_case {
+    run_inputs_t ri;
+    dgrad_logical_tensor_t olt; /* the requested output, then the compiled */
+    void *op, *compiled;
+} compiled_case_t;
+
+/* On failure @p msg says which step failed; release_case in any case. */
+static dgrad_status_t compile_case(const cf_backend_t *be, const cf_case_t *c,
+        dgrad_data_type_t dt, compiled_case_t *cc, char *msg, size_t size) {
+    cc->op = cc->compiled = NULL;
+    cf_build_inputs(c, dt, &cc->ri);
+    cf_lt_fill(&cc->olt, 3, dt, &c->output, dgrad_property_type_variable);
+    dgrad_status_t st = be->op_create(be->ctx, c->kind, c->name, &cc->op);
     if (st != dgrad_success) {
         snprintf(msg, size, "creating the op: %s", be->last_error(be->ctx));
         return st;
     }
     for (int i = 0; i < c->n_attrs; i++) {
-        st = be->op_set_attr(be->ctx, *op, c->attrs[i].name, c->attrs[i].value);
+        st = be->op_set_attr(be->ctx, cc->op, c->attrs[i].name,
+                c->attrs[i].value);
         if (st != dgrad_success) {
             snprintf(msg, size, "setting %s='%s': %s", c->attrs[i].name,
                     c->attrs[i].value, be->last_error(be->ctx));
             return st;
         }
     }
-    return dgrad_success;
+    st = be->compile(be->ctx, cc->op, cc->ri.n, cc->ri.lts, &cc->olt,
+            &cc->compiled);
+    if (st != dgrad_success)
+        snprintf(msg, size, "compile: %s", be->last_error(be->ctx));
+    return st;
+}
+
+static void release_case(const cf_backend_t *be, compiled_case_t *cc) {
+    be->compiled_destroy(be->ctx, cc->compiled);
+    be->op_destroy(be->ctx, cc->op);
+}
+
+/* Fails @p res when the dims of @p lt (@p what) are not @p want. */
+static int dims_differ(cf_result_t *res, const char *what,
+        const dgrad_logical_tensor_t *lt, const int64_t *want, int nd) {
+    if (cf_same_dims(lt, want, nd)) return 0;
+    char a[80], b[80];
+    cf_result_set(res, cf_fail, "wrong_dims", "%s (%s) differ from the "
+            "dialect rules' (%s)", what,
+            cf_format_ints(a, sizeof a, lt->dims, lt->ndims),
+            cf_format_ints(b, sizeof b, want, nd));
+    return 1;
 }
 
 /* ------------------------------------------------------------- one run */
@@ -58,39 +90,27 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
     cf_result_t res;
     cf_result_init(&res, c, dt, x->layout);
     char msg[CF_MESSAGE] = "";
-    void *op = NULL, *compiled = NULL, *bufs[3] = {NULL, NULL, NULL};
+    void *bufs[3] = {NULL, NULL, NULL};
     void *out = NULL;
-    run_inputs_t ri;
-    cf_build_inputs(c, dt, &ri);
-    dgrad_logical_tensor_t olt, produced;
-    cf_lt_fill(&olt, 3, dt, &c->output, dgrad_property_type_variable);
+    compiled_case_t cc;
+    dgrad_logical_tensor_t produced;
     int64_t want_dims[DGRAD_MAX_NDIMS];
     const int nd = 2 + g->nsp;
     cf_model_output_dims(g, want_dims);
 
-    dgrad_status_t st = build_op(be, c, &op, msg, sizeof msg);
-    if (st == dgrad_success) {
-        st = be->compile(be->ctx, op, ri.n, ri.lts, &olt, &compiled);
-        if (st != dgrad_success)
-            snprintf(msg, sizeof msg, "compile: %s", be->last_error(be->ctx));
-    }
+    dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
     if (st != dgrad_success) {
         cf_result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
         goto done;
     }
-    int deferred = !cf_dims_known(&olt);
-    if (!deferred && !cf_same_dims(&olt, want_dims, nd)) {
-        char a[80], b[80];
-        cf_result_set(&res, cf_fail, "wrong_dims", "compiled output dims (%s) "
-                "differ from the dialect rules' (%s)",
-                cf_format_ints(a, sizeof a, olt.dims, olt.ndims),
-                cf_format_ints(b, sizeof b, want_dims, nd));
+    int deferred = !cf_dims_known(&cc.olt);
+    if (!deferred
+            && dims_differ(&res, "compiled output dims", &cc.olt, want_dims, nd))
         goto done;
-    }
     int64_t span;
     const void *canon[3] = {x->d->in, x->d->wei, x->d->bias};
     for (int k = 0; k < 2 || (k == 2 && c->third == cf_third_bias); k++) {
-        bufs[k] = cf_scatter(x->g, k, &ri.lts[k], canon[k],
+        bufs[k] = cf_scatter(x->g, k, &cc.ri.lts[k], canon[k],
                 x->r->opt.max_elements, &span);
         if (!bufs[k]) {
             cf_result_set(&res, cf_fail, "out_of_memory", "input %d spans %lld "
@@ -100,9 +120,9 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
         }
     }
     const void *inputs[3] = {bufs[0], bufs[1],
-            c->third == cf_third_shape ? (const void *)ri.shape_buf : bufs[2]};
+            c->third == cf_third_shape ? (const void *)cc.ri.shape_buf : bufs[2]};
     size_t es = dgrad_data_type_size(dt);
-    int64_t cap = deferred ? x->d->n_out : cf_span_of(&olt);
+    int64_t cap = deferred ? x->d->n_out : cf_span_of(&cc.olt);
     if (cap > x->r->opt.max_elements || !(out = malloc((size_t)cap * es))) {
         cf_result_set(&res, cf_fail, "out_of_memory", "output of %lld elements",
                 (long long)cap);
@@ -114,7 +134,7 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
         cf_fill_nan(out, dt, cap);
         memset(&produced, 0, sizeof produced);
         produced.struct_size = sizeof produced;
-        st = be->execute(be->ctx, compiled, ri.n, inputs, out,
+        st = be->execute(be->ctx, cc.compiled, cc.ri.n, inputs, out,
                 (size_t)cap * es, &produced);
         if (st != dgrad_success) {
             cf_result_set(&res, cf_fail, be->status_name(be->ctx, st),
@@ -123,27 +143,21 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
         }
     }
     if (deferred) {
-        if (!cf_same_dims(&produced, want_dims, nd)) {
-            char a[80], b[80];
-            cf_result_set(&res, cf_fail, "wrong_dims", "output dims produced (%s) "
-                    "differ from the dialect rules' (%s)",
-                    cf_format_ints(a, sizeof a, produced.dims, produced.ndims),
-                    cf_format_ints(b, sizeof b, want_dims, nd));
+        if (dims_differ(&res, "output dims produced", &produced, want_dims,
+                    nd))
             goto done;
-        }
         if (cf_span_of(&produced) > cap) {
             cf_result_set(&res, cf_fail, "wrong_dims", "output produced spans "
                     "%lld elements, more than the %lld it may", 
                     (long long)cf_span_of(&produced), (long long)cap);
             goto done;
         }
-        olt = produced;
+        cc.olt = produced;
     }
-    cf_compare(x->g, x->d, &olt, out, cap, be->impl_name(be->ctx, compiled),
-            &res);
+    cf_compare(x->g, x->d, &cc.olt, out, cap,
+            be->impl_name(be->ctx, cc.compiled), &res);
 done:
-    be->compiled_destroy(be->ctx, compiled);
-    be->op_destroy(be->ctx, op);
+    release_case(be, &cc);
     for (int k = 0; k < 3; k++) free(bufs[k]);
     free(out);
     cf_report_add(x->r->report, &res);
@@ -156,27 +170,19 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
     cf_result_t res;
     cf_result_init(&res, c, dt, "native");
     char msg[CF_MESSAGE] = "";
-    void *op = NULL, *compiled = NULL, *bufs[4] = {NULL, NULL, NULL, NULL};
-    run_inputs_t ri;
-    cf_build_inputs(c, dt, &ri);
-    dgrad_logical_tensor_t olt;
-    cf_lt_fill(&olt, 3, dt, &c->output, dgrad_property_type_variable);
-    dgrad_status_t st = build_op(be, c, &op, msg, sizeof msg);
-    if (st == dgrad_success) {
-        st = be->compile(be->ctx, op, ri.n, ri.lts, &olt, &compiled);
-        if (st != dgrad_success)
-            snprintf(msg, sizeof msg, "compile: %s", be->last_error(be->ctx));
-    }
+    void *bufs[4] = {NULL, NULL, NULL, NULL};
+    compiled_case_t cc;
+    dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
     if (st == dgrad_success) {
         /* Accepted at compile: the rule may be one execute checks (shape
          * values). Buffers sized from the tensors, zero-filled; an output
          * still unknown gets room for 2^16 elements (an op that wrongly
          * needs more fails on the capacity, which still is a failure). */
         int64_t lim = r->opt.max_elements;
-        int64_t spans[4] = {cf_span_of(&ri.lts[0]), cf_span_of(&ri.lts[1]),
-                c->third == cf_third_bias ? cf_span_of(&ri.lts[2]) : 1,
-                cf_dims_known(&olt) ? cf_span_of(&olt) : (int64_t)1 << 16};
-        dgrad_data_type_t dts[4] = {ri.lts[0].data_type, ri.lts[1].data_type,
+        int64_t spans[4] = {cf_span_of(&cc.ri.lts[0]), cf_span_of(&cc.ri.lts[1]),
+                c->third == cf_third_bias ? cf_span_of(&cc.ri.lts[2]) : 1,
+                cf_dims_known(&cc.olt) ? cf_span_of(&cc.olt) : (int64_t)1 << 16};
+        dgrad_data_type_t dts[4] = {cc.ri.lts[0].data_type, cc.ri.lts[1].data_type,
                 dt, dt};
         int ok = 1;
         for (int k = 0; k < 4 && ok; k++)
@@ -187,12 +193,12 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
                     "tensors are too large to execute");
         } else {
             const void *inputs[3] = {bufs[0], bufs[1],
-                    c->third == cf_third_shape ? (const void *)ri.shape_buf
+                    c->third == cf_third_shape ? (const void *)cc.ri.shape_buf
                                                : bufs[2]};
             dgrad_logical_tensor_t produced;
             memset(&produced, 0, sizeof produced);
             produced.struct_size = sizeof produced;
-            st = be->execute(be->ctx, compiled, ri.n, inputs, bufs[3],
+            st = be->execute(be->ctx, cc.compiled, cc.ri.n, inputs, bufs[3],
                     (size_t)spans[3] * dgrad_data_type_size(dt), &produced);
             snprintf(msg, sizeof msg, "%s%s", st == dgrad_success
                     ? "compile and execute accepted the case" : "execute: ",
@@ -204,8 +210,7 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
         cf_result_set(&res, cf_pass, got, "rejected as expected: %s", msg);
     else
         cf_result_set(&res, cf_fail, got, "expected %s: %s", c->expect_error, msg);
-    be->compiled_destroy(be->ctx, compiled);
-    be->op_destroy(be->ctx, op);
+    release_case(be, &cc);
     for (int k = 0; k < 4; k++) free(bufs[k]);
     cf_report_add(r->report, &res);
 }
@@ -217,34 +222,20 @@ static void run_compile_only(cf_runner_t *r, const cf_case_t *c,
     cf_result_t res;
     cf_result_init(&res, c, dt, "native");
     char msg[CF_MESSAGE] = "";
-    void *op = NULL, *compiled = NULL;
-    run_inputs_t ri;
-    cf_build_inputs(c, dt, &ri);
-    dgrad_logical_tensor_t olt;
-    cf_lt_fill(&olt, 3, dt, &c->output, dgrad_property_type_variable);
+    compiled_case_t cc;
     int64_t want[DGRAD_MAX_NDIMS];
     cf_model_output_dims(g, want);
-    dgrad_status_t st = build_op(be, c, &op, msg, sizeof msg);
-    if (st == dgrad_success) {
-        st = be->compile(be->ctx, op, ri.n, ri.lts, &olt, &compiled);
-        if (st != dgrad_success)
-            snprintf(msg, sizeof msg, "compile: %s", be->last_error(be->ctx));
-    }
-    char a[80], b[80];
+    dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
     if (st != dgrad_success)
         cf_result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
-    else if (cf_dims_known(&olt) && !cf_same_dims(&olt, want, 2 + g->nsp))
-        cf_result_set(&res, cf_fail, "wrong_dims", "compiled output dims (%s) "
-                "differ from the dialect rules' (%s)",
-                cf_format_ints(a, sizeof a, olt.dims, olt.ndims),
-                cf_format_ints(b, sizeof b, want, 2 + g->nsp));
-    else
+    else if (!cf_dims_known(&cc.olt)
+            || !dims_differ(&res, "compiled output dims", &cc.olt, want,
+                    2 + g->nsp))
         cf_result_set(&res, cf_skip, "too_large", "a tensor spans %lld elements "
                 "(more than --max-elements %lld): compiled and output dims "
                 "checked, not executed", (long long)elements,
                 (long long)r->opt.max_elements);
-    be->compiled_destroy(be->ctx, compiled);
-    be->op_destroy(be->ctx, op);
+    release_case(be, &cc);
     cf_report_add(r->report, &res);
 }
 
