@@ -314,8 +314,8 @@ static int set_attr_value(batch_t *b, at_t at, long long id, json_t *attr,
     return 1;
 }
 
-/* --op-attrs alternative: ID:NAME:VALUE[*NAME:VALUE][+ID:...]. Returns a
- * bit set of the ops (by position) whose dst_shape it set. */
+/* --op-attrs alternative: ID:NAME:VALUE[*NAME:VALUE][+ID:...]; marks in
+ * @p dst_shape_given the ops (by position) whose dst_shape it set. */
 int batch_rewrite_op_attrs(batch_t *b, at_t at, doc_t *d, char *alt,
         unsigned char *dst_shape_given) {
     id_item_t items[MAX_ITEMS];
