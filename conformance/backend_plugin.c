@@ -1,8 +1,10 @@
 /*
- * The runner's backend over the plugin table, as a graph compiler would
+ * The runner's backend over a plugin table, as a graph compiler would
  * drive dgrad: ops built by kind and attributes from text, compiled and
  * executed through the ABI structs. Only ABI 1.0 entries are used, so any
- * major-1 plugin runs the suites.
+ * major-1 plugin runs the suites. The table is the loaded module's
+ * (`dgrad conform`) or the same table linked in over the core library
+ * (backend_core.c: tests and dgrad_conform_core).
  */
 #include <string.h>
 

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "conform.h"
+#include "dtype.h"
+#include "error.h"
 
 void cf_case_init(cf_case_t *c) {
     memset(c, 0, sizeof *c);
@@ -41,15 +43,21 @@ const char *cf_case_attr(const cf_case_t *c, const char *name) {
 }
 
 const char *cf_format_ints(char *buf, size_t size, const int64_t *v, int n) {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < n && used < size; i++) {
-        int w = snprintf(buf + used, size - used, i ? ",%lld" : "%lld",
-                (long long)v[i]);
-        if (w < 0) break;
-        used += (size_t)w;
-    }
-    return buf;
+    return dgrad_format_dims(buf, size, v, n);
+}
+
+dgrad_data_type_t cf_data_type_named(const char *name) {
+    /* dgrad_data_type_name names every type and gives "undef" past the
+     * last (and for undef itself). */
+    for (int t = 1; strcmp(dgrad_data_type_name((dgrad_data_type_t)t),
+                    "undef"); t++)
+        if (!strcmp(name, dgrad_data_type_name((dgrad_data_type_t)t)))
+            return (dgrad_data_type_t)t;
+    return dgrad_data_type_undef;
+}
+
+int cf_is_compute_type(dgrad_data_type_t dt) {
+    return dt == dgrad_f32 || dt == dgrad_bf16 || dt == dgrad_f16;
 }
 
 int cf_parse_ints(const char *text, int64_t *values, int max, int *count) {
@@ -122,4 +130,76 @@ void cf_sink_errorf(cf_sink_t *sink, const char *suite, const char *where,
     va_end(args);
     snprintf(msg, sizeof msg, "%s: %s: %s", where, what, rule);
     sink->on_error(sink, suite, msg);
+}
+
+/* ------------------------------------------------ operands of a run */
+
+/* Dense row-major strides (saturating: huge dims of invalid cases). */
+void cf_dense_strides(const int64_t *dims, int nd, int64_t *s) {
+    int64_t acc = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        s[d] = acc;
+        if (__builtin_mul_overflow(acc, dims[d] > 0 ? dims[d] : 1, &acc))
+            acc = INT64_MAX;
+    }
+}
+
+int cf_dims_known(const dgrad_logical_tensor_t *lt) {
+    if (lt->ndims < 1) return 0;
+    for (int d = 0; d < lt->ndims; d++)
+        if (lt->dims[d] < 0) return 0;
+    return 1;
+}
+
+/* The logical tensor of a case operand (strided dense unless told). */
+void cf_lt_fill(dgrad_logical_tensor_t *lt, size_t id,
+        dgrad_data_type_t dt, const cf_tensor_t *t,
+        dgrad_property_type_t prop) {
+    memset(lt, 0, sizeof *lt);
+    lt->struct_size = sizeof *lt;
+    lt->id = id;
+    lt->data_type = dt;
+    lt->property = prop;
+    lt->ndims = t->ndims;
+    lt->layout_type = t->layout_any ? dgrad_layout_type_any
+                                    : dgrad_layout_type_strided;
+    if (t->ndims < 1 || t->ndims > DGRAD_MAX_NDIMS) return;
+    memcpy(lt->dims, t->dims, (size_t)t->ndims * sizeof(int64_t));
+    if (t->layout_any || !cf_dims_known(lt)) return;
+    if (t->has_strides)
+        memcpy(lt->strides, t->strides, (size_t)t->ndims * sizeof(int64_t));
+    else
+        cf_dense_strides(t->dims, t->ndims, lt->strides);
+}
+
+static dgrad_data_type_t other_type(dgrad_data_type_t dt) {
+    return dt == dgrad_f32 ? dgrad_bf16 : dgrad_f32;
+}
+
+
+void cf_build_inputs(const cf_case_t *c, dgrad_data_type_t dt,
+        run_inputs_t *ri) {
+    memset(ri, 0, sizeof *ri);
+    cf_lt_fill(&ri->lts[0], 0, c->data_dt ? c->data_dt : dt, &c->data,
+            dgrad_property_type_variable);
+    cf_lt_fill(&ri->lts[1], 1, c->mixed_types ? other_type(dt) : dt, &c->weights,
+            c->constant_weights ? dgrad_property_type_constant
+                                : dgrad_property_type_variable);
+    ri->n = 2;
+    if (c->third == cf_third_shape) {
+        cf_tensor_t t;
+        memset(&t, 0, sizeof t);
+        t.ndims = 1;
+        t.dims[0] = c->n_shape;
+        cf_lt_fill(&ri->lts[2], 2, c->shape_dt, &t, dgrad_property_type_variable);
+        for (int i = 0; i < c->n_shape; i++) {
+            if (c->shape_dt == dgrad_s32) ((int32_t *)ri->shape_buf)[i] = (int32_t)c->shape_values[i];
+            else if (c->shape_dt == dgrad_s64) ri->shape_buf[i] = c->shape_values[i];
+            else dgrad_store(ri->shape_buf, c->shape_dt, i, (double)c->shape_values[i]);
+        }
+        ri->n = 3;
+    } else if (c->third == cf_third_bias) {
+        cf_lt_fill(&ri->lts[2], 2, dt, &c->bias, dgrad_property_type_variable);
+        ri->n = 3;
+    }
 }

@@ -65,11 +65,8 @@ static int parse_dtypes(const char *text, cf_options_t *o) {
     snprintf(buf, sizeof buf, "%s", text);
     o->n_dtypes = 0;
     for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        dgrad_data_type_t dt = !strcmp(t, "f32") ? dgrad_f32
-                : !strcmp(t, "bf16")              ? dgrad_bf16
-                : !strcmp(t, "f16")               ? dgrad_f16
-                                                  : dgrad_data_type_undef;
-        if (dt == dgrad_data_type_undef) return 0;
+        dgrad_data_type_t dt = cf_data_type_named(t);
+        if (!cf_is_compute_type(dt)) return 0;
         int seen = 0;
         for (int i = 0; i < o->n_dtypes; i++) seen |= o->dtypes[i] == dt;
         if (!seen) o->dtypes[o->n_dtypes++] = dt;

@@ -93,6 +93,12 @@ int cf_case_add_attr(cf_case_t *c, const char *name, const char *value);
 const char *cf_case_attr(const cf_case_t *c, const char *name);
 /* "a,b,c" of @p n integers into @p buf. */
 const char *cf_format_ints(char *buf, size_t size, const int64_t *v, int n);
+/* The data type dgrad_data_type_name calls @p name ("f32" ... "s64"), or
+ * dgrad_data_type_undef. */
+dgrad_data_type_t cf_data_type_named(const char *name);
+/* 1 for the types ops compute in (f32, bf16, f16); the others are shape
+ * input types. */
+int cf_is_compute_type(dgrad_data_type_t dt);
 /* Parses an integer list "1,2" / "[1, 2]" / "1 2" / "1"; 0 on bad text. */
 int cf_parse_ints(const char *text, int64_t *values, int max, int *count);
 /* Element count of dims; -1 when it overflows or a dim is negative. */
@@ -102,6 +108,26 @@ int64_t cf_dims_count(const int64_t *dims, int ndims);
  * it; NULL when there is none. An op kind that close to one dgrad runs is
  * an error, not a silent skip. */
 const char *cf_near_kind(const char *kind, const char *const *known, int n);
+
+/* The operands of a run of a case: logical tensors, and the shape values
+ * (as the shape input's type stores them). */
+typedef struct run_inputs {
+    size_t n;
+    dgrad_logical_tensor_t lts[3];
+    int64_t shape_buf[DGRAD_MAX_NDIMS];
+} run_inputs_t;
+
+/* Dense row-major strides over @p dims (saturating at INT64_MAX: huge dims
+ * of invalid cases). */
+void cf_dense_strides(const int64_t *dims, int nd, int64_t *strides);
+/* A rank and no unknown dim. */
+int cf_dims_known(const dgrad_logical_tensor_t *lt);
+/* The logical tensor of a case operand (strided dense unless told). */
+void cf_lt_fill(dgrad_logical_tensor_t *lt, size_t id, dgrad_data_type_t dt,
+        const cf_tensor_t *t, dgrad_property_type_t prop);
+/* The operands of case @p c in @p dt (the case's forced types win). */
+void cf_build_inputs(const cf_case_t *c, dgrad_data_type_t dt,
+        run_inputs_t *ri);
 
 /* ---------------------------------------------------------------- sinks */
 
@@ -208,7 +234,8 @@ int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
 /* ------------------------------------------------------------ backends */
 
 /* How the runner executes ops: a small table of its own, implemented over
- * the plugin table (`dgrad conform`) and over the core API (tests). */
+ * the plugin table (backend_plugin.c), either loaded (`dgrad conform`) or
+ * linked in over the core library (tests). */
 typedef struct cf_backend {
     const char *name;
     void *ctx;
@@ -236,7 +263,8 @@ struct dgrad_plugin_api;
 /* Over a plugin table (from the loader). */
 void cf_backend_plugin_init(cf_backend_t *b,
         const struct dgrad_plugin_api *api);
-/* Over the core API (links the whole library: tests and development). */
+/* Over the plugin's table linked in with the whole library (tests and
+ * development: dgrad_plugin_table). */
 void cf_backend_core_init(cf_backend_t *b);
 
 /* -------------------------------------------------------------- report */

@@ -1,6 +1,6 @@
-/* dgrad_conform_core: `dgrad conform` over the core API instead of the
- * plugin, for development (built in the tree, not installed). Same
- * options and report. */
+/* dgrad_conform_core: `dgrad conform` over the plugin's table linked in
+ * with the library instead of the loaded module, for development (built
+ * in the tree, not installed). Same options and report. */
 #include <stdio.h>
 
 #include "conform.h"

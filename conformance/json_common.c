@@ -66,6 +66,25 @@ json_t *jload_buffer(jctx_t *j, const char *buf, size_t size) {
     return loaded(j, json_loadb(buf, size, JSON_REJECT_DUPLICATES, &e), &e);
 }
 
+/* Loads a file, or a buffer named @p name, and runs @p read on it;
+ * returns the number of errors (loading counts). */
+static int read_loaded(jctx_t *j, json_t *root, jreader_t *read) {
+    if (root) read(j, root);
+    json_decref(root);
+    return j->errors;
+}
+
+static int jread_file(const char *path, cf_sink_t *sink, jreader_t *read) {
+    jctx_t j = {sink, path, 0};
+    return read_loaded(&j, jload_file(&j), read);
+}
+
+static int jread_buffer(const char *name, const char *buf, size_t size,
+        cf_sink_t *sink, jreader_t *read) {
+    jctx_t j = {sink, name, 0};
+    return read_loaded(&j, jload_buffer(&j, buf, size), read);
+}
+
 int jexpect_object(jctx_t *j, json_t *v, const char *path) {
     if (json_is_object(v)) return 1;
     return jerr(j, path, "wrong type", "expected an object, got %s", jtype(v));
@@ -101,6 +120,22 @@ int jget_int(jctx_t *j, json_t *obj, const char *path, const char *key,
         return jerr(j, jpath_key(p, path, key), "wrong type",
                 "expected an integer, got %s", jtype(v));
     *out = (int64_t)json_integer_value(v);
+    return 1;
+}
+
+int jget_array(jctx_t *j, json_t *obj, const char *path, const char *key,
+        const char *missing_rule, const char *expected, json_t **out) {
+    char p[JPATH];
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    if (!v)
+        return missing_rule ? jerr(j, path, "missing field", "%s",
+                                      missing_rule)
+                            : 1;
+    if (!json_is_array(v))
+        return jerr(j, jpath_key(p, path, key), "wrong type",
+                "expected %s, got %s", expected, jtype(v));
+    *out = v;
     return 1;
 }
 
@@ -151,4 +186,39 @@ int jget_dims(jctx_t *j, json_t *v, const char *path, int64_t min,
         }
     }
     return 1;
+}
+
+/* The JSON readers' entry points (conform.h), in one place. */
+
+int cf_read_vectors_file(const char *path, cf_sink_t *sink) {
+    return jread_file(path, sink, cf_vectors_from_json);
+}
+
+int cf_read_vectors_buffer(const char *name, const char *buf, size_t size,
+        cf_sink_t *sink) {
+    return jread_buffer(name, buf, size, sink, cf_vectors_from_json);
+}
+
+int cf_read_graph_file(const char *path, cf_sink_t *sink) {
+    return jread_file(path, sink, cf_graph_from_json);
+}
+
+int cf_read_graph_buffer(const char *name, const char *buf, size_t size,
+        cf_sink_t *sink) {
+    return jread_buffer(name, buf, size, sink, cf_graph_from_json);
+}
+
+/* A JSON file of either kind, by its top-level keys. */
+static int read_either(jctx_t *j, json_t *root) {
+    if (json_is_object(root) && json_object_get(root, "cases"))
+        return cf_vectors_from_json(j, root);
+    if (json_is_object(root) && json_object_get(root, "graph"))
+        return cf_graph_from_json(j, root);
+    jerr(j, "$", "missing field", "neither a vector file ('cases') nor a "
+            "oneDNN Graph file ('graph')");
+    return j->errors;
+}
+
+int cf_read_json_file(const char *path, cf_sink_t *sink) {
+    return jread_file(path, sink, read_either);
 }

@@ -42,6 +42,11 @@ int jget_string(jctx_t *j, json_t *obj, const char *path, const char *key,
         int required, const char **out);
 int jget_int(jctx_t *j, json_t *obj, const char *path, const char *key,
         int required, int64_t *out, int *present);
+/* An array field: *out is the array, or NULL when it is absent and
+ * optional (@p missing_rule NULL; else the message when it is absent).
+ * @p expected names the array in "expected ..., got ..." messages. */
+int jget_array(jctx_t *j, json_t *obj, const char *path, const char *key,
+        const char *missing_rule, const char *expected, json_t **out);
 /* An array of at most @p max integers, each >= @p min. */
 int jget_ints(jctx_t *j, json_t *v, const char *path, int64_t min,
         int64_t *out, int max, int *count);
@@ -53,9 +58,15 @@ int jexpect_object(jctx_t *j, json_t *v, const char *path);
 int jget_dims(jctx_t *j, json_t *v, const char *path, int64_t min,
         int64_t *dims, int *ndims);
 
+/* A reader of a parsed document; returns the number of errors. */
+typedef int jreader_t(jctx_t *j, json_t *root);
+
 /* The two readers on a parsed document (cf_read_json_file dispatches on
- * the top-level keys); they return the number of errors. */
-int cf_vectors_from_json(jctx_t *j, json_t *root);
-int cf_graph_from_json(jctx_t *j, json_t *root);
+ * the top-level keys). */
+jreader_t cf_vectors_from_json;
+jreader_t cf_graph_from_json;
+
+/* The entry points of both readers (cf_read_vectors_file ... in conform.h)
+ * are json_common.c's: load, run the reader, count the errors. */
 
 #endif

@@ -19,25 +19,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "json_common.h"
+#include "conform.h"
 
 /* Bounds the recursion (symbolic links may form cycles). */
 #define MAX_DEPTH 32
-
-int cf_read_json_file(const char *path, cf_sink_t *sink) {
-    jctx_t j = {sink, path, 0};
-    json_t *root = jload_file(&j);
-    if (!root) return j.errors;
-    if (json_is_object(root) && json_object_get(root, "cases"))
-        cf_vectors_from_json(&j, root);
-    else if (json_is_object(root) && json_object_get(root, "graph"))
-        cf_graph_from_json(&j, root);
-    else
-        jerr(&j, "$", "missing field", "neither a vector file ('cases') nor a "
-                "oneDNN Graph file ('graph')");
-    json_decref(root);
-    return j.errors;
-}
 
 static int has_suffix(const char *s, const char *suffix) {
     size_t n = strlen(s), m = strlen(suffix);

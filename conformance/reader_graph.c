@@ -81,17 +81,8 @@ static int read_attr(jctx_t *j, const char *name, json_t *obj,
 }
 
 static int parse_dtype(const char *s, dgrad_data_type_t *dt) {
-    static const struct {
-        const char *name;
-        dgrad_data_type_t dt;
-    } names[] = {{"f32", dgrad_f32}, {"bf16", dgrad_bf16}, {"f16", dgrad_f16},
-            {"s32", dgrad_s32}, {"s64", dgrad_s64}};
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (!strcmp(s, names[i].name)) {
-            *dt = names[i].dt;
-            return 1;
-        }
-    return 0;
+    *dt = cf_data_type_named(s);
+    return *dt != dgrad_data_type_undef;
 }
 
 /* One logical tensor. Outputs may have unknown (-1) dims and layout any. */
@@ -279,16 +270,10 @@ static void read_root(jctx_t *j, json_t *root) {
             return;
         }
     }
-    json_t *graph = json_object_get(root, "graph");
-    if (!graph) {
-        jerr(j, "$", "missing field", "a oneDNN Graph file has 'graph'");
+    json_t *graph;
+    if (!jget_array(j, root, "$", "graph", "a oneDNN Graph file has 'graph'",
+                "an array of ops", &graph))
         return;
-    }
-    if (!json_is_array(graph)) {
-        jerr(j, "$.graph", "wrong type", "expected an array of ops, got %s",
-                jtype(graph));
-        return;
-    }
     size_t i;
     json_t *op;
     json_array_foreach(graph, i, op) read_op(j, op, jpath_index(p, "$.graph", i));
@@ -297,21 +282,4 @@ static void read_root(jctx_t *j, json_t *root) {
 int cf_graph_from_json(jctx_t *j, json_t *root) {
     read_root(j, root);
     return j->errors;
-}
-
-int cf_read_graph_file(const char *path, cf_sink_t *sink) {
-    jctx_t j = {sink, path, 0};
-    json_t *root = jload_file(&j);
-    if (root) read_root(&j, root);
-    json_decref(root);
-    return j.errors;
-}
-
-int cf_read_graph_buffer(const char *name, const char *buf, size_t size,
-        cf_sink_t *sink) {
-    jctx_t j = {sink, name, 0};
-    json_t *root = jload_buffer(&j, buf, size);
-    if (root) read_root(&j, root);
-    json_decref(root);
-    return j.errors;
 }

@@ -218,13 +218,11 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
         return jerr(j, jpath_key(p, path, "op"), "bad value", "'%.64s' is not "
                 "one of ConvolutionBackwardData, ConvolutionBackpropData, "
                 "GroupConvolutionBackpropData, ConvTranspose", op);
-    if (dtype && strcmp(dtype, "f32") && strcmp(dtype, "bf16")
-            && strcmp(dtype, "f16"))
+    /* The expected data were computed from the values in this type. */
+    c->values_dt = dtype ? cf_data_type_named(dtype) : dgrad_f32;
+    if (!cf_is_compute_type(c->values_dt))
         return jerr(j, jpath_key(p, path, "dtype"), "bad value", "'%.16s' is "
                 "not f32, bf16 or f16", dtype);
-    /* The expected data were computed from the values in this type. */
-    c->values_dt = !dtype || !strcmp(dtype, "f32") ? dgrad_f32
-            : !strcmp(dtype, "bf16") ? dgrad_bf16 : dgrad_f16;
     if (expect) {
         if (!status_known(expect))
             return jerr(j, jpath_key(p, path, "expect_error"), "bad value",
@@ -297,16 +295,10 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
 static void read_root(jctx_t *j, json_t *root) {
     char p[JPATH];
     if (!jexpect_object(j, root, "$")) return;
-    json_t *cases = json_object_get(root, "cases");
-    if (!cases) {
-        jerr(j, "$", "missing field", "a vector file has 'cases'");
+    json_t *cases;
+    if (!jget_array(j, root, "$", "cases", "a vector file has 'cases'",
+                "an array", &cases))
         return;
-    }
-    if (!json_is_array(cases)) {
-        jerr(j, "$.cases", "wrong type", "expected an array, got %s",
-                jtype(cases));
-        return;
-    }
     size_t i;
     json_t *v;
     json_array_foreach(cases, i, v) {
@@ -317,13 +309,10 @@ static void read_root(jctx_t *j, json_t *root) {
             j->sink->on_case(j->sink, &c);
         cf_case_free(&c);
     }
-    json_t *skipped = json_object_get(root, "skipped");
-    if (!skipped) return;
-    if (!json_is_array(skipped)) {
-        jerr(j, "$.skipped", "wrong type", "expected an array, got %s",
-                jtype(skipped));
+    json_t *skipped;
+    if (!jget_array(j, root, "$", "skipped", NULL, "an array", &skipped)
+            || !skipped)
         return;
-    }
     json_array_foreach(skipped, i, v) {
         const char *name = NULL, *reason = "skipped by the vector file";
         jpath_index(p, "$.skipped", i);
@@ -339,21 +328,4 @@ static void read_root(jctx_t *j, json_t *root) {
 int cf_vectors_from_json(jctx_t *j, json_t *root) {
     read_root(j, root);
     return j->errors;
-}
-
-int cf_read_vectors_file(const char *path, cf_sink_t *sink) {
-    jctx_t j = {sink, path, 0};
-    json_t *root = jload_file(&j);
-    if (root) read_root(&j, root);
-    json_decref(root);
-    return j.errors;
-}
-
-int cf_read_vectors_buffer(const char *name, const char *buf, size_t size,
-        cf_sink_t *sink) {
-    jctx_t j = {sink, name, 0};
-    json_t *root = jload_buffer(&j, buf, size);
-    if (root) read_root(&j, root);
-    json_decref(root);
-    return j.errors;
 }

@@ -1,33 +1,15 @@
 /*
- * The runner: every case it receives runs in each requested data type and
- * layout through the backend, and is compared element by element with the
- * reference of the oracle library on the canonical problem the conformance
- * model resolved.
- *
- * Data live once per case and data type in canonical dense order
- * ([N, Cin, X...], [G, Cin/G, Cout/G, K...], [Cout]), already rounded to the
- * type, so the reference sees exactly the values dgrad sees and only
- * accumulation and output rounding can differ. Each run scatters them into
- * its own layout; gaps of padded layouts hold NaN, so that reading them
- * (inputs) or writing them (output) shows.
+ * The runner's run modes: every case it receives runs in each requested
+ * data type and layout through the backend (a valid case: executed and
+ * judged; too large: compiled only; invalid: it must be rejected with its
+ * status), as a sink of the readers and the sweep. The data are
+ * runner_data.c's, the judging runner_judge.c's.
  */
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conform.h"
-#include "dtype.h"
-#include "problem.h"
-#include "reference.h"
-
-struct cf_runner {
-    cf_sink_t sink; /* first: the callbacks cast back */
-    cf_options_t opt;
-    cf_backend_t be;
-    cf_report_t *report;
-};
+#include "runner.h"
 
 void cf_options_default(cf_options_t *o) {
     memset(o, 0, sizeof *o);
@@ -39,361 +21,56 @@ void cf_options_default(cf_options_t *o) {
     o->max_elements = (int64_t)1 << 25;
 }
 
-/* ------------------------------------------------------------- results */
+/* What every run mode starts with: the operands of a case in one type,
+ * and the op, its attributes set in order, compiled. */
+typedef struct compiled_case {
+    run_inputs_t ri;
+    dgrad_logical_tensor_t olt; /* the requested output, then the compiled */
+    void *op, *compiled;
+} compiled_case_t;
 
-static void result_init(cf_result_t *res, const cf_case_t *c,
-        dgrad_data_type_t dt, const char *layout) {
-    memset(res, 0, sizeof *res);
-    res->verdict = cf_pass;
-    snprintf(res->suite, sizeof res->suite, "%s", c->suite);
-    snprintf(res->name, sizeof res->name, "%s", c->name);
-    snprintf(res->dtype, sizeof res->dtype, "%s", dgrad_data_type_name(dt));
-    snprintf(res->layout, sizeof res->layout, "%s", layout);
-    snprintf(res->status, sizeof res->status, "ok");
-    snprintf(res->first, sizeof res->first, "-");
-    res->max_abs = res->max_rel = -1.0;
-}
-
-static void result_set(cf_result_t *res, cf_verdict_t v, const char *status,
-        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void result_set(cf_result_t *res, cf_verdict_t v, const char *status,
-        const char *fmt, ...) {
-    res->verdict = v;
-    snprintf(res->status, sizeof res->status, "%s", status);
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(res->detail, sizeof res->detail, fmt, args);
-    va_end(args);
-}
-
-/* ------------------------------------------------------ tensors, buffers */
-
-/* Elements a buffer of @p lt spans; INT64_MAX when that overflows (the
- * invalid cases have such dims). */
-static int64_t span_of(const dgrad_logical_tensor_t *lt) {
-    int64_t last = 0, term;
-    for (int d = 0; d < lt->ndims; d++) {
-        if (lt->dims[d] < 1) return 0;
-        if (__builtin_mul_overflow(lt->dims[d] - 1, lt->strides[d], &term)
-                || __builtin_add_overflow(last, term, &last) || last == INT64_MAX)
-            return INT64_MAX;
-    }
-    return last + 1;
-}
-
-/* Dense row-major strides (saturating: huge dims of invalid cases). */
-static void dense_strides(const int64_t *dims, int nd, int64_t *s) {
-    int64_t acc = 1;
-    for (int d = nd - 1; d >= 0; d--) {
-        s[d] = acc;
-        if (__builtin_mul_overflow(acc, dims[d] > 0 ? dims[d] : 1, &acc))
-            acc = INT64_MAX;
-    }
-}
-
-static int dims_known(const dgrad_logical_tensor_t *lt) {
-    if (lt->ndims < 1) return 0;
-    for (int d = 0; d < lt->ndims; d++)
-        if (lt->dims[d] < 0) return 0;
-    return 1;
-}
-
-/* The logical tensor of a case operand (strided dense unless told). */
-static void lt_fill(dgrad_logical_tensor_t *lt, size_t id,
-        dgrad_data_type_t dt, const cf_tensor_t *t,
-        dgrad_property_type_t prop) {
-    memset(lt, 0, sizeof *lt);
-    lt->struct_size = sizeof *lt;
-    lt->id = id;
-    lt->data_type = dt;
-    lt->property = prop;
-    lt->ndims = t->ndims;
-    lt->layout_type = t->layout_any ? dgrad_layout_type_any
-                                    : dgrad_layout_type_strided;
-    if (t->ndims < 1 || t->ndims > DGRAD_MAX_NDIMS) return;
-    memcpy(lt->dims, t->dims, (size_t)t->ndims * sizeof(int64_t));
-    if (t->layout_any || !dims_known(lt)) return;
-    if (t->has_strides)
-        memcpy(lt->strides, t->strides, (size_t)t->ndims * sizeof(int64_t));
-    else
-        dense_strides(t->dims, t->ndims, lt->strides);
-}
-
-static dgrad_data_type_t other_type(dgrad_data_type_t dt) {
-    return dt == dgrad_f32 ? dgrad_bf16 : dgrad_f32;
-}
-
-/* Builds the inputs of a run: logical tensors, and the shape values. */
-typedef struct run_inputs {
-    size_t n;
-    dgrad_logical_tensor_t lts[3];
-    int64_t shape_buf[DGRAD_MAX_NDIMS]; /* values in shape_dt */
-} run_inputs_t;
-
-static void build_inputs(const cf_case_t *c, dgrad_data_type_t dt,
-        run_inputs_t *ri) {
-    memset(ri, 0, sizeof *ri);
-    lt_fill(&ri->lts[0], 0, c->data_dt ? c->data_dt : dt, &c->data,
-            dgrad_property_type_variable);
-    lt_fill(&ri->lts[1], 1, c->mixed_types ? other_type(dt) : dt, &c->weights,
-            c->constant_weights ? dgrad_property_type_constant
-                                : dgrad_property_type_variable);
-    ri->n = 2;
-    if (c->third == cf_third_shape) {
-        cf_tensor_t t;
-        memset(&t, 0, sizeof t);
-        t.ndims = 1;
-        t.dims[0] = c->n_shape;
-        lt_fill(&ri->lts[2], 2, c->shape_dt, &t, dgrad_property_type_variable);
-        for (int i = 0; i < c->n_shape; i++) {
-            if (c->shape_dt == dgrad_s32) ((int32_t *)ri->shape_buf)[i] = (int32_t)c->shape_values[i];
-            else if (c->shape_dt == dgrad_s64) ri->shape_buf[i] = c->shape_values[i];
-            else dgrad_store(ri->shape_buf, c->shape_dt, i, (double)c->shape_values[i]);
-        }
-        ri->n = 3;
-    } else if (c->third == cf_third_bias) {
-        lt_fill(&ri->lts[2], 2, dt, &c->bias, dgrad_property_type_variable);
-        ri->n = 3;
-    }
-}
-
-/* Creates the op and sets its attributes, in order. */
-static dgrad_status_t build_op(const cf_backend_t *be, const cf_case_t *c,
-        void **op, char *msg, size_t size) {
-    *op = NULL;
-    dgrad_status_t st = be->op_create(be->ctx, c->kind, c->name, op);
+/* On failure @p msg says which step failed; release_case in any case. */
+static dgrad_status_t compile_case(const cf_backend_t *be, const cf_case_t *c,
+        dgrad_data_type_t dt, compiled_case_t *cc, char *msg, size_t size) {
+    cc->op = cc->compiled = NULL;
+    cf_build_inputs(c, dt, &cc->ri);
+    cf_lt_fill(&cc->olt, 3, dt, &c->output, dgrad_property_type_variable);
+    dgrad_status_t st = be->op_create(be->ctx, c->kind, c->name, &cc->op);
     if (st != dgrad_success) {
         snprintf(msg, size, "creating the op: %s", be->last_error(be->ctx));
         return st;
     }
     for (int i = 0; i < c->n_attrs; i++) {
-        st = be->op_set_attr(be->ctx, *op, c->attrs[i].name, c->attrs[i].value);
+        st = be->op_set_attr(be->ctx, cc->op, c->attrs[i].name,
+                c->attrs[i].value);
         if (st != dgrad_success) {
             snprintf(msg, size, "setting %s='%s': %s", c->attrs[i].name,
                     c->attrs[i].value, be->last_error(be->ctx));
             return st;
         }
     }
-    return dgrad_success;
+    st = be->compile(be->ctx, cc->op, cc->ri.n, cc->ri.lts, &cc->olt,
+            &cc->compiled);
+    if (st != dgrad_success)
+        snprintf(msg, size, "compile: %s", be->last_error(be->ctx));
+    return st;
 }
 
-static void fill_nan(void *buf, dgrad_data_type_t dt, int64_t n) {
-    for (int64_t i = 0; i < n; i++) dgrad_store(buf, dt, i, NAN);
+static void release_case(const cf_backend_t *be, compiled_case_t *cc) {
+    be->compiled_destroy(be->ctx, cc->compiled);
+    be->op_destroy(be->ctx, cc->op);
 }
 
-/* ------------------------------------------------------ canonical data */
-
-typedef struct cdata {
-    dgrad_data_type_t dt;
-    int64_t n_in, n_wei, n_bias, n_out;
-    void *in, *wei, *bias;         /* canonical dense, in dt */
-    double *ref, *abs_sum;         /* canonical dense output */
-    double *expected;              /* canonical dense, or NULL */
-    /* The inputs are the file's own: rounding the given values to dt gave
-     * what rounding them to the file's type does, so its expected data
-     * apply to this run. */
-    int exact;
-    /* No value changed in rounding to dt: the reference is the one of the
-     * exact values, shared by every such type (ref/abs_sum not owned). */
-    int lossless, shared_ref;
-} cdata_t;
-
-static void cdata_free(cdata_t *d) {
-    free(d->in);
-    free(d->wei);
-    free(d->bias);
-    if (!d->shared_ref) {
-        free(d->ref);
-        free(d->abs_sum);
-    }
-    free(d->expected);
-    memset(d, 0, sizeof *d);
-}
-
-/* Odometer over dims. */
-typedef struct odo {
-    int nd;
-    int64_t dims[DGRAD_MAX_NDIMS], idx[DGRAD_MAX_NDIMS];
-} odo_t;
-
-static void odo_init(odo_t *o, const int64_t *dims, int nd) {
-    memset(o, 0, sizeof *o);
-    o->nd = nd;
-    memcpy(o->dims, dims, (size_t)nd * sizeof(int64_t));
-}
-
-static int odo_next(odo_t *o) {
-    for (int i = o->nd - 1; i >= 0; i--) {
-        if (++o->idx[i] < o->dims[i]) return 1;
-        o->idx[i] = 0;
-    }
-    return 0;
-}
-
-static int64_t odo_offset(const odo_t *o, const int64_t *strides) {
-    int64_t off = 0;
-    for (int i = 0; i < o->nd; i++) off += o->idx[i] * strides[i];
-    return off;
-}
-
-static void canon_dims(const cf_geom_t *g, int role, int64_t *dims, int *nd) {
-    const int nsp = g->nsp;
-    if (role == 0) { /* data */
-        dims[0] = g->N, dims[1] = g->Cin;
-        for (int i = 0; i < nsp; i++) dims[2 + i] = g->X[i];
-        *nd = 2 + nsp;
-    } else if (role == 1) { /* weights */
-        dims[0] = g->G, dims[1] = g->Cin / g->G, dims[2] = g->Cout / g->G;
-        for (int i = 0; i < nsp; i++) dims[3 + i] = g->K[i];
-        *nd = 3 + nsp;
-    } else if (role == 2) { /* bias */
-        dims[0] = g->Cout;
-        *nd = 1;
-    } else { /* output */
-        dims[0] = g->N, dims[1] = g->Cout;
-        for (int i = 0; i < nsp; i++) dims[2 + i] = g->Y[i];
-        *nd = 2 + nsp;
-    }
-}
-
-/* Small integers in [-3, 3]: exact in every type for the products, and
- * sums stay exact in f32. */
-static double next_value(unsigned *state) {
-    *state = *state * 1103515245u + 12345u;
-    return (double)((int)((*state >> 16) % 7u) - 3);
-}
-
-/* Canonical strides of the user's dense row-major values of a case tensor. */
-static void given_canon_strides(const cf_geom_t *g, int role,
-        const cf_tensor_t *t, int64_t *canon) {
-    int64_t dense[DGRAD_MAX_NDIMS];
-    dense_strides(t->dims, t->ndims, dense);
-    if (role == 1) cf_model_wei_strides(g, dense, canon);
-    else if (role == 2) canon[0] = dense[0];
-    else cf_model_act_strides(g, dense, canon);
-}
-
-/* @p v as type @p dt holds it (undef: unchanged). */
-static double round_to(dgrad_data_type_t dt, double v) {
-    uint16_t h;
-    switch (dt) {
-        case dgrad_f32: return (float)v;
-        case dgrad_bf16: h = dgrad_f32_to_bf16((float)v); return dgrad_bf16_to_f32(h);
-        case dgrad_f16: h = dgrad_f32_to_f16((float)v); return dgrad_f16_to_f32(h);
-        default: return v;
-    }
-}
-
-/* One canonical tensor in dt, from the case's values or generated. */
-static int fill_canon(const cf_geom_t *g, int role, const cf_tensor_t *t,
-        dgrad_data_type_t dt, dgrad_data_type_t values_dt, unsigned *state,
-        void **out, int64_t *count, int *exact, int *lossless) {
-    int64_t dims[DGRAD_MAX_NDIMS], canon[DGRAD_MAX_NDIMS];
-    int nd;
-    canon_dims(g, role, dims, &nd);
-    *count = cf_dims_count(dims, nd);
-    *out = malloc((size_t)(*count > 0 ? *count : 1) * dgrad_data_type_size(dt));
-    if (!*out) return 0;
-    if (t->data) given_canon_strides(g, role, t, canon);
-    odo_t o;
-    odo_init(&o, dims, nd);
-    int64_t i = 0;
-    do {
-        double v = t->data ? t->data[odo_offset(&o, canon)] : next_value(state);
-        dgrad_store(*out, dt, i, v);
-        if (dgrad_load(*out, dt, i) != round_to(values_dt, v)) *exact = 0;
-        if (dgrad_load(*out, dt, i) != v) *lossless = 0;
-        i++;
-    } while (odo_next(&o) && i < *count);
+/* Fails @p res when the dims of @p lt (@p what) are not @p want. */
+static int dims_differ(cf_result_t *res, const char *what,
+        const dgrad_logical_tensor_t *lt, const int64_t *want, int nd) {
+    if (cf_same_dims(lt, want, nd)) return 0;
+    char a[80], b[80];
+    cf_result_set(res, cf_fail, "wrong_dims", "%s (%s) differ from the "
+            "dialect rules' (%s)", what,
+            cf_format_ints(a, sizeof a, lt->dims, lt->ndims),
+            cf_format_ints(b, sizeof b, want, nd));
     return 1;
-}
-
-/* Canonical data and reference of case @p c (geometry @p g) in @p dt.
- * @p cache: the reference of the exact values, when an earlier type
- * computed it (both NULL before); a lossless type fills or reuses it. */
-static int cdata_make(const cf_case_t *c, const cf_geom_t *g,
-        dgrad_data_type_t dt, cdata_t *d, double **cache_ref,
-        double **cache_abs) {
-    memset(d, 0, sizeof *d);
-    d->dt = dt;
-    d->exact = d->lossless = 1;
-    unsigned state = c->seed * 2654435761u + 1u;
-    dgrad_data_type_t vdt = c->values_dt;
-    if (!fill_canon(g, 0, &c->data, dt, vdt, &state, &d->in, &d->n_in,
-                &d->exact, &d->lossless)
-            || !fill_canon(g, 1, &c->weights, dt, vdt, &state, &d->wei,
-                    &d->n_wei, &d->exact, &d->lossless)
-            || (g->has_bias && !fill_canon(g, 2, &c->bias, dt, vdt, &state,
-                        &d->bias, &d->n_bias, &d->exact, &d->lossless)))
-        return 0;
-    int64_t dims[DGRAD_MAX_NDIMS];
-    int nd;
-    odo_t o;
-    int64_t i;
-    canon_dims(g, 3, dims, &nd);
-    d->n_out = cf_dims_count(dims, nd);
-    if (d->lossless && *cache_ref) {
-        d->ref = *cache_ref;
-        d->abs_sum = *cache_abs;
-        d->shared_ref = 1;
-        goto expected;
-    }
-    d->ref = malloc((size_t)d->n_out * sizeof(double));
-    d->abs_sum = malloc((size_t)d->n_out * sizeof(double));
-    if (!d->ref || !d->abs_sum) return 0;
-
-    /* The oracle's reference on the dense canonical buffers. */
-    dgrad_problem_t p;
-    memset(&p, 0, sizeof p);
-    p.nsp = g->nsp;
-    p.dt = dt;
-    p.N = g->N, p.G = g->G, p.Cin = g->Cin, p.Cout = g->Cout;
-    for (int a = 0; a < g->nsp; a++) {
-        p.X[a] = g->X[a], p.K[a] = g->K[a], p.S[a] = g->S[a];
-        p.D[a] = g->D[a], p.PB[a] = g->PB[a], p.Y[a] = g->Y[a];
-    }
-    int64_t cd[DGRAD_MAX_NDIMS];
-    int cnd;
-    canon_dims(g, 0, cd, &cnd);
-    dense_strides(cd, cnd, p.in_strides);
-    canon_dims(g, 1, cd, &cnd);
-    dense_strides(cd, cnd, p.wei_strides);
-    dense_strides(dims, nd, p.out_strides);
-    p.has_bias = g->has_bias;
-    p.bias_stride = 1;
-    odo_init(&o, dims, nd);
-    i = 0;
-    do {
-        d->ref[i] = dgrad_reference_point(&p, d->in, d->wei,
-                g->has_bias ? d->bias : NULL, o.idx[0], o.idx[1], &o.idx[2],
-                &d->abs_sum[i]);
-        i++;
-    } while (odo_next(&o));
-    if (d->lossless) { /* the case keeps it for the other types */
-        *cache_ref = d->ref;
-        *cache_abs = d->abs_sum;
-        d->shared_ref = 1;
-    }
-expected:
-    if (c->has_expected && c->expected.data) {
-        int64_t canon[DGRAD_MAX_NDIMS];
-        d->expected = malloc((size_t)d->n_out * sizeof(double));
-        if (!d->expected) return 0;
-        given_canon_strides(g, 3, &c->expected, canon);
-        odo_init(&o, dims, nd);
-        i = 0;
-        do d->expected[i++] = c->expected.data[odo_offset(&o, canon)];
-        while (odo_next(&o));
-    }
-    return 1;
-}
-
-/* Per-element tolerance: the output rounding (the type's unit roundoff)
- * and the f32 accumulation (a few f32 unit roundoffs), both bounded by the
- * sum of |terms|. Exact for small integers whose sums fit the type. */
-static double tolerance(dgrad_data_type_t dt, double abs_sum) {
-    return (dgrad_data_type_unit_roundoff(dt) + 16.0 / 16777216.0) * abs_sum;
 }
 
 /* ------------------------------------------------------------- one run */
@@ -406,220 +83,81 @@ typedef struct run {
     const cdata_t *d;
 } run_t;
 
-/* Scatters canonical tensor @p role into a buffer of logical tensor @p lt
- * (whose canonical strides the model gives); gaps hold NaN. */
-static void *scatter(const run_t *x, int role, const dgrad_logical_tensor_t *lt,
-        const void *canon_buf, int64_t *span_out) {
-    dgrad_data_type_t dt = lt->data_type;
-    size_t es = dgrad_data_type_size(dt);
-    int64_t span = span_of(lt);
-    int64_t dims[DGRAD_MAX_NDIMS], cs[DGRAD_MAX_NDIMS];
-    int nd;
-    canon_dims(x->g, role, dims, &nd);
-    *span_out = span;
-    if (span > x->r->opt.max_elements) return NULL;
-    void *buf = malloc((size_t)(span > 0 ? span : 1) * es);
-    if (!buf) return NULL;
-    fill_nan(buf, dt, span);
-    if (role == 1) cf_model_wei_strides(x->g, lt->strides, cs);
-    else if (role == 2) cs[0] = lt->strides[0];
-    else cf_model_act_strides(x->g, lt->strides, cs);
-    odo_t o;
-    odo_init(&o, dims, nd);
-    int64_t i = 0;
-    do {
-        memcpy((char *)buf + (size_t)odo_offset(&o, cs) * es,
-                (const char *)canon_buf + (size_t)i * es, es);
-        i++;
-    } while (odo_next(&o));
-    return buf;
-}
-
-static void format_index(const cf_geom_t *g, const int64_t *cidx, char *buf,
-        size_t size) {
-    int64_t u[DGRAD_MAX_NDIMS];
-    for (int d = 0; d < 2 + g->nsp; d++) u[cf_model_act_pos(g, d)] = cidx[d];
-    char tmp[80];
-    snprintf(buf, size, "[%s]", cf_format_ints(tmp, sizeof tmp, u, 2 + g->nsp));
-}
-
-static int same_dims(const dgrad_logical_tensor_t *lt, const int64_t *dims,
-        int nd) {
-    if (lt->ndims != nd) return 0;
-    for (int d = 0; d < nd; d++)
-        if (lt->dims[d] != dims[d]) return 0;
-    return 1;
-}
-
-/* Compares the output with the reference (and the file's expected data
- * when the inputs were exact in this type); checks the gaps. */
-static void compare(const run_t *x, const dgrad_logical_tensor_t *olt,
-        const void *out, int64_t cap, const char *impl, cf_result_t *res) {
-    const cf_geom_t *g = x->g;
-    const cdata_t *d = x->d;
-    dgrad_data_type_t dt = olt->data_type;
-    int64_t dims[DGRAD_MAX_NDIMS], cs[DGRAD_MAX_NDIMS];
-    int nd;
-    canon_dims(g, 3, dims, &nd);
-    cf_model_act_strides(g, olt->strides, cs);
-    int use_expected = d->expected && d->exact;
-    unsigned char *mask = calloc((size_t)cap / 8 + 1, 1);
-    if (!mask) {
-        result_set(res, cf_fail, "out_of_memory", "comparing");
-        return;
-    }
-    double max_abs = 0, max_rel = 0;
-    int64_t n_bad = 0, model_bad = -1;
-    char first[96] = "-";
-    double bad_got = 0, bad_want = 0, bad_tol = 0;
-    odo_t o;
-    odo_init(&o, dims, nd);
-    int64_t i = 0;
-    do {
-        int64_t off = odo_offset(&o, cs);
-        if (off >= 0 && off < cap) mask[off / 8] |= (unsigned char)(1u << (off % 8));
-        double got = (off >= 0 && off < cap) ? dgrad_load(out, dt, off) : NAN;
-        double want = use_expected ? d->expected[i] : d->ref[i];
-        double tol = tolerance(dt, d->abs_sum[i])
-                + (use_expected ? 1e-6 * fabs(want) : 0.0);
-        double err = fabs(got - want);
-        if (isnan(err)) err = INFINITY;
-        double rel = want != 0 ? err / fabs(want) : (err > 0 ? INFINITY : 0);
-        if (err > max_abs) max_abs = err;
-        if (rel > max_rel) max_rel = rel;
-        if (err > tol) {
-            if (!n_bad) {
-                format_index(g, o.idx, first, sizeof first);
-                bad_got = got, bad_want = want, bad_tol = tol;
-            }
-            n_bad++;
-        }
-        /* The model against the file's own expected data. */
-        if (use_expected && model_bad < 0
-                && fabs(d->ref[i] - want) > tol)
-            model_bad = i;
-        i++;
-    } while (odo_next(&o));
-    res->max_abs = max_abs;
-    res->max_rel = max_rel;
-    snprintf(res->first, sizeof res->first, "%s", first);
-    int64_t gap = -1;
-    for (int64_t off = 0; off < cap && gap < 0; off++)
-        if (!(mask[off / 8] & (1u << (off % 8)))
-                && !isnan(dgrad_load(out, dt, off)))
-            gap = off;
-    free(mask);
-    if (model_bad >= 0)
-        result_set(res, cf_fail, "model_mismatch", "the conformance model's "
-                "reference (%g) differs from the file's expected value (%g) "
-                "at canonical element %lld: the model or the case is wrong",
-                d->ref[model_bad], d->expected[model_bad],
-                (long long)model_bad);
-    else if (n_bad)
-        result_set(res, cf_fail, "mismatch", "%lld of %lld elements: got %g, "
-                "want %g, tolerance %g (%s, impl %s)", (long long)n_bad,
-                (long long)d->n_out, bad_got, bad_want, bad_tol,
-                use_expected ? "vs the file's expected data"
-                             : "vs the reference", impl);
-    else if (gap >= 0)
-        result_set(res, cf_fail, "gap_written", "wrote offset %lld of the "
-                "output, which is not an element of its layout", (long long)gap);
-    else
-        snprintf(res->detail, sizeof res->detail, "impl %s%s", impl,
-                use_expected ? ", matches the file's expected data" : "");
-}
-
 static void run_one(const run_t *x, dgrad_data_type_t dt) {
     const cf_backend_t *be = &x->r->be;
     const cf_case_t *c = x->c;
     const cf_geom_t *g = x->g;
     cf_result_t res;
-    result_init(&res, c, dt, x->layout);
+    cf_result_init(&res, c, dt, x->layout);
     char msg[CF_MESSAGE] = "";
-    void *op = NULL, *compiled = NULL, *bufs[3] = {NULL, NULL, NULL};
+    void *bufs[3] = {NULL, NULL, NULL};
     void *out = NULL;
-    run_inputs_t ri;
-    build_inputs(c, dt, &ri);
-    dgrad_logical_tensor_t olt, produced;
-    lt_fill(&olt, 3, dt, &c->output, dgrad_property_type_variable);
+    compiled_case_t cc;
+    dgrad_logical_tensor_t produced;
     int64_t want_dims[DGRAD_MAX_NDIMS];
     const int nd = 2 + g->nsp;
     cf_model_output_dims(g, want_dims);
 
-    dgrad_status_t st = build_op(be, c, &op, msg, sizeof msg);
-    if (st == dgrad_success) {
-        st = be->compile(be->ctx, op, ri.n, ri.lts, &olt, &compiled);
-        if (st != dgrad_success)
-            snprintf(msg, sizeof msg, "compile: %s", be->last_error(be->ctx));
-    }
+    dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
     if (st != dgrad_success) {
-        result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
+        cf_result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
         goto done;
     }
-    int deferred = !dims_known(&olt);
-    if (!deferred && !same_dims(&olt, want_dims, nd)) {
-        char a[80], b[80];
-        result_set(&res, cf_fail, "wrong_dims", "compiled output dims (%s) "
-                "differ from the dialect rules' (%s)",
-                cf_format_ints(a, sizeof a, olt.dims, olt.ndims),
-                cf_format_ints(b, sizeof b, want_dims, nd));
+    int deferred = !cf_dims_known(&cc.olt);
+    if (!deferred
+            && dims_differ(&res, "compiled output dims", &cc.olt, want_dims, nd))
         goto done;
-    }
     int64_t span;
     const void *canon[3] = {x->d->in, x->d->wei, x->d->bias};
     for (int k = 0; k < 2 || (k == 2 && c->third == cf_third_bias); k++) {
-        bufs[k] = scatter(x, k, &ri.lts[k], canon[k], &span);
+        bufs[k] = cf_scatter(x->g, k, &cc.ri.lts[k], canon[k],
+                x->r->opt.max_elements, &span);
         if (!bufs[k]) {
-            result_set(&res, cf_fail, "out_of_memory", "input %d spans %lld "
+            cf_result_set(&res, cf_fail, "out_of_memory", "input %d spans %lld "
                     "elements (limit %lld)", k, (long long)span,
                     (long long)x->r->opt.max_elements);
             goto done;
         }
     }
     const void *inputs[3] = {bufs[0], bufs[1],
-            c->third == cf_third_shape ? (const void *)ri.shape_buf : bufs[2]};
+            c->third == cf_third_shape ? (const void *)cc.ri.shape_buf : bufs[2]};
     size_t es = dgrad_data_type_size(dt);
-    int64_t cap = deferred ? x->d->n_out : span_of(&olt);
+    int64_t cap = deferred ? x->d->n_out : cf_span_of(&cc.olt);
     if (cap > x->r->opt.max_elements || !(out = malloc((size_t)cap * es))) {
-        result_set(&res, cf_fail, "out_of_memory", "output of %lld elements",
+        cf_result_set(&res, cf_fail, "out_of_memory", "output of %lld elements",
                 (long long)cap);
         goto done;
     }
     /* Constant weights: the second execution uses the weights dgrad
      * converted and kept at the first. */
     for (int e = 0; e < (c->constant_weights ? 2 : 1); e++) {
-        fill_nan(out, dt, cap);
+        cf_fill_nan(out, dt, cap);
         memset(&produced, 0, sizeof produced);
         produced.struct_size = sizeof produced;
-        st = be->execute(be->ctx, compiled, ri.n, inputs, out,
+        st = be->execute(be->ctx, cc.compiled, cc.ri.n, inputs, out,
                 (size_t)cap * es, &produced);
         if (st != dgrad_success) {
-            result_set(&res, cf_fail, be->status_name(be->ctx, st),
+            cf_result_set(&res, cf_fail, be->status_name(be->ctx, st),
                     "execute: %s", be->last_error(be->ctx));
             goto done;
         }
     }
     if (deferred) {
-        if (!same_dims(&produced, want_dims, nd)) {
-            char a[80], b[80];
-            result_set(&res, cf_fail, "wrong_dims", "output dims produced (%s) "
-                    "differ from the dialect rules' (%s)",
-                    cf_format_ints(a, sizeof a, produced.dims, produced.ndims),
-                    cf_format_ints(b, sizeof b, want_dims, nd));
+        if (dims_differ(&res, "output dims produced", &produced, want_dims,
+                    nd))
             goto done;
-        }
-        if (span_of(&produced) > cap) {
-            result_set(&res, cf_fail, "wrong_dims", "output produced spans "
+        if (cf_span_of(&produced) > cap) {
+            cf_result_set(&res, cf_fail, "wrong_dims", "output produced spans "
                     "%lld elements, more than the %lld it may", 
-                    (long long)span_of(&produced), (long long)cap);
+                    (long long)cf_span_of(&produced), (long long)cap);
             goto done;
         }
-        olt = produced;
+        cc.olt = produced;
     }
-    compare(x, &olt, out, cap, be->impl_name(be->ctx, compiled), &res);
+    cf_compare(x->g, x->d, &cc.olt, out, cap,
+            be->impl_name(be->ctx, cc.compiled), &res);
 done:
-    be->compiled_destroy(be->ctx, compiled);
-    be->op_destroy(be->ctx, op);
+    release_case(be, &cc);
     for (int k = 0; k < 3; k++) free(bufs[k]);
     free(out);
     cf_report_add(x->r->report, &res);
@@ -630,29 +168,21 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
         dgrad_data_type_t dt) {
     const cf_backend_t *be = &r->be;
     cf_result_t res;
-    result_init(&res, c, dt, "native");
+    cf_result_init(&res, c, dt, "native");
     char msg[CF_MESSAGE] = "";
-    void *op = NULL, *compiled = NULL, *bufs[4] = {NULL, NULL, NULL, NULL};
-    run_inputs_t ri;
-    build_inputs(c, dt, &ri);
-    dgrad_logical_tensor_t olt;
-    lt_fill(&olt, 3, dt, &c->output, dgrad_property_type_variable);
-    dgrad_status_t st = build_op(be, c, &op, msg, sizeof msg);
-    if (st == dgrad_success) {
-        st = be->compile(be->ctx, op, ri.n, ri.lts, &olt, &compiled);
-        if (st != dgrad_success)
-            snprintf(msg, sizeof msg, "compile: %s", be->last_error(be->ctx));
-    }
+    void *bufs[4] = {NULL, NULL, NULL, NULL};
+    compiled_case_t cc;
+    dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
     if (st == dgrad_success) {
         /* Accepted at compile: the rule may be one execute checks (shape
          * values). Buffers sized from the tensors, zero-filled; an output
          * still unknown gets room for 2^16 elements (an op that wrongly
          * needs more fails on the capacity, which still is a failure). */
         int64_t lim = r->opt.max_elements;
-        int64_t spans[4] = {span_of(&ri.lts[0]), span_of(&ri.lts[1]),
-                c->third == cf_third_bias ? span_of(&ri.lts[2]) : 1,
-                dims_known(&olt) ? span_of(&olt) : (int64_t)1 << 16};
-        dgrad_data_type_t dts[4] = {ri.lts[0].data_type, ri.lts[1].data_type,
+        int64_t spans[4] = {cf_span_of(&cc.ri.lts[0]), cf_span_of(&cc.ri.lts[1]),
+                c->third == cf_third_bias ? cf_span_of(&cc.ri.lts[2]) : 1,
+                cf_dims_known(&cc.olt) ? cf_span_of(&cc.olt) : (int64_t)1 << 16};
+        dgrad_data_type_t dts[4] = {cc.ri.lts[0].data_type, cc.ri.lts[1].data_type,
                 dt, dt};
         int ok = 1;
         for (int k = 0; k < 4 && ok; k++)
@@ -663,12 +193,12 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
                     "tensors are too large to execute");
         } else {
             const void *inputs[3] = {bufs[0], bufs[1],
-                    c->third == cf_third_shape ? (const void *)ri.shape_buf
+                    c->third == cf_third_shape ? (const void *)cc.ri.shape_buf
                                                : bufs[2]};
             dgrad_logical_tensor_t produced;
             memset(&produced, 0, sizeof produced);
             produced.struct_size = sizeof produced;
-            st = be->execute(be->ctx, compiled, ri.n, inputs, bufs[3],
+            st = be->execute(be->ctx, cc.compiled, cc.ri.n, inputs, bufs[3],
                     (size_t)spans[3] * dgrad_data_type_size(dt), &produced);
             snprintf(msg, sizeof msg, "%s%s", st == dgrad_success
                     ? "compile and execute accepted the case" : "execute: ",
@@ -677,11 +207,10 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
     }
     const char *got = st == dgrad_success ? "success" : be->status_name(be->ctx, st);
     if (st != dgrad_success && !strcmp(got, c->expect_error))
-        result_set(&res, cf_pass, got, "rejected as expected: %s", msg);
+        cf_result_set(&res, cf_pass, got, "rejected as expected: %s", msg);
     else
-        result_set(&res, cf_fail, got, "expected %s: %s", c->expect_error, msg);
-    be->compiled_destroy(be->ctx, compiled);
-    be->op_destroy(be->ctx, op);
+        cf_result_set(&res, cf_fail, got, "expected %s: %s", c->expect_error, msg);
+    release_case(be, &cc);
     for (int k = 0; k < 4; k++) free(bufs[k]);
     cf_report_add(r->report, &res);
 }
@@ -691,36 +220,22 @@ static void run_compile_only(cf_runner_t *r, const cf_case_t *c,
         const cf_geom_t *g, dgrad_data_type_t dt, int64_t elements) {
     const cf_backend_t *be = &r->be;
     cf_result_t res;
-    result_init(&res, c, dt, "native");
+    cf_result_init(&res, c, dt, "native");
     char msg[CF_MESSAGE] = "";
-    void *op = NULL, *compiled = NULL;
-    run_inputs_t ri;
-    build_inputs(c, dt, &ri);
-    dgrad_logical_tensor_t olt;
-    lt_fill(&olt, 3, dt, &c->output, dgrad_property_type_variable);
+    compiled_case_t cc;
     int64_t want[DGRAD_MAX_NDIMS];
     cf_model_output_dims(g, want);
-    dgrad_status_t st = build_op(be, c, &op, msg, sizeof msg);
-    if (st == dgrad_success) {
-        st = be->compile(be->ctx, op, ri.n, ri.lts, &olt, &compiled);
-        if (st != dgrad_success)
-            snprintf(msg, sizeof msg, "compile: %s", be->last_error(be->ctx));
-    }
-    char a[80], b[80];
+    dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
     if (st != dgrad_success)
-        result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
-    else if (dims_known(&olt) && !same_dims(&olt, want, 2 + g->nsp))
-        result_set(&res, cf_fail, "wrong_dims", "compiled output dims (%s) "
-                "differ from the dialect rules' (%s)",
-                cf_format_ints(a, sizeof a, olt.dims, olt.ndims),
-                cf_format_ints(b, sizeof b, want, 2 + g->nsp));
-    else
-        result_set(&res, cf_skip, "too_large", "a tensor spans %lld elements "
+        cf_result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
+    else if (!cf_dims_known(&cc.olt)
+            || !dims_differ(&res, "compiled output dims", &cc.olt, want,
+                    2 + g->nsp))
+        cf_result_set(&res, cf_skip, "too_large", "a tensor spans %lld elements "
                 "(more than --max-elements %lld): compiled and output dims "
                 "checked, not executed", (long long)elements,
                 (long long)r->opt.max_elements);
-    be->compiled_destroy(be->ctx, compiled);
-    be->op_destroy(be->ctx, op);
+    release_case(be, &cc);
     cf_report_add(r->report, &res);
 }
 
@@ -744,8 +259,8 @@ static void report_all(cf_runner_t *r, const cf_case_t *c, const char *layout,
         cf_verdict_t v, const char *status, const char *detail) {
     for (int t = 0; t < r->opt.n_dtypes; t++) {
         cf_result_t res;
-        result_init(&res, c, r->opt.dtypes[t], layout);
-        result_set(&res, v, status, "%s", detail);
+        cf_result_init(&res, c, r->opt.dtypes[t], layout);
+        cf_result_set(&res, v, status, "%s", detail);
         cf_report_add(r->report, &res);
     }
 }
@@ -789,17 +304,17 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
     int64_t dims[DGRAD_MAX_NDIMS], biggest = 0;
     int nd;
     for (int role = 0; role < 4; role++) {
-        canon_dims(&g, role, dims, &nd);
+        cf_canon_dims(&g, role, dims, &nd);
         int64_t n = cf_dims_count(dims, nd);
         if (n < 0 || n > biggest) biggest = n < 0 ? INT64_MAX : n;
     }
     run_inputs_t ri;
     dgrad_logical_tensor_t olt;
-    build_inputs(c, dgrad_f32, &ri);
-    lt_fill(&olt, 3, dgrad_f32, &c->output, dgrad_property_type_variable);
-    int64_t spans[3] = {span_of(&ri.lts[0]), span_of(&ri.lts[1]),
-            olt.layout_type == dgrad_layout_type_strided && dims_known(&olt)
-                    ? span_of(&olt) : 0};
+    cf_build_inputs(c, dgrad_f32, &ri);
+    cf_lt_fill(&olt, 3, dgrad_f32, &c->output, dgrad_property_type_variable);
+    int64_t spans[3] = {cf_span_of(&ri.lts[0]), cf_span_of(&ri.lts[1]),
+            olt.layout_type == dgrad_layout_type_strided && cf_dims_known(&olt)
+                    ? cf_span_of(&olt) : 0};
     for (int k = 0; k < 3; k++)
         if (spans[k] > biggest) biggest = spans[k];
     if (biggest > r->opt.max_elements) {
@@ -843,11 +358,11 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
     for (int k = 0; k < r->opt.n_dtypes; k++) {
         dgrad_data_type_t dt = r->opt.dtypes[k];
         cdata_t d;
-        if (!cdata_make(c, &g, dt, &d, &cache_ref, &cache_abs)) {
-            cdata_free(&d);
+        if (!cf_cdata_make(c, &g, dt, &d, &cache_ref, &cache_abs)) {
+            cf_cdata_free(&d);
             cf_result_t res;
-            result_init(&res, c, dt, "native");
-            result_set(&res, cf_fail, "out_of_memory", "preparing the data");
+            cf_result_init(&res, c, dt, "native");
+            cf_result_set(&res, cf_fail, "out_of_memory", "preparing the data");
             cf_report_add(r->report, &res);
             continue;
         }
@@ -860,7 +375,7 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
             run_t x = {r, tr[v], &tg[v], variants[v].label, &d};
             run_one(&x, dt);
         }
-        cdata_free(&d);
+        cf_cdata_free(&d);
     }
     free(cache_ref);
     free(cache_abs);
@@ -902,32 +417,14 @@ static void on_skip(cf_sink_t *s, const char *suite, const char *name,
     cf_runner_t *r = (cf_runner_t *)s;
     if (r->opt.filter && !strstr(name, r->opt.filter)) return;
     cf_result_t res;
-    memset(&res, 0, sizeof res);
-    res.verdict = cf_skip;
-    snprintf(res.suite, sizeof res.suite, "%s", suite);
-    snprintf(res.name, sizeof res.name, "%s", name);
-    snprintf(res.dtype, sizeof res.dtype, "-");
-    snprintf(res.layout, sizeof res.layout, "-");
-    snprintf(res.status, sizeof res.status, "skipped");
-    snprintf(res.first, sizeof res.first, "-");
-    snprintf(res.detail, sizeof res.detail, "%s", reason);
-    res.max_abs = res.max_rel = -1;
+    cf_result_plain(&res, cf_skip, suite, name, "skipped", reason);
     cf_report_add(r->report, &res);
 }
 
 static void on_error(cf_sink_t *s, const char *suite, const char *message) {
     cf_runner_t *r = (cf_runner_t *)s;
     cf_result_t res;
-    memset(&res, 0, sizeof res);
-    res.verdict = cf_fail;
-    snprintf(res.suite, sizeof res.suite, "%s", suite);
-    snprintf(res.name, sizeof res.name, "%s", suite);
-    snprintf(res.dtype, sizeof res.dtype, "-");
-    snprintf(res.layout, sizeof res.layout, "-");
-    snprintf(res.status, sizeof res.status, "unreadable");
-    snprintf(res.first, sizeof res.first, "-");
-    snprintf(res.detail, sizeof res.detail, "%s", message);
-    res.max_abs = res.max_rel = -1;
+    cf_result_plain(&res, cf_fail, suite, suite, "unreadable", message);
     cf_report_add(r->report, &res);
 }
 

@@ -29,18 +29,22 @@ _Static_assert(sizeof(dgrad_logical_tensor_t)
 
 /* ------------------------------------------------------- struct checks */
 
+/* The struct_size of host struct @p what@p index must reach @p needed. */
+static dgrad_status_t check_size(size_t size, size_t needed,
+        const char *what, const char *index) {
+    if (size >= needed) return dgrad_success;
+    return dgrad_error(dgrad_abi_mismatch,
+            "plugin: %s%s struct_size (%zu bytes; the plugin reads %zu): a "
+            "struct smaller than the plugin needs is from an older ABI or "
+            "has struct_size unset", what, index, size, needed);
+}
+
 dgrad_status_t plugin_check_struct(const void *host_struct, size_t needed,
         const char *what) {
     if (!host_struct)
         return dgrad_error(dgrad_invalid_arguments,
                 "plugin: %s (NULL): the struct is required", what);
-    size_t size = *(const size_t *)host_struct;
-    if (size < needed)
-        return dgrad_error(dgrad_abi_mismatch,
-                "plugin: %s struct_size (%zu bytes; the plugin reads %zu): "
-                "a struct smaller than the plugin needs is from an older "
-                "ABI or has struct_size unset", what, size, needed);
-    return dgrad_success;
+    return check_size(*(const size_t *)host_struct, needed, what, "");
 }
 
 dgrad_status_t plugin_check_array(const void *host_array, size_t count,
@@ -52,11 +56,8 @@ dgrad_status_t plugin_check_array(const void *host_array, size_t count,
                 "plugin: %s (NULL, %zu elements): an array of that many "
                 "structs is required", what, count);
     size_t first = *(const size_t *)host_array;
-    if (first < needed)
-        return dgrad_error(dgrad_abi_mismatch,
-                "plugin: %s[0] struct_size (%zu bytes; the plugin reads "
-                "%zu): a struct smaller than the plugin needs is from an "
-                "older ABI or has struct_size unset", what, first, needed);
+    dgrad_status_t st = check_size(first, needed, what, "[0]");
+    if (st != dgrad_success) return st;
     /* The elements are read in place: a stride that is not a multiple of
      * the alignment cannot be sizeof of the host's struct. */
     if (first % alignment)

@@ -120,4 +120,16 @@ dgrad_status_t dgrad_problem_resolve(const dgrad_op_desc_t *desc,
         size_t n_shape_values, dgrad_resolved_t *out);
 
 
+/*
+ * The rules of dgrad_problem_resolve that need only the op kind and the
+ * inputs (its type and rank steps: check_types, check_ranks), for a caller
+ * that asks before it builds an op (the plugin's query_support). No
+ * attribute is set; layouts and extents are not judged. A rank not known
+ * yet (DGRAD_UNKNOWN_NDIMS) leaves the rank rules to resolve; an unknown
+ * dim is not judged. @p inputs holds @p n_inputs tensors (at most 3 are
+ * read). Allocates nothing; messages are recorded as resolve records them.
+ */
+dgrad_status_t dgrad_problem_check_operands(dgrad_op_kind_t kind,
+        size_t n_inputs, const dgrad_logical_tensor_t *inputs);
+
 #endif

@@ -649,3 +649,40 @@ dgrad_status_t dgrad_problem_resolve_with_layout(const dgrad_op_desc_t *desc,
     memcpy(out, &c.r, sizeof *out);
     return dgrad_success;
 }
+
+/* ---------------------------------------------- operands without an op */
+
+dgrad_status_t dgrad_problem_check_operands(dgrad_op_kind_t kind,
+        size_t n_inputs, const dgrad_logical_tensor_t *inputs) {
+    dgrad_op_desc_t desc;
+    dgrad_status_t st = dgrad_op_desc_init(&desc, kind);
+    if (st != dgrad_success) return st;
+    dgrad_logical_tensor_t in[3], out;
+    int ranks_known = 1;
+    for (size_t i = 0; i < n_inputs && i < 3; i++) {
+        in[i] = inputs[i];
+        ranks_known &= in[i].ndims != DGRAD_UNKNOWN_NDIMS;
+    }
+    memset(&out, 0, sizeof out);
+    out.struct_size = sizeof out;
+    out.ndims = DGRAD_UNKNOWN_NDIMS;
+    out.layout_type = dgrad_layout_type_any;
+    ctx_t c;
+    dgrad_resolved_t unused;
+    st = init_ctx(&c, &desc, n_inputs, in, &out, NULL, 0, &unused);
+    if (st == dgrad_success) st = check_types(&c);
+    /* The rank rules relate the ranks to each other: with one unknown,
+     * they wait for resolve. */
+    if (st != dgrad_success || !ranks_known) return st;
+    /* Unknown dims are not judged: 1 stands for them, and a third input
+     * of rank 1 and unknown length has nothing left to judge. */
+    if (c.third && c.third->ndims == 1
+            && c.third->dims[0] == DGRAD_UNKNOWN_DIM) {
+        c.third = NULL;
+        c.n_inputs = 2;
+    }
+    for (size_t i = 0; i < c.n_inputs; i++)
+        for (int d = 0; d < in[i].ndims && d < DGRAD_MAX_NDIMS; d++)
+            if (in[i].dims[d] == DGRAD_UNKNOWN_DIM) in[i].dims[d] = 1;
+    return check_ranks(&c);
+}

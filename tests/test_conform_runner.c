@@ -220,7 +220,7 @@ Test(conform_sweep, quick_covers_the_matrix) {
 
 /* ===================================================== runner and report */
 
-/* Runs `conform ARGS` over the core API; returns the exit status and the
+/* Runs `conform ARGS` over the plugin's table linked in; returns the exit status and the
  * output (caller frees). */
 static int run_cli(char **out_text, int argc, char **argv) {
     char *text = NULL, *err_text = NULL;

@@ -640,17 +640,19 @@ static dgrad_plugin_support_args_t ask(const char *kind, size_t n_inputs,
     } while (0)
 
 Test(plugin_query, every_kind_with_float_types_is_supported) {
-    const int64_t x3[] = {1, 4, 5, 5, 5}, g[] = {2, 2, 3, 3, 3, 3}, n[] = {3};
+    const int64_t x3[] = {1, 4, 5, 5, 5}, g[] = {2, 2, 3, 3, 3, 3}, n[] = {3},
+                  full[] = {5};
     dgrad_data_type_t types[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     for (int t = 0; t < 3; t++) {
         dgrad_logical_tensor_t in[3] = {tensor(0, types[t], 5, x3),
-                tensor(1, types[t], 5, x3), tensor(2, dgrad_s32, 1, n)};
+                tensor(1, types[t], 5, x3), tensor(2, dgrad_s32, 1, full)};
         dgrad_plugin_support_args_t q = ask("ConvolutionBackwardData", 3, in);
         cr_assert_eq(q.support, dgrad_plugin_supported, "%s", q.reason);
         cr_assert_str_eq(q.reason, "");
         cr_assert_eq(ask("ConvolutionBackpropData", 2, in).support,
                 dgrad_plugin_supported);
         in[1] = tensor(1, types[t], 6, g);
+        in[2] = tensor(2, dgrad_s64, 1, n);
         cr_assert_eq(ask("GroupConvolutionBackpropData", 3, in).support,
                 dgrad_plugin_supported);
         in[1] = tensor(1, types[t], 5, x3);
@@ -686,26 +688,82 @@ Test(plugin_query, data_types_dgrad_cannot_run_are_unsupported) {
     in[2] = tensor(2, dgrad_bf16, 1, ct_b);
     ASSERT_UNSUPPORTED(ask("ConvTranspose", 3, in), "B data type (bf16)");
     ASSERT_UNSUPPORTED(ask("ConvolutionBackwardData", 3, in),
-            "dst_shape data type (bf16): a shape input is s32 or s64");
+            "ConvolutionBackwardData: dst_shape data type (bf16) is not s32 "
+            "or s64");
 }
 
+/* The reasons are the dialect layer's messages (dgrad_problem_check_operands
+ * applies dgrad_problem_resolve's type and rank rules). */
 Test(plugin_query, wrong_ranks_and_counts_are_unsupported_with_the_reason) {
     const int64_t r2[] = {4, 5}, r6[] = {1, 2, 3, 4, 5, 6}, n2[] = {2, 2};
     dgrad_logical_tensor_t in[3] = {tensor(0, dgrad_f32, 2, r2),
             tensor(1, dgrad_f32, 4, ct_w), tensor(2, dgrad_f32, 2, n2)};
     ASSERT_UNSUPPORTED(ask("ConvTranspose", 2, in),
-            "X rank (2): dgrad runs 1 to 3 spatial axes");
+            "ConvTranspose: X rank (2) must be 3, 4 or 5 (1 to 3 spatial "
+            "axes)");
     in[0] = tensor(0, dgrad_f32, 6, r6);
     ASSERT_UNSUPPORTED(ask("ConvolutionBackpropData", 2, in),
-            "data rank (6)");
+            "ConvolutionBackpropData: data rank (6) must be 3, 4 or 5");
+    /* ONNX allows more spatial axes: unimplemented rather than invalid. */
+    ASSERT_UNSUPPORTED(ask("ConvTranspose", 2, in),
+            "ConvTranspose: X rank (6): more than 3 spatial axes are not "
+            "supported");
     in[0] = tensor(0, dgrad_f32, 4, ct_x);
     ASSERT_UNSUPPORTED(ask("GroupConvolutionBackpropData", 2, in),
-            "weights rank (4) with data rank 4: must be 5");
-    ASSERT_UNSUPPORTED(ask("ConvTranspose", 3, in), "B rank (2): must be 1");
-    ASSERT_UNSUPPORTED(ask("ConvTranspose", 1, in), "inputs (1 given)");
-    /* Ranks not known yet are left to compile. */
-    in[0] = tensor(0, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL);
+            "GroupConvolutionBackpropData: weights rank (4) must be 5 for "
+            "data rank 4");
+    ASSERT_UNSUPPORTED(ask("ConvTranspose", 3, in),
+            "ConvTranspose: B rank (2) must be 1");
+    ASSERT_UNSUPPORTED(ask("ConvTranspose", 1, in),
+            "ConvTranspose: 1 inputs given, the op takes X, W and optionally B");
+    dgrad_logical_tensor_t four[4] = {in[0], in[1], in[2], in[2]};
+    ASSERT_UNSUPPORTED(ask("ConvTranspose", 4, four), "4 inputs given");
+}
+
+/* Known dims are judged as compile judges them; unknown ones are not. */
+Test(plugin_query, shape_input_length_and_dims_follow_the_dialect_rules) {
+    const int64_t n3[] = {3}, n2[] = {2}, zero_x[] = {1, 3, 0, 5};
+    dgrad_logical_tensor_t in[3] = {tensor(0, dgrad_f32, 4, ct_x),
+            tensor(1, dgrad_f32, 4, ct_w), tensor(2, dgrad_s32, 1, n3)};
+    ASSERT_UNSUPPORTED(ask("ConvolutionBackwardData", 3, in),
+            "ConvolutionBackwardData: dst_shape length (3) must equal the "
+            "diff_src rank (4)");
+    ASSERT_UNSUPPORTED(ask("ConvolutionBackpropData", 3, in),
+            "ConvolutionBackpropData: output_shape length (3) must equal the "
+            "spatial rank (2)");
+    in[2] = tensor(2, dgrad_s32, 1, n2);
+    cr_assert_eq(ask("ConvolutionBackpropData", 3, in).support,
+            dgrad_plugin_supported);
+    in[0] = tensor(0, dgrad_f32, 4, zero_x);
+    ASSERT_UNSUPPORTED(ask("ConvolutionBackpropData", 3, in),
+            "data dims (1,3,0,5) must all be at least 1");
+    /* A shape input whose length is not known yet is left to compile. */
+    const int64_t unknown[] = {DGRAD_UNKNOWN_DIM},
+                  x_unknown[] = {1, 3, DGRAD_UNKNOWN_DIM, 5};
+    in[0] = tensor(0, dgrad_f32, 4, x_unknown);
+    in[2] = tensor(2, dgrad_s32, 1, unknown);
+    dgrad_plugin_support_args_t q = ask("ConvolutionBackwardData", 3, in);
+    cr_assert_eq(q.support, dgrad_plugin_supported, "%s", q.reason);
+    /* An unsupported answer is not an error: no message is left. */
+    in[2] = tensor(2, dgrad_s32, 1, n3);
+    ASSERT_UNSUPPORTED(ask("ConvolutionBackwardData", 3, in), "dst_shape");
+    cr_assert_str_eq(api->last_error_message(), "");
+}
+
+/* The rank rules relate the ranks to each other: with one of them not
+ * known yet, compile judges them. The types are judged all the same. */
+Test(plugin_query, ranks_not_known_yet_are_left_to_compile) {
+    const int64_t r6[] = {1, 2, 3, 4, 5, 6};
+    dgrad_logical_tensor_t in[2] = {tensor(0, dgrad_f32, DGRAD_UNKNOWN_NDIMS,
+            NULL), tensor(1, dgrad_f32, 4, ct_w)};
     cr_assert_eq(ask("ConvTranspose", 2, in).support, dgrad_plugin_supported);
+    in[0] = tensor(0, dgrad_f32, 6, r6);
+    in[1] = tensor(1, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL);
+    cr_assert_eq(ask("ConvolutionBackpropData", 2, in).support,
+            dgrad_plugin_supported);
+    in[1] = tensor(1, dgrad_s32, DGRAD_UNKNOWN_NDIMS, NULL);
+    ASSERT_UNSUPPORTED(ask("ConvolutionBackpropData", 2, in),
+            "weights data type (s32) is not one of f32, bf16, f16");
 }
 
 Test(plugin_query, invalid_arguments_are_errors) {

@@ -17,28 +17,6 @@
 #include "problem.h"
 #include "reference.h"
 
-static void fuzz_lt(dgrad_logical_tensor_t *lt, dgrad_data_type_t dt,
-        const cf_tensor_t *t) {
-    memset(lt, 0, sizeof *lt);
-    lt->struct_size = sizeof *lt;
-    lt->data_type = dt;
-    lt->ndims = t->ndims;
-    lt->layout_type = t->layout_any ? dgrad_layout_type_any
-                                    : dgrad_layout_type_strided;
-    if (t->ndims < 1 || t->ndims > DGRAD_MAX_NDIMS) return;
-    memcpy(lt->dims, t->dims, (size_t)t->ndims * sizeof(int64_t));
-    if (t->has_strides) {
-        memcpy(lt->strides, t->strides, (size_t)t->ndims * sizeof(int64_t));
-        return;
-    }
-    int64_t acc = 1;
-    for (int d = t->ndims - 1; d >= 0; d--) {
-        lt->strides[d] = acc;
-        if (__builtin_mul_overflow(acc, t->dims[d] > 0 ? t->dims[d] : 1, &acc))
-            acc = INT64_MAX;
-    }
-}
-
 /* Resolves @p c through the dialect layer; 1 on success. */
 static int fuzz_problem(const cf_case_t *c, dgrad_resolved_t *r) {
     dgrad_op_desc_t desc;
@@ -47,24 +25,13 @@ static int fuzz_problem(const cf_case_t *c, dgrad_resolved_t *r) {
         if (dgrad_op_desc_set_by_name(&desc, c->attrs[i].name,
                     c->attrs[i].value) != dgrad_success)
             return 0;
-    dgrad_logical_tensor_t in[3], out;
-    fuzz_lt(&in[0], dgrad_f32, &c->data);
-    fuzz_lt(&in[1], dgrad_f32, &c->weights);
-    size_t n = 2;
-    if (c->third == cf_third_shape) {
-        cf_tensor_t t;
-        memset(&t, 0, sizeof t);
-        t.ndims = 1;
-        t.dims[0] = c->n_shape;
-        fuzz_lt(&in[2], c->shape_dt, &t);
-        n = 3;
-    } else if (c->third == cf_third_bias) {
-        fuzz_lt(&in[2], dgrad_f32, &c->bias);
-        n = 3;
-    }
-    fuzz_lt(&out, dgrad_f32, &c->output);
-    return dgrad_problem_resolve(&desc, n, in,
-                   &out, c->third == cf_third_shape ? c->shape_values : NULL,
+    /* The operands as the runner builds them, in f32. */
+    run_inputs_t ri;
+    dgrad_logical_tensor_t out;
+    cf_build_inputs(c, dgrad_f32, &ri);
+    cf_lt_fill(&out, 3, dgrad_f32, &c->output, dgrad_property_type_variable);
+    return dgrad_problem_resolve(&desc, ri.n, ri.lts, &out,
+                   c->third == cf_third_shape ? c->shape_values : NULL,
                    c->third == cf_third_shape ? (size_t)c->n_shape : 0, r)
             == dgrad_success;
 }

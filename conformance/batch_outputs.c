@@ -1,0 +1,148 @@
+/*
+ * The output of every ConvolutionBackwardData op of a rewritten batch run
+ * is inferred again: a dst_shape the line's --op-attrs gives (not all
+ * zeros) is the output shape (benchdnn's rule). Otherwise N follows
+ * diff_dst, the channels follow the weights and groups, and the spatial
+ * sizes stay the file's when the op's geometry (input spatial sizes,
+ * kernel, strides, dilations, pads, auto_pad) is unchanged, else they are
+ * the natural ones (F - pads for explicit pads, F for VALID, X * stride
+ * for SAME_*); a non-zero dst_shape in the file is rewritten to match.
+ * Output strides follow benchdnn: the output's own tag, or the data
+ * input's tag when the line changed a layout or a rank.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "reader_batch.h"
+
+/* Integer list attribute @p name of @p op, or @p dflt (n values). */
+static int op_ints(json_t *op, const char *name, int64_t *v, int n,
+        int64_t dflt) {
+    json_t *a = json_object_get(json_object_get(json_object_get(op, "attrs"),
+            name), "value");
+    int m = json_is_array(a) ? (int)json_array_size(a) : 0;
+    for (int i = 0; i < n; i++)
+        v[i] = i < m ? json_integer_value(json_array_get(a, (size_t)i)) : dflt;
+    return m;
+}
+
+static const char *op_str(json_t *op, const char *name, const char *dflt) {
+    const char *s = json_string_value(json_object_get(
+            json_object_get(json_object_get(op, "attrs"), name), "value"));
+    return s ? s : dflt;
+}
+
+/* The spatial geometry of a ConvolutionBackwardData op: what its output
+ * spatial sizes depend on. */
+typedef struct geom {
+    int nsp, nxc;
+    int64_t N, Cout, X[3], K[3], S[3], D[3], pb[3], pe[3];
+    char auto_pad[24];
+} geom_t;
+
+static int op_geom(json_t *op, geom_t *g) {
+    memset(g, 0, sizeof *g);
+    json_t *ins = json_object_get(op, "inputs");
+    int64_t x[DGRAD_MAX_NDIMS], w[DGRAD_MAX_NDIMS];
+    int nx = batch_lt_dims(json_array_get(ins, 0), x), nw = batch_lt_dims(json_array_get(ins, 1), w);
+    if (nx < 3 || nx > 5 || nw != nx) return 0;
+    g->nsp = nx - 2;
+    g->nxc = strcmp(op_str(op, "data_format", "NXC"), "NCX") != 0;
+    int xio = strcmp(op_str(op, "weights_format", "XIO"), "OIX") != 0;
+    json_t *groups = json_object_get(json_object_get(json_object_get(op, "attrs"),
+            "groups"), "value");
+    int64_t G = json_is_integer(groups) ? json_integer_value(groups) : 1;
+    g->N = x[0];
+    g->Cout = G * (xio ? w[g->nsp] : w[1]);
+    for (int i = 0; i < g->nsp; i++) {
+        g->X[i] = g->nxc ? x[1 + i] : x[2 + i];
+        g->K[i] = xio ? w[i] : w[2 + i];
+    }
+    op_ints(op, "strides", g->S, g->nsp, 1);
+    op_ints(op, "dilations", g->D, g->nsp, 1);
+    op_ints(op, "pads_begin", g->pb, g->nsp, 0);
+    op_ints(op, "pads_end", g->pe, g->nsp, 0);
+    snprintf(g->auto_pad, sizeof g->auto_pad, "%s", op_str(op, "auto_pad", "None"));
+    for (char *p = g->auto_pad; *p; p++) *p = (char)tolower((unsigned char)*p);
+    return 1;
+}
+
+static int same_spatial_geom(const geom_t *a, const geom_t *b) {
+    size_t n = (size_t)a->nsp * sizeof(int64_t);
+    return a->nsp == b->nsp && !memcmp(a->X, b->X, n) && !memcmp(a->K, b->K, n)
+            && !memcmp(a->S, b->S, n) && !memcmp(a->D, b->D, n)
+            && !memcmp(a->pb, b->pb, n) && !memcmp(a->pe, b->pe, n)
+            && !strcmp(a->auto_pad, b->auto_pad);
+}
+
+/* The output dims (dialect order) of op @p op after the rewrites; @p orig
+ * is the same op in the file as written. */
+static int infer_output(json_t *op, json_t *orig, int dst_shape_given,
+        int64_t *out, int *nd) {
+    geom_t g, g0;
+    if (!op_geom(op, &g)) return 0;
+    *nd = g.nsp + 2;
+    int64_t v[CF_MAX_LIST];
+    int n = op_ints(op, "dst_shape", v, CF_MAX_LIST, 0);
+    if (dst_shape_given) { /* the line's own dst_shape: benchdnn's rule */
+        if (n != *nd) return 0;
+        memcpy(out, v, (size_t)n * sizeof *v);
+        return 1;
+    }
+    int64_t y[3];
+    int keep = op_geom(orig, &g0) && same_spatial_geom(&g, &g0);
+    if (keep) { /* the file's spatial sizes: its dst_shape, else output */
+        int64_t f[CF_MAX_LIST];
+        int nf = op_ints(orig, "dst_shape", f, CF_MAX_LIST, 0), zero = 1;
+        for (int i = 0; i < nf; i++) zero = zero && f[i] == 0;
+        if (zero) nf = batch_lt_dims(json_array_get(json_object_get(orig, "outputs"), 0), f);
+        keep = nf == *nd;
+        for (int i = 0; keep && i < g.nsp; i++) {
+            y[i] = f[g0.nxc ? 1 + i : 2 + i];
+            keep = y[i] > 0;
+        }
+    }
+    for (int i = 0; !keep && i < g.nsp; i++) {
+        int64_t F = g.S[i] * (g.X[i] - 1) + (g.K[i] - 1) * g.D[i] + 1;
+        if (!strncmp(g.auto_pad, "same", 4)) y[i] = g.X[i] * g.S[i];
+        else if (!strcmp(g.auto_pad, "valid")) y[i] = F;
+        else y[i] = F - g.pb[i] - g.pe[i];
+    }
+    out[0] = g.N;
+    out[g.nxc ? *nd - 1 : 1] = g.Cout;
+    for (int i = 0; i < g.nsp; i++) out[g.nxc ? 1 + i : 2 + i] = y[i];
+    return 1;
+}
+
+/* Outputs of the ConvolutionBackwardData ops, inferred again. */
+void batch_reinfer_outputs(doc_t *d, json_t *orig_ops,
+        const unsigned char *dst_shape_given) {
+    size_t i;
+    json_t *op;
+    json_array_foreach(d->ops, i, op) {
+        if (!batch_is_cbd(op)) continue;
+        json_t *outs = json_object_get(op, "outputs"), *o = json_array_get(outs, 0);
+        json_t *ins = json_object_get(op, "inputs");
+        int64_t dims[DGRAD_MAX_NDIMS];
+        int nd;
+        if (!json_is_object(o) || !infer_output(op, json_array_get(orig_ops, i),
+                    i < 256 && dst_shape_given[i], dims, &nd))
+            continue; /* the graph reader reports what is wrong */
+        json_t *dst = json_object_get(json_object_get(op, "attrs"), "dst_shape");
+        int64_t v[CF_MAX_LIST];
+        int n = op_ints(op, "dst_shape", v, CF_MAX_LIST, 0), zero = 1;
+        for (int k = 0; k < n; k++) zero = zero && v[k] == 0;
+        if (json_is_object(dst) && !zero) /* rewritten to match */
+            json_object_set_new(dst, "value", batch_ints_json(dims, nd));
+        tensor_info_t *t = batch_tensor(d, json_integer_value(json_object_get(o, "id")));
+        tensor_info_t *in0 = batch_tensor(d, json_integer_value(json_object_get(
+                json_array_get(ins, 0), "id")));
+        char tag[DGRAD_MAX_NDIMS + 1] = "";
+        if (d->change_stride && in0) snprintf(tag, sizeof tag, "%s", in0->tag);
+        else if (t) snprintf(tag, sizeof tag, "%s", t->tag);
+        if (t) snprintf(t->tag, sizeof t->tag, "%s", tag);
+        batch_set_tensor(d, json_integer_value(json_object_get(o, "id")), dims, nd, tag);
+    }
+}
+

@@ -1,0 +1,107 @@
+/*
+ * The runner's rooms (runner.c: run modes; runner_data.c: case data;
+ * runner_judge.c: judging), and what they share.
+ */
+#ifndef DGRAD_CONFORM_RUNNER_H
+#define DGRAD_CONFORM_RUNNER_H
+
+#include <string.h>
+
+#include "conform.h"
+
+struct cf_runner {
+    cf_sink_t sink; /* first: the callbacks cast back */
+    cf_options_t opt;
+    cf_backend_t be;
+    cf_report_t *report;
+};
+
+/* Odometer over dims. */
+typedef struct odo {
+    int nd;
+    int64_t dims[DGRAD_MAX_NDIMS], idx[DGRAD_MAX_NDIMS];
+} odo_t;
+
+static inline void odo_init(odo_t *o, const int64_t *dims, int nd) {
+    memset(o, 0, sizeof *o);
+    o->nd = nd;
+    memcpy(o->dims, dims, (size_t)nd * sizeof(int64_t));
+}
+
+static inline int odo_next(odo_t *o) {
+    for (int i = o->nd - 1; i >= 0; i--) {
+        if (++o->idx[i] < o->dims[i]) return 1;
+        o->idx[i] = 0;
+    }
+    return 0;
+}
+
+static inline int64_t odo_offset(const odo_t *o, const int64_t *strides) {
+    int64_t off = 0;
+    for (int i = 0; i < o->nd; i++) off += o->idx[i] * strides[i];
+    return off;
+}
+
+/* ------------------------------------------ case data (runner_data.c) */
+
+/* Elements a buffer of @p lt spans; INT64_MAX when that overflows (the
+ * invalid cases have such dims). */
+int64_t cf_span_of(const dgrad_logical_tensor_t *lt);
+void cf_fill_nan(void *buf, dgrad_data_type_t dt, int64_t n);
+/* Dims of canonical tensor @p role (0 data, 1 weights, 2 bias, 3 output). */
+void cf_canon_dims(const cf_geom_t *g, int role, int64_t *dims, int *nd);
+
+/* A case's data in one type, canonical dense, and its reference. */
+typedef struct cdata {
+    dgrad_data_type_t dt;
+    int64_t n_in, n_wei, n_bias, n_out;
+    void *in, *wei, *bias;         /* canonical dense, in dt */
+    double *ref, *abs_sum;         /* canonical dense output */
+    double *expected;              /* canonical dense, or NULL */
+    /* The inputs are the file's own: rounding the given values to dt gave
+     * what rounding them to the file's type does, so its expected data
+     * apply to this run. */
+    int exact;
+    /* No value changed in rounding to dt: the reference is the one of the
+     * exact values, shared by every such type (ref/abs_sum not owned). */
+    int lossless, shared_ref;
+} cdata_t;
+
+/* Canonical data and reference of case @p c (geometry @p g) in @p dt.
+ * @p cache_ref, @p cache_abs: the reference of the exact values, when an
+ * earlier type computed it (both NULL before); a lossless type fills or
+ * reuses it. 0 when out of memory (free @p d all the same). */
+int cf_cdata_make(const cf_case_t *c, const cf_geom_t *g,
+        dgrad_data_type_t dt, cdata_t *d, double **cache_ref,
+        double **cache_abs);
+void cf_cdata_free(cdata_t *d);
+
+/* Scatters canonical tensor @p role into a new buffer of logical tensor
+ * @p lt (whose canonical strides the model gives); gaps hold NaN. NULL
+ * when it spans more than @p max_elements (*span_out says how many) or
+ * memory runs out. */
+void *cf_scatter(const cf_geom_t *g, int role,
+        const dgrad_logical_tensor_t *lt, const void *canon_buf,
+        int64_t max_elements, int64_t *span_out);
+
+/* --------------------------------------------- judging (runner_judge.c) */
+
+/* A passing result of case @p c in @p dt and @p layout, to be judged. */
+void cf_result_init(cf_result_t *res, const cf_case_t *c,
+        dgrad_data_type_t dt, const char *layout);
+void cf_result_set(cf_result_t *res, cf_verdict_t v, const char *status,
+        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A result that names no run (a skipped op, an unreadable file): data
+ * type and layout "-". */
+void cf_result_plain(cf_result_t *res, cf_verdict_t v, const char *suite,
+        const char *name, const char *status, const char *detail);
+int cf_same_dims(const dgrad_logical_tensor_t *lt, const int64_t *dims,
+        int nd);
+/* Compares output @p out (@p cap elements, logical tensor @p olt) with
+ * the reference of @p d (and the file's expected data when the inputs
+ * were exact in this type) element by element; checks the gaps. */
+void cf_compare(const cf_geom_t *g, const cdata_t *d,
+        const dgrad_logical_tensor_t *olt, const void *out, int64_t cap,
+        const char *impl, cf_result_t *res);
+
+#endif

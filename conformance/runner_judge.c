@@ -1,0 +1,151 @@
+/*
+ * The runner's judging: results, and an output compared element by
+ * element with the reference of the oracle library on the canonical
+ * problem the conformance model resolved (and with the file's expected
+ * data where they apply), within a tolerance derived from the type.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+#include "runner.h"
+
+/* ------------------------------------------------------------- results */
+
+void cf_result_init(cf_result_t *res, const cf_case_t *c,
+        dgrad_data_type_t dt, const char *layout) {
+    memset(res, 0, sizeof *res);
+    res->verdict = cf_pass;
+    snprintf(res->suite, sizeof res->suite, "%s", c->suite);
+    snprintf(res->name, sizeof res->name, "%s", c->name);
+    snprintf(res->dtype, sizeof res->dtype, "%s", dgrad_data_type_name(dt));
+    snprintf(res->layout, sizeof res->layout, "%s", layout);
+    snprintf(res->status, sizeof res->status, "ok");
+    snprintf(res->first, sizeof res->first, "-");
+    res->max_abs = res->max_rel = -1.0;
+}
+
+void cf_result_set(cf_result_t *res, cf_verdict_t v, const char *status,
+        const char *fmt, ...) {
+    res->verdict = v;
+    snprintf(res->status, sizeof res->status, "%s", status);
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(res->detail, sizeof res->detail, fmt, args);
+    va_end(args);
+}
+
+void cf_result_plain(cf_result_t *res, cf_verdict_t v, const char *suite,
+        const char *name, const char *status, const char *detail) {
+    memset(res, 0, sizeof *res);
+    res->verdict = v;
+    snprintf(res->suite, sizeof res->suite, "%s", suite);
+    snprintf(res->name, sizeof res->name, "%s", name);
+    snprintf(res->dtype, sizeof res->dtype, "-");
+    snprintf(res->layout, sizeof res->layout, "-");
+    snprintf(res->status, sizeof res->status, "%s", status);
+    snprintf(res->first, sizeof res->first, "-");
+    snprintf(res->detail, sizeof res->detail, "%s", detail);
+    res->max_abs = res->max_rel = -1;
+}
+
+/* Per-element tolerance: the output rounding (the type's unit roundoff)
+ * and the f32 accumulation (a few f32 unit roundoffs), both bounded by the
+ * sum of |terms|. Exact for small integers whose sums fit the type. */
+static double tolerance(dgrad_data_type_t dt, double abs_sum) {
+    return (dgrad_data_type_unit_roundoff(dt) + 16.0 / 16777216.0) * abs_sum;
+}
+
+static void format_index(const cf_geom_t *g, const int64_t *cidx, char *buf,
+        size_t size) {
+    int64_t u[DGRAD_MAX_NDIMS];
+    for (int d = 0; d < 2 + g->nsp; d++) u[cf_model_act_pos(g, d)] = cidx[d];
+    char tmp[80];
+    snprintf(buf, size, "[%s]", cf_format_ints(tmp, sizeof tmp, u, 2 + g->nsp));
+}
+
+int cf_same_dims(const dgrad_logical_tensor_t *lt, const int64_t *dims,
+        int nd) {
+    if (lt->ndims != nd) return 0;
+    for (int d = 0; d < nd; d++)
+        if (lt->dims[d] != dims[d]) return 0;
+    return 1;
+}
+
+void cf_compare(const cf_geom_t *g, const cdata_t *d,
+        const dgrad_logical_tensor_t *olt, const void *out, int64_t cap,
+        const char *impl, cf_result_t *res) {
+    dgrad_data_type_t dt = olt->data_type;
+    int64_t dims[DGRAD_MAX_NDIMS], cs[DGRAD_MAX_NDIMS];
+    int nd;
+    cf_canon_dims(g, 3, dims, &nd);
+    cf_model_act_strides(g, olt->strides, cs);
+    int use_expected = d->expected && d->exact;
+    unsigned char *mask = calloc((size_t)cap / 8 + 1, 1);
+    if (!mask) {
+        cf_result_set(res, cf_fail, "out_of_memory", "comparing");
+        return;
+    }
+    double max_abs = 0, max_rel = 0;
+    int64_t n_bad = 0, model_bad = -1;
+    char first[96] = "-";
+    double bad_got = 0, bad_want = 0, bad_tol = 0;
+    odo_t o;
+    odo_init(&o, dims, nd);
+    int64_t i = 0;
+    do {
+        int64_t off = odo_offset(&o, cs);
+        if (off >= 0 && off < cap) mask[off / 8] |= (unsigned char)(1u << (off % 8));
+        double got = (off >= 0 && off < cap) ? dgrad_load(out, dt, off) : NAN;
+        double want = use_expected ? d->expected[i] : d->ref[i];
+        double tol = tolerance(dt, d->abs_sum[i])
+                + (use_expected ? 1e-6 * fabs(want) : 0.0);
+        double err = fabs(got - want);
+        if (isnan(err)) err = INFINITY;
+        double rel = want != 0 ? err / fabs(want) : (err > 0 ? INFINITY : 0);
+        if (err > max_abs) max_abs = err;
+        if (rel > max_rel) max_rel = rel;
+        if (err > tol) {
+            if (!n_bad) {
+                format_index(g, o.idx, first, sizeof first);
+                bad_got = got, bad_want = want, bad_tol = tol;
+            }
+            n_bad++;
+        }
+        /* The model against the file's own expected data. */
+        if (use_expected && model_bad < 0
+                && fabs(d->ref[i] - want) > tol)
+            model_bad = i;
+        i++;
+    } while (odo_next(&o));
+    res->max_abs = max_abs;
+    res->max_rel = max_rel;
+    snprintf(res->first, sizeof res->first, "%s", first);
+    int64_t gap = -1;
+    for (int64_t off = 0; off < cap && gap < 0; off++)
+        if (!(mask[off / 8] & (1u << (off % 8)))
+                && !isnan(dgrad_load(out, dt, off)))
+            gap = off;
+    free(mask);
+    if (model_bad >= 0)
+        cf_result_set(res, cf_fail, "model_mismatch", "the conformance model's "
+                "reference (%g) differs from the file's expected value (%g) "
+                "at canonical element %lld: the model or the case is wrong",
+                d->ref[model_bad], d->expected[model_bad],
+                (long long)model_bad);
+    else if (n_bad)
+        cf_result_set(res, cf_fail, "mismatch", "%lld of %lld elements: got %g, "
+                "want %g, tolerance %g (%s, impl %s)", (long long)n_bad,
+                (long long)d->n_out, bad_got, bad_want, bad_tol,
+                use_expected ? "vs the file's expected data"
+                             : "vs the reference", impl);
+    else if (gap >= 0)
+        cf_result_set(res, cf_fail, "gap_written", "wrote offset %lld of the "
+                "output, which is not an element of its layout", (long long)gap);
+    else
+        snprintf(res->detail, sizeof res->detail, "impl %s%s", impl,
+                use_expected ? ", matches the file's expected data" : "");
+}
