@@ -6,13 +6,8 @@
  * command refers to this file, so the static library's copy of it is
  * never linked there (the command loads the plugin module instead).
  */
-#include <stdint.h>
-
 #include "conform.h"
-#include "dgrad/dgrad_plugin.h"
-
-/* The plugin's entry point, linked in rather than looked up. */
-const dgrad_plugin_api_t *dgrad_plugin_get_api(uint32_t host_abi_major);
+#include "dgrad/dgrad_plugin.h" /* the entry point, linked in here */
 
 void cf_backend_core_init(cf_backend_t *b) {
     cf_backend_plugin_init(b, dgrad_plugin_get_api(DGRAD_PLUGIN_ABI_MAJOR));
