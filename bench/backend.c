@@ -125,8 +125,7 @@ static int open_core(bench_backend_t *be, const char *path) {
     dgrad_plugin_api_t *t = &be->core_table;
     t->struct_size = sizeof *t;
     LOAD(t->last_error_message, "dgrad_last_error_message");
-    LOAD(t->logical_tensor_init_with_strides,
-            "dgrad_logical_tensor_init_with_strides");
+    LOAD(t->logical_tensor_init, "dgrad_logical_tensor_init");
     LOAD(t->op_create, "dgrad_op_create");
     LOAD(t->op_destroy, "dgrad_op_destroy");
     LOAD(t->op_set_attr_s64, "dgrad_op_set_attr_s64");

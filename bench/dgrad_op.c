@@ -10,14 +10,6 @@
 #include "bench.h"
 #include "plugin_calls.h"
 
-static void dense_strides(int nd, const int64_t *dims, int64_t *strides) {
-    int64_t s = 1;
-    for (int i = nd - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= dims[i] ? dims[i] : 1;
-    }
-}
-
 /* Data dims in the user's order: NXC [N, X..., C], NCX [N, C, X...]. */
 static int data_dims(const bench_desc_t *d, bench_layout_t layout, int64_t c,
         const int64_t *sp, int64_t *dims) {
@@ -46,13 +38,12 @@ static int wei_dims(const bench_desc_t *d, bench_wlayout_t wl, int64_t *dims) {
     return 2 + d->nsp;
 }
 
-/* Runs one call of the table; on failure the message names the step (in
- * the words of the calls the bench made before it used the table, kept so
- * that its messages stay the same) and dgrad's error. */
-#define BE_TRY(step, call)                                                  \
+/* Runs one call of the table; on failure the message is the call and
+ * dgrad's error. */
+#define BE_TRY(call)                                                        \
     do {                                                                    \
         if ((call) != dgrad_success) {                                      \
-            snprintf(err, err_size, "%s: %s", step,                         \
+            snprintf(err, err_size, "%s: %s", #call,                        \
                     be->api->last_error_message());                         \
             return -1;                                                      \
         }                                                                   \
@@ -62,7 +53,7 @@ int bench_op_build(bench_op_t *r, const bench_backend_t *be,
         const bench_desc_t *d, dgrad_data_type_t dt, const bench_options_t *o,
         char *err, size_t err_size) {
     const dgrad_plugin_api_t *api = be->api;
-    int64_t dims[8], strides[8], v[3], pe[3];
+    int64_t dims[8], v[3], pe[3];
     int nsp = d->nsp;
     memset(r, 0, sizeof *r);
     r->be = be;
@@ -79,52 +70,30 @@ int bench_op_build(bench_op_t *r, const bench_backend_t *be,
             pe[a] = 0;
         }
     }
-    BE_TRY("be->op_create(&r->op, 1, dgrad_op_convolution_backward_data, "
-            "\"bench\")",
-            api->op_create(&r->op, 1, dgrad_op_convolution_backward_data,
+    BE_TRY(api->op_create(&r->op, 1, dgrad_op_convolution_backward_data,
             "bench"));
-    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_strides, d->s, nsp)",
-            api->op_set_attr_s64s(r->op, dgrad_op_attr_strides, d->s, nsp));
-    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_pads_begin, d->p, nsp)",
-            api->op_set_attr_s64s(r->op, dgrad_op_attr_pads_begin, d->p, nsp));
-    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_pads_end, pe, nsp)",
-            api->op_set_attr_s64s(r->op, dgrad_op_attr_pads_end, pe, nsp));
+    BE_TRY(api->op_set_attr_s64s(r->op, dgrad_op_attr_strides, d->s, nsp));
+    BE_TRY(api->op_set_attr_s64s(r->op, dgrad_op_attr_pads_begin, d->p, nsp));
+    BE_TRY(api->op_set_attr_s64s(r->op, dgrad_op_attr_pads_end, pe, nsp));
     for (int a = 0; a < nsp; a++) v[a] = d->d[a] + 1;
-    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_dilations, v, nsp)",
-            api->op_set_attr_s64s(r->op, dgrad_op_attr_dilations, v, nsp));
-    BE_TRY("be->op_set_s64(r->op, dgrad_op_attr_groups, d->g)",
-            api->op_set_attr_s64(r->op, dgrad_op_attr_groups, d->g));
-    BE_TRY("be->op_set_str(r->op, dgrad_op_attr_data_format, o->layout == "
-            "bench_nxc ? \"NXC\" : \"NCX\")",
-            api->op_set_attr_str(r->op, dgrad_op_attr_data_format,
+    BE_TRY(api->op_set_attr_s64s(r->op, dgrad_op_attr_dilations, v, nsp));
+    BE_TRY(api->op_set_attr_s64(r->op, dgrad_op_attr_groups, d->g));
+    BE_TRY(api->op_set_attr_str(r->op, dgrad_op_attr_data_format,
             bench_layout_name(o->layout)));
-    BE_TRY("be->op_set_str(r->op, dgrad_op_attr_weights_format, o->wlayout "
-            "== bench_xio ? \"XIO\" : \"OIX\")",
-            api->op_set_attr_str(r->op, dgrad_op_attr_weights_format,
+    BE_TRY(api->op_set_attr_str(r->op, dgrad_op_attr_weights_format,
             bench_wlayout_name(o->wlayout)));
     int nd = data_dims(d, o->layout, d->oc, d->o, dims);
-    BE_TRY("be->op_set_s64s(r->op, dgrad_op_attr_dst_shape, dims, nd)",
-            api->op_set_attr_s64s(r->op, dgrad_op_attr_dst_shape, dims, nd));
-    dense_strides(nd, dims, strides);
-    BE_TRY("be->lt_init_with_strides(&r->out_lt, 3, dt, nd, dims, strides, "
-            "dgrad_property_type_variable)",
-            api->logical_tensor_init_with_strides(&r->out_lt, 3, dt, nd, dims,
-            strides, dgrad_property_type_variable));
+    BE_TRY(api->op_set_attr_s64s(r->op, dgrad_op_attr_dst_shape, dims, nd));
+    BE_TRY(api->logical_tensor_init(&r->out_lt, 3, dt, nd, dims,
+            dgrad_layout_type_strided, dgrad_property_type_variable));
     nd = data_dims(d, o->layout, d->ic, d->i, dims);
-    dense_strides(nd, dims, strides);
-    BE_TRY("be->lt_init_with_strides(&r->lts[0], 1, dt, nd, dims, strides, "
-            "dgrad_property_type_variable)",
-            api->logical_tensor_init_with_strides(&r->lts[0], 1, dt, nd, dims,
-            strides, dgrad_property_type_variable));
+    BE_TRY(api->logical_tensor_init(&r->lts[0], 1, dt, nd, dims,
+            dgrad_layout_type_strided, dgrad_property_type_variable));
     nd = wei_dims(d, o->wlayout, dims);
-    dense_strides(nd, dims, strides);
-    BE_TRY("be->lt_init_with_strides(&r->lts[1], 2, dt, nd, dims, strides, "
-            "o->constant_weights ? dgrad_property_type_constant : "
-            "dgrad_property_type_variable)",
-            api->logical_tensor_init_with_strides(&r->lts[1], 2, dt, nd, dims,
-            strides,
-            o->constant_weights ? dgrad_property_type_constant
-                                : dgrad_property_type_variable));
+    BE_TRY(api->logical_tensor_init(&r->lts[1], 2, dt, nd, dims,
+            dgrad_layout_type_strided, o->constant_weights
+                    ? dgrad_property_type_constant
+                    : dgrad_property_type_variable));
     return 0;
 }
 
@@ -132,8 +101,7 @@ int bench_op_compile(const bench_op_t *r, dgrad_compiled_op_t **c,
         char *err, size_t err_size) {
     const bench_backend_t *be = r->be;
     dgrad_logical_tensor_t out = r->out_lt;
-    BE_TRY("be->compile(be, r->op, 2, r->lts, &out, c)",
-            tool_plugin_compile(be->api, r->op, 2, r->lts, &out, c));
+    BE_TRY(tool_plugin_compile(be->api, r->op, 2, r->lts, &out, c));
     return 0;
 }
 

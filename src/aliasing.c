@@ -1,7 +1,7 @@
 /*
  * Aliasing of strided layouts (see aliasing.h).
  *
- * Two indices i != j alias when sum_k (i_k - j_k) * s_k == 0. Three checks,
+ * Two indices i != j alias when sum_k (i_k - j_k) * s_k == 0. Four checks,
  * cheapest first:
  * - a stride 0 on an axis of two or more elements aliases at once;
  * - sorted by stride, a layout where every stride exceeds the largest
@@ -9,9 +9,13 @@
  *   by hand ...) is free of aliasing: each axis steps past everything
  *   inside it;
  * - otherwise the strides interleave (e.g. dims 3x2, strides 2x3: offsets
- *   0 2 4 3 5 7, no alias; strides 2x2: 0 2 4 2 ..., alias), and the only
- *   exact answer is to visit the offsets: a bitmap over the span marks
- *   each one, up to DGRAD_ALIASING_MAX_VISIT elements.
+ *   0 2 4 3 5 7, no alias; strides 2x2: 0 2 4 2 ..., alias). Two axes a, b
+ *   alias on their own when the smallest steps with equal offsets,
+ *   s_b/g on a and s_a/g on b (g = gcd), fit in their dims: exact for
+ *   pairs, at any size;
+ * - beyond pairs the only exact answer is to visit the offsets: a bitmap
+ *   over the span marks each one, up to DGRAD_ALIASING_MAX_VISIT elements
+ *   and as many addresses.
  */
 #include "aliasing.h"
 
@@ -121,6 +125,32 @@ int dgrad_layout_is_nested(int ndims, const int64_t *dims,
     return n >= 0 && axes_nest(n, order, dims, strides, &span);
 }
 
+static int64_t gcd(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Two axes that alias on their own (strides > 0): witnesses set. */
+static int pair_aliases(int ndims, const int64_t *dims, const int64_t *strides,
+        int64_t *first, int64_t *second) {
+    for (int a = 0; a < ndims; a++)
+        for (int b = a + 1; b < ndims; b++) {
+            if (dims[a] <= 1 || dims[b] <= 1) continue;
+            int64_t g = gcd(strides[a], strides[b]);
+            int64_t step_a = strides[b] / g, step_b = strides[a] / g;
+            if (step_a < dims[a] && step_b < dims[b]) {
+                first[a] = step_a;
+                second[b] = step_b;
+                return 1;
+            }
+        }
+    return 0;
+}
+
 dgrad_aliasing_t dgrad_layout_find_alias(int ndims, const int64_t *dims,
         const int64_t *strides, int64_t *first, int64_t *second) {
     int order[MAX_AXES], zero_axis;
@@ -134,9 +164,12 @@ dgrad_aliasing_t dgrad_layout_find_alias(int ndims, const int64_t *dims,
         return dgrad_aliasing_found;
     }
     if (axes_nest(n, order, dims, strides, &span)) return dgrad_aliasing_none;
+    if (pair_aliases(ndims, dims, strides, first, second))
+        return dgrad_aliasing_found;
     /* The dims product fits int64 (checked by the caller), so no partial
      * product overflows. */
     for (int k = 0; k < ndims; k++) count *= dims[k];
-    if (count > DGRAD_ALIASING_MAX_VISIT) return dgrad_aliasing_unknown;
+    if (count > DGRAD_ALIASING_MAX_VISIT || span >= DGRAD_ALIASING_MAX_VISIT)
+        return dgrad_aliasing_unknown;
     return visit_all(ndims, dims, strides, span, first, second);
 }

@@ -11,13 +11,15 @@ typedef enum dgrad_aliasing {
     dgrad_aliasing_none = 0,     /* every element has its own address */
     dgrad_aliasing_found = 1,    /* two elements share one (witnesses given) */
     dgrad_aliasing_unknown = -1, /* interleaved strides over more elements
-                                  * than the exhaustive check visits */
+                                  * or addresses than the exhaustive check
+                                  * visits */
     dgrad_aliasing_no_memory = -2, /* the exhaustive check's bitmap could
                                     * not be allocated */
 } dgrad_aliasing_t;
 
-/* Largest element count the exhaustive check visits (interleaved layouts
- * only; nested layouts are decided in O(ndims^2)). */
+/* Largest element count, and address span, the exhaustive check visits
+ * (interleaved layouts that no pair of axes decides; nested layouts are
+ * decided in O(ndims^2)). */
 #define DGRAD_ALIASING_MAX_VISIT ((int64_t)1 << 24)
 
 /*

@@ -611,8 +611,8 @@ static dgrad_status_t check_output_aliasing(ctx_t *c) {
         case dgrad_aliasing_unknown:
             return op_error(c->op, dgrad_unimplemented, "%s (dims %s, "
                     "strides %s): the strides interleave over more than "
-                    "%lld elements, too many to check that no two share an "
-                    "address", tname(c, T_OUT), dims, strides,
+                    "%lld elements (or addresses), too many to check that no "
+                    "two share an address", tname(c, T_OUT), dims, strides,
                     (long long)DGRAD_ALIASING_MAX_VISIT);
         case dgrad_aliasing_no_memory: break;
     }

@@ -87,6 +87,20 @@ Test(aliasing, interleaved_layouts_beyond_the_visit_limit_are_undecided) {
     cr_assert_eq(dgrad_layout_find_alias(2, dims, zero, a, b),
             dgrad_aliasing_found);
     cr_assert(a[0] != b[0] && a[1] == b[1]);
+    /* Two axes alias on their own whatever the span: decided exactly,
+     * without visiting (a bitmap over this span would take 384 GB). */
+    const int64_t few[] = {3, 2}, far[] = {(int64_t)1 << 40, (int64_t)1 << 40};
+    cr_assert_eq(dgrad_layout_find_alias(2, few, far, a, b),
+            dgrad_aliasing_found);
+    cr_assert_eq(offset(2, a, far), offset(2, b, far));
+    cr_assert(a[0] != b[0] || a[1] != b[1]);
+    /* Three axes that alias together (2 + 3 - 5 = 0) but no pair does,
+     * over a span too large to visit: undecided, not out of memory. */
+    const int64_t three[] = {2, 2, 2}, wide[] = {(int64_t)2 << 38,
+            (int64_t)3 << 38, (int64_t)5 << 38};
+    int64_t a3[3], b3[3];
+    cr_assert_eq(dgrad_layout_find_alias(3, three, wide, a3, b3),
+            dgrad_aliasing_unknown);
 }
 
 /* ------------------------------------------------------------ the ops */

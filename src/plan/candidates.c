@@ -26,7 +26,7 @@ int layout_search_verbose(void) {
 }
 
 /* In order of preference when timings are not taken. */
-const layout_cand_t layout_cands[N_CANDS] = {
+static const layout_cand_t layout_cands[N_CANDS] = {
         {ACT_IO, 0}, {ACT_ANY, 0}, {ACT_IO, 1}, {ACT_NXC, 0}, {ACT_NXC, 1}};
 
 static int same_pd(const_dnnl_primitive_desc_t a, const_dnnl_primitive_desc_t b) {
@@ -49,7 +49,7 @@ int bias_needs_f32(const dgrad_problem_t *p) {
 }
 
 /* Output past the natural size on some axis (output padding). */
-int has_tail(const dgrad_problem_t *p) {
+static int has_tail(const dgrad_problem_t *p) {
     for (int i = 0; i < p->nsp; i++)
         if (dgrad_problem_natural_size(p, i) - p->PB[i] < p->Y[i]) return 1;
     return 0;

@@ -193,7 +193,6 @@ void md_format(char *buf, size_t size, const dnnl_memory_desc_t *md);
 
 /* -------------------------------------------------------- primitives.c */
 
-dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
 dnnl_status_t create_conv_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
         const layout_cand_t *lc, dnnl_primitive_desc_t *pd);
 const char *pd_impl_name(const_dnnl_primitive_desc_t pd);
@@ -216,9 +215,7 @@ int plan_chunks(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
 
 /* -------------------------------------------------------- candidates.c */
 
-extern const layout_cand_t layout_cands[N_CANDS];
 int bias_needs_f32(const dgrad_problem_t *p);
-int has_tail(const dgrad_problem_t *p);
 int all_candidates(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, cand_pd_t *pds,
         dnnl_status_t *first_error);

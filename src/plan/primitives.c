@@ -13,7 +13,7 @@
 
 #include "alloc.h"
 
-dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr) {
+static dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr) {
     dnnl_status_t s = ACQUIRE(dnnl_primitive_attr_create(attr));
     if (s != dnnl_success) return s;
     s = dnnl_primitive_attr_set_scratchpad_mode(*attr,

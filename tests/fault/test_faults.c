@@ -310,11 +310,14 @@ static void compiled_warm(run_t *r) {
 
 static dgrad_status_t act_compile(run_t *r) {
     dgrad_logical_tensor_t out = r->out_req;
-    dgrad_compiled_op_t *c = NULL;
+    /* A sentinel, so that a failure writing any value (NULL included)
+     * shows. */
+    dgrad_compiled_op_t *const unset = (dgrad_compiled_op_t *)&out;
+    dgrad_compiled_op_t *c = unset;
     dgrad_status_t st = dgrad_compiled_op_create(&c, r->op, n_inputs(r),
             r->in, &out);
     if (st != dgrad_success) {
-        cr_assert_null(c, "compile failed but wrote its handle");
+        cr_assert_eq(c, unset, "compile failed but wrote its handle");
         cr_assert(!memcmp(&out, &r->out_req, sizeof out),
                 "compile failed but wrote its output tensor");
         return st;
@@ -584,12 +587,14 @@ static dgrad_status_t act_plugin_run(run_t *r) {
     dgrad_plugin_partition_info_t info = {sizeof info, 0, 0, NULL, NULL, NULL};
     st = r->api->partitions_get(args.partitions, 0, &info);
     dgrad_logical_tensor_t out = r->out_req;
-    dgrad_plugin_compile_args_t c = {sizeof c, info.op, 2, r->in, &out, NULL};
+    dgrad_compiled_op_t *const unset = (dgrad_compiled_op_t *)&out;
+    dgrad_plugin_compile_args_t c = {sizeof c, info.op, 2, r->in, &out, unset};
     if (st == dgrad_success) {
         st = r->api->compiled_op_create(&c);
         if (st != dgrad_success)
-            cr_assert_null(c.compiled, "compile failed but wrote its handle");
+            cr_assert_eq(c.compiled, unset, "compile failed but wrote its handle");
     }
+    if (c.compiled == unset) c.compiled = NULL;
     if (st == dgrad_success) {
         const void *inputs[] = {r->x, r->w};
         dgrad_plugin_execute_args_t e = {sizeof e, c.compiled, 2, inputs, r->y,
