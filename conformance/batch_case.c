@@ -187,6 +187,8 @@ static int parse_dt_alt(batch_t *b, at_t at, char *alt, dgrad_data_type_t *dt) {
     }
     char *items[64];
     int n = batch_split(alt, '+', items, 64);
+    if (n < 0)
+        return batch_err(b, at, "too large", "--dt: more than 64 tensors");
     for (int i = 0; i < n; i++) {
         char *c = strchr(items[i], ':');
         dgrad_data_type_t t;

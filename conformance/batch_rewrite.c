@@ -331,6 +331,9 @@ int batch_rewrite_op_attrs(batch_t *b, at_t at, doc_t *d, char *alt,
                     "with id %lld", id);
         char *pairs[64];
         int np = batch_split(items[i].rest, '*', pairs, 64);
+        if (np < 0)
+            return batch_err(b, at, "too large", "--op-attrs: more than 64 "
+                    "attributes for op %lld", id);
         for (int k = 0; k < np; k++) {
             char *c2 = strchr(pairs[k], ':');
             if (!c2 || c2 == pairs[k] || !c2[1])

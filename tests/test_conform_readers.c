@@ -944,6 +944,34 @@ Test(conform_batch, errors_name_file_and_line) {
     bd_free(&d);
 }
 
+/* Lists longer than the reader holds are errors, not silently dropped. */
+Test(conform_batch, overlong_lists_are_errors) {
+    batch_dir_t d;
+    bd_init(&d);
+    char text[4096] = "--reset --op-attrs=0:strides:2x2";
+    for (int i = 0; i < 64; i++)
+        strcat(text, "*strides:2x2");
+    strcat(text, " --case=../cases/conv.json\n--reset --dt=0:f32");
+    for (int i = 1; i <= 64; i++) {
+        char item[16];
+        snprintf(item, sizeof item, "+%d:f32", i);
+        strcat(text, item);
+    }
+    strcat(text, " --case=../cases/conv.json\n");
+    const char *batch = bd_write(&d, "harness/long", text);
+    collect_t k;
+    collect_init(&k);
+    cf_read_batch_file(batch, NULL, &k.sink);
+    cr_expect_eq(k.n_cases, 0);
+    cr_assert_eq(k.n_errors, 2);
+    cr_expect(strstr(k.errors[0], ":1: too large: --op-attrs: more than 64 "
+                    "attributes for op 0"), "%s", k.errors[0]);
+    cr_expect(strstr(k.errors[1], ":2: too large: --dt: more than 64 "
+                    "tensors"), "%s", k.errors[1]);
+    collect_free(&k);
+    bd_free(&d);
+}
+
 Test(conform_batch, nesting_is_bounded) {
     batch_dir_t d;
     bd_init(&d);

@@ -176,39 +176,35 @@ size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan) {
 }
 
 /* The memory descriptors of the operands of step @p id (up to three,
- * then the scratchpad): each gets its memory object when the context is
- * made. Returns the operand count, 0 for a step the plan does not have. */
-static int step_mds(const dgrad_plan_t *plan, int id,
+ * then the scratchpad; NULL where there is none, all NULL for a step the
+ * plan does not have): each gets its memory object when the context is
+ * made. */
+static void step_mds(const dgrad_plan_t *plan, int id,
         const dnnl_memory_desc_t *md[4]) {
     const step_t *step = NULL;
-    int n = 0;
     if (id == S_IN || id == S_WEI || id == S_OUT) {
         const tensor_path_t *tp = id == S_IN ? &plan->in
                 : id == S_WEI ? &plan->wei : &plan->out;
         step = &tp->reorder;
-        if (!step->prim) return 0;
+        if (!step->prim) return;
         int back = id == S_OUT;
         md[0] = step->n_chunks > 1 ? &step->chunks.from_md
                 : back ? &tp->conv_md : &tp->io_md;
         md[1] = step->n_chunks > 1 ? &step->chunks.to_md
                 : back ? &tp->io_md : &tp->conv_md;
-        n = 2;
     } else if (id == S_CONV) {
         step = &plan->conv;
         md[0] = &plan->in.conv_md;
         md[1] = &plan->wei.conv_md;
         md[2] = &plan->out.conv_md;
-        n = 3;
     } else {
         step = &plan->bias_add;
-        if (!step->prim) return 0;
+        if (!step->prim) return;
         md[0] = &plan->out.conv_md;
         md[1] = &plan->bias_md;
         md[2] = &plan->out.conv_md;
-        n = 3;
     }
     md[SLOT_SCRATCH] = step->scratch_bytes ? &step->scratch_md : NULL;
-    return n;
 }
 
 /* Every memory object the context's steps use, made now (bound to no
@@ -216,9 +212,9 @@ static int step_mds(const dgrad_plan_t *plan, int id,
 static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
     for (int id = 0; id < N_STEPS; id++) {
         const dnnl_memory_desc_t *md[4] = {NULL, NULL, NULL, NULL};
-        int n = step_mds(c->plan, id, md);
+        step_mds(c->plan, id, md);
         for (int slot = 0; slot < 4; slot++) {
-            if (!md[slot] || (slot != SLOT_SCRATCH && slot >= n)) continue;
+            if (!md[slot]) continue;
             bound_t *b = &c->mem[id][slot];
             dnnl_status_t s = ACQUIRE(dnnl_memory_create(&b->mem, md[slot],
                     engine, DNNL_MEMORY_NONE));
