@@ -26,8 +26,8 @@ typedef enum dgrad_weights_use {
 
 /*
  * What decides how a plan is chosen, beyond the problem: part of the
- * plan-cache key, so two policies give two plans for one problem. No field
- * has padding around it (the key is built field by field anyway).
+ * plan-cache key, so two policies give two plans for one problem (the key
+ * is built field by field, so padding bytes take no part).
  */
 typedef struct dgrad_plan_policy {
     /* 1: candidates are timed (choice.c); 0: implementation names are
@@ -46,10 +46,16 @@ typedef struct dgrad_plan_policy {
     /* A plan's own buffers stay within this many bytes when a leaner
      * candidate exists; 0: a quarter of physical memory. */
     int64_t workspace_budget;
+    /* Phases folded into a forward convolution (phase_fold.c) are timed
+     * beside the backward-data candidates (1), never offered (0), or the
+     * only candidates wherever they apply (2: tests, DGRAD_PHASE_FOLD=only;
+     * DGRAD_PHASE_FOLD=0 gives 0). */
+    int32_t phase_fold;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the
- * environment (read once per process). */
+ * environment, phase_fold follows DGRAD_PHASE_FOLD (both read once per
+ * process). */
 dgrad_plan_policy_t dgrad_plan_policy_default(void);
 
 /*

@@ -937,3 +937,96 @@ Test(onednn, workspace_budget) {
             cr_assert_gt(leaner, 0, "the budget changed no ranked choice");
     }
 }
+
+/* The folded forward convolution (src/plan/phase_fold.c) where the policy
+ * makes it the only candidate: its plan must be the fold's, and its
+ * output the reference's, in every layout and with prepared weights. */
+static void check_folded(shape_t s) {
+    policy()->phase_fold = 2;
+    for (int a = NCX; a <= NXC; a++)
+        for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++) {
+            s.act_layout = a;
+            s.wei_layout = w;
+            dgrad_problem_t p = make_problem(&s);
+            dgrad_plan_t *plan = NULL;
+            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(),
+                                 &plan),
+                    dgrad_success, "%s", dgrad_last_error_message());
+            cr_assert(!strncmp(dgrad_plan_impl_name(plan), "fold:", 5),
+                    "not folded: %s", dgrad_plan_impl_name(plan));
+            dgrad_plan_release(plan);
+            check_problem_ex(&p, 1, 0);
+            check_problem_ex(&p, 1, 1);
+        }
+}
+
+Test(onednn, phase_fold_1d_every_phase_geometry) {
+    /* Strides with one and several phases, kernels shorter and longer
+     * than the stride, dilations sharing a factor with it (phases
+     * without taps), pads that start before the input and past it,
+     * output padding and a cropped end. */
+    int64_t strides[] = {1, 2, 3, 8}, kernels[] = {1, 3, 5, 16},
+            dilations[] = {1, 2, 3}, pads[] = {-2, 0, 1, 7},
+            ends[] = {-1, 0, 2};
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int c = 0; c < 3; c++)
+                for (int d = 0; d < 4; d++)
+                    for (int e = 0; e < 3; e++) {
+                        shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 2,
+                                .G = 2, .Cin = 4, .Cout = 6, .X = {5},
+                                .K = {kernels[b]}, .S = {strides[a]},
+                                .D = {dilations[c]}, .PB = {pads[d]}};
+                        int64_t end = ends[e] < 0 && strides[a] == 1
+                                ? 0 : ends[e];
+                        set_natural_y(&s, end);
+                        if (s.Y[0] < 1) continue;
+                        dgrad_problem_t p = make_problem(&s);
+                        policy()->phase_fold = 2;
+                        check_problem_ex(&p, 1, 0);
+                    }
+    /* The last problem again in every layout, asserting the fold ran. */
+    shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 2, .Cin = 4,
+            .Cout = 6, .X = {5}, .K = {3}, .S = {3}, .D = {2}, .PB = {1}};
+    set_natural_y(&s, -2);
+    check_folded(s);
+}
+
+Test(onednn, phase_fold_2d_3d_groups_types_bias) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = 2, .Cin = 4,
+                .Cout = 6, .X = {4, 5}, .K = {3, 4}, .S = {2, 3},
+                .D = {1, 2}, .PB = {1, -1}, .has_bias = i != 1};
+        set_natural_y(&s, -1);
+        check_folded(s);
+    }
+    /* The specification's grouped example at a smaller size, and 3D. */
+    shape_t g = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4, .Cin = 20,
+            .Cout = 8, .X = {9, 9}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}};
+    set_natural_y(&g, 1);
+    check_folded(g);
+    shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
+            .Cout = 5, .X = {3, 4, 3}, .K = {3, 2, 3}, .S = {2, 2, 1},
+            .D = {1, 1, 2}, .PB = {1, 0, 2}, .has_bias = 1};
+    set_natural_y(&v, 0);
+    check_folded(v);
+}
+
+Test(onednn, phase_fold_only_where_it_applies) {
+    /* 2^7 phases: more than the fold takes, so a backward-data plan. */
+    shape_t s = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 2, .X = {2, 2, 2}, .K = {3, 3, 3}, .S = {4, 4, 8},
+            .D = {1, 1, 1}, .PB = {0, 0, 0}};
+    set_natural_y(&s, 0);
+    policy()->phase_fold = 2;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert(strncmp(dgrad_plan_impl_name(plan), "fold:", 5), "%s",
+            dgrad_plan_impl_name(plan));
+    dgrad_plan_release(plan);
+    check_problem_ex(&p, 1, 0);
+}

@@ -66,6 +66,7 @@ static void key_make(plan_key_t *k, const dgrad_problem_t *p,
     key_put_double(k, pol->min_macs);
     key_put(k, pol->chunk_bytes);
     key_put(k, pol->workspace_budget);
+    key_put(k, pol->phase_fold);
 }
 
 static int key_equal(const plan_key_t *a, const plan_key_t *b) {

@@ -4,9 +4,11 @@
  * and on dense channels-last, each with the weights in the primitive's
  * preferred layout or the user's; when the output has a tail past the
  * natural size (output padding), also for the geometry that computes the
- * tail (negative right padding) instead of filling it. Duplicates are
- * dropped, and reference implementations kept only when nothing else
- * exists. Building a candidate's plan, on all threads or on one.
+ * tail (negative right padding) instead of filling it; and the folded
+ * forward convolution (phase_fold.c), grouped and dense, its source on the
+ * io layout or channels-last. Duplicates are dropped, and reference
+ * implementations kept only when nothing else exists. Building a
+ * candidate's plan, on all threads or on one.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -29,11 +31,19 @@ int layout_search_verbose(void) {
 static const layout_cand_t layout_cands[N_CANDS] = {
         {ACT_IO, 0}, {ACT_ANY, 0}, {ACT_IO, 1}, {ACT_NXC, 0}, {ACT_NXC, 1}};
 
-static int same_pd(const_dnnl_primitive_desc_t a, const_dnnl_primitive_desc_t b) {
-    static const dnnl_query_t q[] = {dnnl_query_diff_dst_md,
+/* Source layouts of the folded forward convolution (phase_fold.c), each
+ * in both fold modes: index i is act fold_acts[i / 2], mode 1 + i % 2. */
+static const act_mode_t fold_acts[N_FOLD_CANDS / 2] = {ACT_IO, ACT_NXC};
+
+static int same_pd(const_dnnl_primitive_desc_t a, const_dnnl_primitive_desc_t b,
+        int fold) {
+    static const dnnl_query_t bwd[] = {dnnl_query_diff_dst_md,
             dnnl_query_weights_md, dnnl_query_diff_src_md};
+    static const dnnl_query_t fwd[] = {dnnl_query_src_md,
+            dnnl_query_weights_md, dnnl_query_dst_md};
+    const dnnl_query_t *q = fold ? fwd : bwd;
     if (strcmp(pd_impl_name(a), pd_impl_name(b))) return 0;
-    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++)
+    for (size_t i = 0; i < 3; i++)
         if (!dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(a, q[i], 0),
                     dnnl_primitive_desc_query_md(b, q[i], 0)))
             return 0;
@@ -55,71 +65,117 @@ static int has_tail(const dgrad_problem_t *p) {
     return 0;
 }
 
-/* The pd of layout candidate @p ci for @p problem, or NULL (with the
- * oneDNN status). Channels-last that is the io layout already (oneDNN
- * ignores the strides of size-1 dims) is not a candidate of its own. */
+/* Whether channels-last is @p io already (oneDNN ignores the strides of
+ * size-1 dims), so that it is no candidate of its own. */
+static int nxc_is_io(const dnnl_memory_desc_t *io, dnnl_data_type_t dt) {
+    dnnl_memory_desc_t a;
+    return md_nxc(&a, io, dt) != dnnl_success || dnnl_memory_desc_equal(&a, io);
+}
+
+/* The pd of layout candidate @p ci (of the folded forward convolution
+ * when @p fold) for @p problem, or NULL (with the oneDNN status). */
 static dnnl_status_t candidate_pd(const dgrad_plan_t *tmpl, int staged,
-        int ci, dnnl_primitive_desc_t *pd) {
+        int ci, fold_mode_t fold, dnnl_primitive_desc_t *pd) {
     dnnl_data_type_t dt = staged ? dnnl_f32 : to_dnnl_dt(tmpl->p.dt);
+    act_mode_t act = fold ? fold_acts[ci] : layout_cands[ci].act;
     *pd = NULL;
-    if (layout_cands[ci].act == ACT_NXC) {
-        dnnl_memory_desc_t a, b;
-        if (md_nxc(&a, &tmpl->in.io_md, dt) != dnnl_success
-                || md_nxc(&b, &tmpl->out.io_md, dt) != dnnl_success
-                || (dnnl_memory_desc_equal(&a, &tmpl->in.io_md)
-                        && dnnl_memory_desc_equal(&b, &tmpl->out.io_md)))
-            return dnnl_unimplemented;
-    }
-    dnnl_status_t s = create_conv_pd(tmpl, dt, &layout_cands[ci], pd);
+    if (act == ACT_NXC && nxc_is_io(&tmpl->in.io_md, dt)
+            && (fold || nxc_is_io(&tmpl->out.io_md, dt)))
+        return dnnl_unimplemented;
+    dnnl_status_t s = fold ? create_fold_pd(tmpl, dt, act, pd)
+                           : create_conv_pd(tmpl, dt, &layout_cands[ci], pd);
     if (layout_search_verbose())
-        fprintf(stderr, "dgrad layout search: candidate %d/%d%s%s: %s\n",
-                (int)layout_cands[ci].act, layout_cands[ci].wei_io,
+        fprintf(stderr, "dgrad layout search: candidate %s%d/%d%s%s: %s\n",
+                fold == FOLD_GROUPED ? "fold grouped " : fold ? "fold dense " : "",
+                (int)act, fold ? 0 : layout_cands[ci].wei_io,
                 staged ? " staged" : "",
-                tmpl->full_box && has_tail(&tmpl->p) ? " tail" : "",
+                !fold && tmpl->full_box && has_tail(&tmpl->p) ? " tail" : "",
                 s == dnnl_success ? pd_impl_name(*pd) : dnnl_status2str(s));
     return s;
+}
+
+/* A plan of the folded strategy in mode @p fold, its output box the
+ * whole output; NULL when the fold does not apply (or out of memory). */
+static dgrad_plan_t *fold_plan_alloc(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, fold_mode_t fold) {
+    dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
+    if (!plan) return NULL;
+    for (int i = 0; i < problem->nsp; i++) {
+        plan->lo[i] = 0;
+        plan->hi[i] = problem->Y[i];
+    }
+    plan->full_box = 1;
+    plan->out_offset = 0;
+    if (plan->empty || !fold_init(plan, fold)) {
+        plan_destroy(plan);
+        return NULL;
+    }
+    return plan;
+}
+
+/* A template plan (geometry and io descs, no primitives) for candidates
+ * of one kind; NULL with the status in @p s. */
+static dgrad_plan_t *template_plan(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, fold_mode_t fold,
+        int extend_tail, dnnl_status_t *s) {
+    dgrad_plan_t *tmpl = fold ? fold_plan_alloc(problem, policy, fold)
+                              : plan_alloc(problem, policy, extend_tail);
+    *s = tmpl ? init_io_mds(tmpl, staged)
+              : fold ? dnnl_unimplemented : dnnl_out_of_memory;
+    if (tmpl && *s != dnnl_success) {
+        plan_destroy(tmpl);
+        tmpl = NULL;
+    }
+    return tmpl;
 }
 
 /* Appends to @p pds the pds of the distinct candidates for one output
  * geometry, in the compute type of the problem, or in f32 through staging
  * copies. Returns the new count. */
 static int candidate_pds(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged,
+        const dgrad_plan_policy_t *policy, int staged, fold_mode_t fold,
         int extend_tail, cand_pd_t *pds, int n, dnnl_status_t *first_error) {
-    dgrad_plan_t *tmpl = plan_alloc(problem, policy, extend_tail);
+    dnnl_status_t s;
+    dgrad_plan_t *tmpl = template_plan(problem, policy, staged, fold,
+            extend_tail, &s);
     if (!tmpl) {
-        *first_error = dnnl_out_of_memory;
+        /* A fold that does not apply is no error of the problem's. */
+        if (!fold && *first_error == dnnl_success) *first_error = s;
         return n;
     }
-    dnnl_status_t s = init_io_mds(tmpl, staged);
-    if (s != dnnl_success) *first_error = s;
-    for (int i = 0; s == dnnl_success && i < (int)N_CANDS; i++) {
+    int count = fold ? N_FOLD_CANDS / 2 : N_CANDS;
+    for (int i = 0; i < count; i++) {
         dnnl_primitive_desc_t pd = NULL;
-        dnnl_status_t cs = candidate_pd(tmpl, staged, i, &pd);
+        dnnl_status_t cs = candidate_pd(tmpl, staged, i, fold, &pd);
         if (cs != dnnl_success) {
-            if (*first_error == dnnl_success && layout_cands[i].act != ACT_NXC)
+            if (*first_error == dnnl_success && !fold
+                    && layout_cands[i].act != ACT_NXC)
                 *first_error = cs;
             continue;
         }
         int dup = 0;
         for (int j = 0; j < n && !dup; j++)
-            dup = pds[j].extend_tail == extend_tail && same_pd(pd, pds[j].pd);
+            dup = pds[j].extend_tail == extend_tail && pds[j].fold == fold
+                    && same_pd(pd, pds[j].pd, fold);
         if (dup || n == MAX_CAND_PDS) {
             dnnl_primitive_desc_destroy(pd);
         } else {
-            static const dnnl_query_t q[2] = {dnnl_query_diff_dst_md,
-                    dnnl_query_diff_src_md};
+            const dnnl_query_t q[2] = {
+                    fold ? dnnl_query_src_md : dnnl_query_diff_dst_md,
+                    fold ? dnnl_query_dst_md : dnnl_query_diff_src_md};
             const dnnl_memory_desc_t *io[2] = {&tmpl->in.io_md,
                     &tmpl->out.io_md};
             pds[n].pd = pd;
             pds[n].cand = i;
+            pds[n].fold = fold;
             pds[n].extend_tail = extend_tail;
             pds[n].reorders = 0;
             for (int t = 0; t < 2; t++)
                 pds[n].reorders += !dnnl_memory_desc_equal(io[t],
                         dnnl_primitive_desc_query_md(pd, q[t], 0));
-            pds[n].wei_reorder = !dnnl_memory_desc_equal(&tmpl->wei.io_md,
-                    dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
+            pds[n].wei_reorder = fold || !dnnl_memory_desc_equal(
+                    &tmpl->wei.io_md, dnnl_primitive_desc_query_md(pd,
+                            dnnl_query_weights_md, 0));
             n++;
         }
     }
@@ -133,9 +189,26 @@ static int candidate_pds(const dgrad_problem_t *problem,
 int all_candidates(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged,
         cand_pd_t *pds, dnnl_status_t *first_error) {
-    int n = candidate_pds(problem, policy, staged, 0, pds, 0, first_error);
+    int n = candidate_pds(problem, policy, staged, FOLD_NONE, 0, pds, 0,
+            first_error);
     if (has_tail(problem))
-        n = candidate_pds(problem, policy, staged, 1, pds, n, first_error);
+        n = candidate_pds(problem, policy, staged, FOLD_NONE, 1, pds, n,
+                first_error);
+    int n_bwd = n;
+    if (policy->phase_fold) {
+        /* One group: the two modes are the same. */
+        if (problem->G > 1)
+            n = candidate_pds(problem, policy, staged, FOLD_GROUPED, 0, pds,
+                    n, first_error);
+        n = candidate_pds(problem, policy, staged, FOLD_DENSE, 0, pds, n,
+                first_error);
+    }
+    if (policy->phase_fold == 2 && n > n_bwd) {
+        /* Only the fold, where it applies (tests). */
+        destroy_pds(pds, n_bwd);
+        memmove(pds, pds + n_bwd, (size_t)(n - n_bwd) * sizeof *pds);
+        n -= n_bwd;
+    }
     int fast = 0;
     for (int i = 0; i < n; i++) fast += impl_rank(pds[i].pd) > 0;
     if (fast == 0 || fast == n) return n;
@@ -157,9 +230,12 @@ dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c,
         dnnl_status_t *err,
         const char **what) {
-    dgrad_plan_t *plan = plan_alloc(problem, policy, c->extend_tail);
-    dnnl_status_t s = plan ? init_io_mds(plan, staged) : dnnl_out_of_memory;
-    if (s == dnnl_success) s = build_primitives(plan, c->pd, what);
+    dnnl_status_t s;
+    dgrad_plan_t *plan = template_plan(problem, policy, staged, c->fold,
+            c->extend_tail, &s);
+    if (s == dnnl_success)
+        s = c->fold ? build_fold_primitives(plan, c->pd, what)
+                    : build_primitives(plan, c->pd, what);
     if (s == dnnl_success) return plan;
     if (*err == dnnl_success) *err = s;
     if (plan) plan_destroy(plan);
@@ -170,13 +246,15 @@ dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
  * for @p problem: its pd is created now, for the caller's current thread
  * count. NULL when oneDNN does not offer it. */
 dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged, int cand,
-        int extend_tail, dnnl_status_t *err,
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *like,
+        dnnl_status_t *err,
         const char **what) {
-    cand_pd_t c = {NULL, cand, extend_tail, 0, 0};
-    dgrad_plan_t *tmpl = plan_alloc(problem, policy, extend_tail), *plan = NULL;
-    if (tmpl && init_io_mds(tmpl, staged) == dnnl_success
-            && candidate_pd(tmpl, staged, cand, &c.pd) == dnnl_success)
+    cand_pd_t c = {NULL, like->cand, like->fold, like->extend_tail, 0, 0};
+    dnnl_status_t s;
+    dgrad_plan_t *tmpl = template_plan(problem, policy, staged, c.fold,
+            c.extend_tail, &s), *plan = NULL;
+    if (tmpl && candidate_pd(tmpl, staged, c.cand, c.fold, &c.pd)
+                    == dnnl_success)
         plan = build_candidate(problem, policy, staged, &c, err, what);
     dnnl_primitive_desc_destroy(c.pd);
     if (tmpl) plan_destroy(tmpl);
@@ -192,8 +270,7 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
     if (threads > 1) {
         dnnl_status_t err = dnnl_success;
         const char *what = "";
-        plan = rebuild_candidate(problem, policy, staged, c->cand, c->extend_tail,
-                &err, &what);
+        plan = rebuild_candidate(problem, policy, staged, c, &err, &what);
         if (plan) plan->single_thread = 1;
     }
     threads_leave(threads);

@@ -46,6 +46,10 @@ static void plan_signature(const dgrad_plan_t *plan, char *buf, size_t size) {
                         : steps[i] == &plan->conv || steps[i] == &plan->bias_add
                         ? steps[i]->impl
                         : impl_is_generic(steps[i]->impl) ? "generic" : "jit");
+    for (int i = 0; i < plan->fold.n_copies && n < size; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s|",
+                impl_is_generic(plan->fold.copies[i].step.impl) ? "generic"
+                                                                : "jit");
 }
 
 /* Whether every reorder of a plan has a jit implementation: oneDNN 2.6
@@ -58,29 +62,40 @@ static int reorders_fast(const dgrad_plan_t *plan) {
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
         if (steps[i]->prim && impl_is_generic(steps[i]->impl))
             return 0;
+    for (int i = 0; i < plan->fold.n_copies; i++)
+        if (impl_is_generic(plan->fold.copies[i].step.impl)) return 0;
     return 1;
 }
 
 /* Candidates in the order the ranking prefers them without timings:
- * computed tails last (they are checked only when timed), then by
+ * folded ones last (their phase reorders pay only where timed faster),
+ * computed tails next to last (they are checked only when timed), then by
  * implementation rank, then in order of preference. Returns how many. */
 static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
     int k = 0;
-    for (int tail = 0; tail <= 1; tail++)
-        for (int rank = 2; rank >= 0; rank--)
-            for (int i = 0; i < n; i++)
-                if (impl_rank(pds[i].pd) == rank && pds[i].extend_tail == tail)
-                    sorted[k++] = i;
+    for (int fold = 0; fold <= 1; fold++)
+        for (int tail = 0; tail <= 1; tail++)
+            for (int rank = 2; rank >= 0; rank--)
+                for (int i = 0; i < n; i++)
+                    if (impl_rank(pds[i].pd) == rank
+                            && pds[i].extend_tail == tail
+                            && !!pds[i].fold == fold)
+                        sorted[k++] = i;
     return k;
 }
 
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
-    static atomic_int search = -1;
-    int v = atomic_load(&search);
+    static atomic_int search = -1, fold = -1;
+    int v = atomic_load(&search), f = atomic_load(&fold);
     if (v < 0) {
         const char *e = getenv("DGRAD_LAYOUT_SEARCH");
         v = !(e && !strcmp(e, "0"));
         atomic_store(&search, v);
+    }
+    if (f < 0) {
+        const char *e = getenv("DGRAD_PHASE_FOLD");
+        f = !e ? 1 : !strcmp(e, "0") ? 0 : !strcmp(e, "only") ? 2 : 1;
+        atomic_store(&fold, f);
     }
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
@@ -88,7 +103,7 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0};
+            0, f};
     return p;
 }
 
@@ -179,12 +194,13 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
     for (int i = 0; i < c->n; i++)
         cost[i] = pds[i].reorders + (c->weights_constant ? 0 : pds[i].wei_reorder);
     for (int i = 0; i < k && c->problem->G == 1; i++)
-        if (!pds[sorted[i]].extend_tail
+        if (!pds[sorted[i]].extend_tail && !pds[sorted[i]].fold
                 && (few < 0 || cost[sorted[i]] < cost[few]))
             few = sorted[i];
     int tail = -1;
     for (int i = 0; few >= 0 && i < k; i++)
-        if (pds[sorted[i]].extend_tail && cost[sorted[i]] <= cost[few]
+        if (pds[sorted[i]].extend_tail && !pds[sorted[i]].fold
+                && cost[sorted[i]] <= cost[few]
                 && impl_rank(pds[sorted[i]].pd) >= impl_rank(pds[few].pd)
                 && (tail < 0 || cost[sorted[i]] < cost[tail]))
             tail = sorted[i];
@@ -239,7 +255,7 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
             : NULL, *best = NULL;
     if (rbest) {
         best = rebuild_candidate(c->problem, c->policy, c->staged,
-                rpds[w].cand, rpds[w].extend_tail, &c->err, &c->what);
+                &rpds[w], &c->err, &c->what);
         char sig_r[256], sig[256] = "";
         plan_signature(rbest, sig_r, sizeof sig_r);
         if (best) plan_signature(best, sig, sizeof sig);

@@ -122,19 +122,25 @@ static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
  * output, from the primitive's result: the caller's buffer is written by
  * one step only, the last, so a failure before it leaves it untouched). */
 static int writes_user_output(const dgrad_plan_t *plan) {
-    return !plan->out.reorder.prim && !plan->staged && !plan->p.has_bias;
+    return !plan->fold.mode && !plan->out.reorder.prim && !plan->staged
+            && !plan->p.has_bias;
 }
 
 /* The primitive needs a buffer of its own for a tensor when a reorder, a
- * type conversion or (output) the bias add stands between it and the
- * user. */
+ * type conversion, (output) the bias add or the phase reorders, or
+ * (folded weights) the folding stands between it and the user. */
 static int needs_conv_buf(const dgrad_plan_t *plan, int t) {
     if (t == T_OUT) return !writes_user_output(plan);
+    if (t == T_WEI && plan->fold.mode) return 1;
     return path_of(plan, t)->reorder.prim || plan->staged;
 }
 
-/* A staging buffer is needed when both stand there. */
+/* A staging buffer is needed when two stand there: a conversion (or the
+ * folding) and a reorder; for a folded output, the phase reorders and a
+ * conversion. */
 static int needs_stage_buf(const dgrad_plan_t *plan, int t) {
+    if (plan->fold.mode && t == T_OUT) return plan->staged;
+    if (plan->fold.mode && t == T_WEI) return plan->wei.reorder.prim != NULL;
     return path_of(plan, t)->reorder.prim && plan->staged;
 }
 
@@ -145,7 +151,10 @@ static size_t align_up(size_t n) {
 void ctx_destroy(exec_ctx_t *c) {
     if (!c) return;
     for (int i = 0; i < N_STEPS; i++)
-        for (int j = 0; j < 4; j++) dnnl_memory_destroy(c->mem[i][j].mem);
+        for (int j = 0; j < N_SLOTS; j++) dnnl_memory_destroy(c->mem[i][j].mem);
+    for (int i = 0; c->copy_mem && i < c->plan->fold.n_copies; i++)
+        for (int j = 0; j < 3; j++) dnnl_memory_destroy(c->copy_mem[i][j].mem);
+    free(c->copy_mem);
     dnnl_stream_destroy(c->stream);
     free(c->ws);
     free(c);
@@ -175,12 +184,12 @@ size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan) {
     return plan && !plan->empty ? workspace_parts(plan, sizes) : 0;
 }
 
-/* The memory descriptors of the operands of step @p id (up to three,
+/* The memory descriptors of the operands of step @p id (up to four,
  * then the scratchpad; NULL where there is none, all NULL for a step the
  * plan does not have): each gets its memory object when the context is
  * made. */
 static void step_mds(const dgrad_plan_t *plan, int id,
-        const dnnl_memory_desc_t *md[4]) {
+        const dnnl_memory_desc_t *md[N_SLOTS]) {
     const step_t *step = NULL;
     if (id == S_IN || id == S_WEI || id == S_OUT) {
         const tensor_path_t *tp = id == S_IN ? &plan->in
@@ -197,6 +206,7 @@ static void step_mds(const dgrad_plan_t *plan, int id,
         md[0] = &plan->in.conv_md;
         md[1] = &plan->wei.conv_md;
         md[2] = &plan->out.conv_md;
+        if (plan->fold.mode && plan->p.has_bias) md[3] = &plan->bias_md;
     } else {
         step = &plan->bias_add;
         if (!step->prim) return;
@@ -209,20 +219,32 @@ static void step_mds(const dgrad_plan_t *plan, int id,
 
 /* Every memory object the context's steps use, made now (bound to no
  * buffer), so that an execution acquires nothing once it has a context. */
+static dnnl_status_t memory_make(bound_t *b, const dnnl_memory_desc_t *md) {
+    b->ptr = NULL;
+    return ACQUIRE(dnnl_memory_create(&b->mem, md, engine, DNNL_MEMORY_NONE));
+}
+
 static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
-    for (int id = 0; id < N_STEPS; id++) {
-        const dnnl_memory_desc_t *md[4] = {NULL, NULL, NULL, NULL};
+    const fold_t *f = &c->plan->fold;
+    dnnl_status_t s = dnnl_success;
+    for (int id = 0; id < N_STEPS && s == dnnl_success; id++) {
+        const dnnl_memory_desc_t *md[N_SLOTS] = {NULL};
         step_mds(c->plan, id, md);
-        for (int slot = 0; slot < 4; slot++) {
-            if (!md[slot]) continue;
-            bound_t *b = &c->mem[id][slot];
-            dnnl_status_t s = ACQUIRE(dnnl_memory_create(&b->mem, md[slot],
-                    engine, DNNL_MEMORY_NONE));
-            if (s != dnnl_success) return s;
-            b->ptr = NULL;
-        }
+        for (int slot = 0; slot < N_SLOTS && s == dnnl_success; slot++)
+            if (md[slot]) s = memory_make(&c->mem[id][slot], md[slot]);
     }
-    return dnnl_success;
+    if (s != dnnl_success || f->n_copies == 0) return s;
+    c->copy_mem = allocated(dgrad_calloc((size_t)f->n_copies,
+            sizeof *c->copy_mem));
+    if (!c->copy_mem) return dnnl_out_of_memory;
+    for (int i = 0; i < f->n_copies && s == dnnl_success; i++) {
+        const phase_copy_t *pc = &f->copies[i];
+        s = memory_make(&c->copy_mem[i][0], &pc->from_md);
+        if (s == dnnl_success) s = memory_make(&c->copy_mem[i][1], &pc->to_md);
+        if (s == dnnl_success && pc->step.scratch_bytes)
+            s = memory_make(&c->copy_mem[i][2], &pc->step.scratch_md);
+    }
+    return s;
 }
 
 /* A new context: the stream, the memory objects, and one workspace carved
@@ -276,11 +298,9 @@ static void ctx_release(exec_ctx_t *c) {
     pthread_mutex_unlock(&plan->pool_lock);
 }
 
-/* The context's memory object for operand @p slot of step @p step (made
- * with the context), re-bound to @p ptr when the pointer changed. */
-static dnnl_status_t bind(exec_ctx_t *c, int step, int slot,
-        const void *ptr, dnnl_memory_t *mem) {
-    bound_t *b = &c->mem[step][slot];
+/* A memory object of the context (made with it), re-bound to @p ptr
+ * when the pointer changed. */
+static dnnl_status_t bind(bound_t *b, const void *ptr, dnnl_memory_t *mem) {
     /* oneDNN takes non-const handles; inputs are only read. */
     void *handle = (void *)(uintptr_t)ptr;
     dnnl_status_t s = b->mem ? dnnl_success : dnnl_runtime_error;
@@ -296,28 +316,38 @@ static dnnl_status_t bind(exec_ctx_t *c, int step, int slot,
     return dnnl_success;
 }
 
-/* Executes step @p id on up to three (arg, pointer) operands plus its
- * scratchpad, then waits: the next step may reuse the scratchpad. */
-static dnnl_status_t run_step(exec_ctx_t *c, int id, const step_t *step,
-        int nargs, const int *arg, const void *const *ptr) {
-    dnnl_exec_arg_t args[4];
+/* Executes @p step on up to four (arg, pointer) operands plus its
+ * scratchpad, with the memory objects @p mem (operands in order, the
+ * scratchpad's at @p scratch_slot), then waits: the next step may reuse
+ * the scratchpad. */
+static dnnl_status_t run_on(exec_ctx_t *c, bound_t *mem, int scratch_slot,
+        const step_t *step, int nargs, const int *arg,
+        const void *const *ptr, int fallible) {
+    dnnl_exec_arg_t args[N_SLOTS];
     dnnl_status_t s = dnnl_success;
     int n = 0;
     for (; n < nargs && s == dnnl_success; n++) {
         args[n].arg = arg[n];
-        s = bind(c, id, n, ptr[n], &args[n].memory);
+        s = bind(&mem[n], ptr[n], &args[n].memory);
     }
     if (s == dnnl_success && step->scratch_bytes) {
         args[n].arg = DNNL_ARG_SCRATCHPAD;
-        s = bind(c, id, SLOT_SCRATCH, c->scratch, &args[n].memory);
+        s = bind(&mem[scratch_slot], c->scratch, &args[n].memory);
         n++;
     }
     if (s == dnnl_success)
-        s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim, c->stream, n,
-                args));
+        s = fallible ? DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim,
+                               c->stream, n, args))
+                     : dnnl_primitive_execute(step->prim, c->stream, n, args);
     if (s == dnnl_success) s = dnnl_stream_wait(c->stream);
     if (s != dnnl_success) planning_fail(s);
     return s;
+}
+
+/* Executes step @p id of the plan's fixed steps. */
+static dnnl_status_t run_step(exec_ctx_t *c, int id, const step_t *step,
+        int nargs, const int *arg, const void *const *ptr) {
+    return run_on(c, c->mem[id], SLOT_SCRATCH, step, nargs, arg, ptr, 1);
 }
 
 static dnnl_status_t run_reorder(exec_ctx_t *c, int id, const step_t *step,
@@ -352,7 +382,11 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
     const tensor_path_t *tp = path_of(plan, t);
     char *conv = conv_buf ? conv_buf : c->conv[t];
     const void *io = user;
-    if (plan->staged) {
+    if (plan->fold.mode && t == T_WEI) {
+        void *folded = tp->reorder.prim ? c->stage[t] : conv;
+        fold_weights(plan, user, folded);
+        io = folded;
+    } else if (plan->staged) {
         void *stage = tp->reorder.prim ? c->stage[t] : conv;
         convert(&tp->cv, plan->p.dt, 1, user, stage);
         io = stage;
@@ -363,17 +397,41 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
     return run_reorder(c, t == T_IN ? S_IN : S_WEI, &tp->reorder, io, conv);
 }
 
+/* The phase reorders of a folded plan, from the forward output @p conv
+ * into @p io (the output, or its staging copy). They are the plan's final
+ * step, taken as one: the fault-injection build fails it before the first
+ * reorder; oneDNN failing inside them leaves the output partly written,
+ * as it may inside any final step (dgrad.h). */
+static dnnl_status_t run_phase_copies(exec_ctx_t *c, const void *conv,
+        void *io) {
+    const dgrad_plan_t *plan = c->plan;
+    const int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
+    size_t from_es = dnnl_data_type_size(plan->out.conv_md.data_type),
+           to_es = dnnl_data_type_size(plan->out.io_md.data_type);
+    dnnl_status_t s = DGRAD_FALLIBLE(dnnl_success);
+    if (s != dnnl_success) planning_fail(s);
+    for (int i = 0; i < plan->fold.n_copies && s == dnnl_success; i++) {
+        const phase_copy_t *pc = &plan->fold.copies[i];
+        const void *ptr[2] = {(const char *)conv + pc->from_off * (int64_t)from_es,
+                (char *)io + pc->to_off * (int64_t)to_es};
+        s = run_on(c, c->copy_mem[i], 2, &pc->step, 2, arg, ptr, 0);
+    }
+    return s;
+}
+
 /* Takes the result from the primitive's layout to the user's sub-box:
- * conv -(reorder)-> io -(convert)-> user. */
+ * conv -(reorder, or the phase reorders)-> io -(convert)-> user. */
 static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
         void *user_box) {
     const dgrad_plan_t *plan = c->plan;
     const tensor_path_t *tp = &plan->out;
     void *io = !plan->staged ? user_box
-            : tp->reorder.prim ? (void *)c->stage[T_OUT]
-                               : (void *)c->conv[T_OUT];
+            : tp->reorder.prim || plan->fold.mode ? (void *)c->stage[T_OUT]
+                                                  : (void *)c->conv[T_OUT];
     dnnl_status_t s = dnnl_success;
-    if (tp->reorder.prim)
+    if (plan->fold.mode)
+        s = run_phase_copies(c, conv, io);
+    else if (tp->reorder.prim)
         s = run_reorder(c, S_OUT, &tp->reorder, conv, io);
     if (s == dnnl_success && plan->staged)
         convert(&tp->cv, plan->p.dt, 0, io, user_box);
@@ -386,6 +444,17 @@ static dnnl_status_t run_conv(exec_ctx_t *c, const void *in,
             DNNL_ARG_DIFF_SRC};
     const void *ptr[3] = {in, wei, out};
     return run_step(c, S_CONV, &c->plan->conv, 3, arg, ptr);
+}
+
+/* The folded forward convolution, its bias (if any) the output channel's
+ * for each phase. */
+static dnnl_status_t run_fold_conv(exec_ctx_t *c, const void *in,
+        const void *wei, const void *bias, void *out) {
+    const int arg[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST,
+            DNNL_ARG_BIAS};
+    const void *ptr[4] = {in, wei, out, c->bias_f32};
+    if (bias) fold_bias(c->plan, bias, c->bias_f32);
+    return run_step(c, S_CONV, &c->plan->conv, bias ? 4 : 3, arg, ptr);
 }
 
 /* dst = result + bias[c], in the primitive's layout (@p dst is @p result
@@ -415,8 +484,11 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     dnnl_status_t s = bring_in(c, T_IN, in, NULL, &conv_in);
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
-    if (s == dnnl_success) s = run_conv(c, conv_in, conv_wei, conv_out);
-    if (s == dnnl_success && bias) {
+    if (s == dnnl_success && plan->fold.mode)
+        s = run_fold_conv(c, conv_in, conv_wei, bias, conv_out);
+    else if (s == dnnl_success)
+        s = run_conv(c, conv_in, conv_wei, conv_out);
+    if (s == dnnl_success && bias && !plan->fold.mode) {
         /* Into the user's box when no reorder or conversion follows. */
         void *biased = plan->out.reorder.prim || plan->staged ? conv_out
                                                               : out_box;

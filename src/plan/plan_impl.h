@@ -61,10 +61,11 @@ typedef struct tensor_path {
     convert_t cv;               /* user <-> staging, when plan->staged */
 } tensor_path_t;
 
-/* Execution steps, in order; each has up to three operands plus its
+/* Execution steps, in order; each has up to four operands plus its
  * scratchpad. */
 enum { S_IN = 0, S_WEI = 1, S_CONV = 2, S_BIAS = 3, S_OUT = 4, N_STEPS = 5 };
-#define SLOT_SCRATCH 3
+#define SLOT_SCRATCH 4
+#define N_SLOTS 5
 
 /* A oneDNN memory object of an execution context and the buffer it is
  * bound to. Intermediate buffers stay bound for the context's life;
@@ -86,8 +87,46 @@ typedef struct exec_ctx {
     char *scratch;
     char *stage[3], *conv[3]; /* per tensor: in, wei, out */
     float *bias_f32;
-    bound_t mem[N_STEPS][4];
+    bound_t mem[N_STEPS][N_SLOTS];
+    bound_t (*copy_mem)[3]; /* a folded plan's phase copies: from, to, scratch */
 } exec_ctx_t;
+
+/* The output phases of a transposed convolution folded into the channels
+ * of one forward convolution (phase_fold.c): output position
+ * f = S*q + r (phase r = f mod S per axis) is channel r of the forward
+ * convolution's output at q, whose kernel holds, per phase, the taps that
+ * reach that phase. One strided reorder per phase then puts each phase's
+ * channels into its every-S-th output positions. */
+typedef enum fold_mode {
+    FOLD_NONE = 0,    /* the plan runs a backward-data convolution */
+    FOLD_GROUPED = 1, /* G groups of P*Cout/G forward output channels */
+    FOLD_DENSE = 2,   /* one group, block-diagonal weights */
+} fold_mode_t;
+
+/* At most this many phases (the product of the strides). */
+#define MAX_PHASES 64
+
+/* One phase's reorder: a view of the forward convolution's output to a
+ * view of the output (strides times S), at element offsets. */
+typedef struct phase_copy {
+    step_t step;
+    dnnl_memory_desc_t from_md, to_md;
+    int64_t from_off, to_off;
+} phase_copy_t;
+
+typedef struct fold {
+    fold_mode_t mode;
+    int64_t P, Cf; /* phases; channels of the forward output (P * Cout) */
+    /* Per axis: window W taps with dilation fd; the window's last tap is
+     * tmax input positions back; q0 first forward output position, nq
+     * count; pl, pr the forward convolution's pads. */
+    int64_t W[DGRAD_MAX_SPATIAL], fd[DGRAD_MAX_SPATIAL];
+    int64_t tmax[DGRAD_MAX_SPATIAL], q0[DGRAD_MAX_SPATIAL];
+    int64_t nq[DGRAD_MAX_SPATIAL], pl[DGRAD_MAX_SPATIAL];
+    int64_t pr[DGRAD_MAX_SPATIAL];
+    int n_copies;
+    phase_copy_t *copies; /* allocated, n_copies */
+} fold_t;
 
 struct dgrad_plan {
     atomic_long refs;
@@ -107,8 +146,9 @@ struct dgrad_plan {
     int64_t out_offset;            /* elements from out to the sub-box */
     char impl[128];
     tensor_path_t in, wei, out;    /* out covers the sub-box only */
-    dnnl_memory_desc_t bias_md;    /* f32 [1, Cout, 1...] dense */
+    dnnl_memory_desc_t bias_md;    /* f32 [1, Cout, 1...]; folded: [P*Cout] */
     step_t conv, bias_add;
+    fold_t fold;                   /* mode FOLD_NONE: backward data */
     size_t scratch_size;           /* largest scratchpad of all steps */
     _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */
     pthread_mutex_t pool_lock;     /* guards pool */
@@ -133,14 +173,18 @@ typedef struct layout_cand {
 typedef struct cand_pd {
     dnnl_primitive_desc_t pd;
     int cand;
+    fold_mode_t fold; /* a forward pd of phase_fold.c */
     int extend_tail;
     int reorders; /* activations whose layout differs from their io one */
     int wei_reorder; /* weights in another layout than the user's */
 } cand_pd_t;
 
-/* Layout candidates per output geometry (candidates.c). */
+/* Layout candidates per output geometry (candidates.c), and of the
+ * folded forward convolution (source on its io layout or channels-last,
+ * in each fold mode). */
 #define N_CANDS 5
-#define MAX_CAND_PDS (2 * N_CANDS)
+#define N_FOLD_CANDS 4
+#define MAX_CAND_PDS (2 * N_CANDS + N_FOLD_CANDS)
 
 /* The three tensors of a plan. */
 enum { T_IN = 0, T_WEI = 1, T_OUT = 2 };
@@ -200,9 +244,26 @@ int impl_rank(const_dnnl_primitive_desc_t pd);
 int impl_is_generic(const char *impl);
 dnnl_status_t build_primitives(dgrad_plan_t *plan,
         const_dnnl_primitive_desc_t pd, const char **what);
+dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
+dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
+        size_t *scratch_size);
+dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t, int to_io);
+dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
+        const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to);
 dgrad_plan_t *plan_alloc(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int extend_tail);
 void plan_destroy(dgrad_plan_t *plan);
+
+/* -------------------------------------------------------- phase_fold.c */
+
+int fold_applicable(const dgrad_problem_t *p);
+int fold_init(dgrad_plan_t *plan, fold_mode_t mode);
+dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
+        act_mode_t act, dnnl_primitive_desc_t *pd);
+dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
+        const_dnnl_primitive_desc_t pd, const char **what);
+void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded);
+void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 
 /* ------------------------------------------------------------ chunks.c */
 
@@ -224,8 +285,8 @@ dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c,
         dnnl_status_t *err, const char **what);
 dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged, int cand,
-        int extend_tail, dnnl_status_t *err, const char **what);
+        const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *like,
+        dnnl_status_t *err, const char **what);
 int layout_search_verbose(void);
 dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c);

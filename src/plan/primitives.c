@@ -13,7 +13,7 @@
 
 #include "alloc.h"
 
-static dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr) {
+dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr) {
     dnnl_status_t s = ACQUIRE(dnnl_primitive_attr_create(attr));
     if (s != dnnl_success) return s;
     s = dnnl_primitive_attr_set_scratchpad_mode(*attr,
@@ -101,7 +101,7 @@ int impl_rank(const_dnnl_primitive_desc_t pd) {
 }
 
 /* Turns @p pd into a step (the primitive keeps its own copy of the pd). */
-static dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
+dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
         size_t *scratch_size) {
     const dnnl_memory_desc_t *md =
             dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
@@ -119,7 +119,7 @@ int impl_is_generic(const char *impl) {
     return strstr(impl, "simple") || strstr(impl, "ref");
 }
 
-static dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
+dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
         const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t s = user_scratchpad_attr(&attr);
@@ -134,7 +134,7 @@ static dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
  * nothing when the layouts are equal. Where oneDNN offers only its
  * generic reorder for the whole tensor, one that runs in chunks with a
  * jit implementation is taken instead, if there is one. */
-static dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
+dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
         int to_io) {
     const dnnl_memory_desc_t *from = to_io ? &t->conv_md : &t->io_md;
     const dnnl_memory_desc_t *to = to_io ? &t->io_md : &t->conv_md;
@@ -274,6 +274,9 @@ void plan_destroy(dgrad_plan_t *plan) {
     }
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
         dnnl_primitive_destroy(steps[i]->prim);
+    for (int i = 0; i < plan->fold.n_copies; i++)
+        dnnl_primitive_destroy(plan->fold.copies[i].step.prim);
+    free(plan->fold.copies);
     pthread_mutex_destroy(&plan->pool_lock);
     free(plan);
     atomic_fetch_sub(&live_plans, 1);

@@ -247,10 +247,14 @@ static void verbose_candidate(const dgrad_problem_t *problem,
     describe_problem(problem, desc, sizeof desc);
     const tensor_path_t *tp[3] = {&cand->in, &cand->wei, &cand->out};
     for (int t = 0; t < 3; t++) md_format(md[t], sizeof md[t], &tp[t]->conv_md);
-    fprintf(stderr, "dgrad layout search: %s: %s in %s wei %s out %s%s%s ...",
+    fprintf(stderr, "dgrad layout search: %s: %s in %s wei %s out %s%s%s",
             desc, cand->impl, md[0], md[1], md[2],
             cand->staged ? " (f32 staged)" : "",
             extend_tail ? " (tail computed)" : "");
+    if (cand->fold.n_copies)
+        fprintf(stderr, " phase reorders %d %s", cand->fold.n_copies,
+                cand->fold.copies[0].step.impl);
+    fprintf(stderr, " ...");
     fflush(stderr);
 }
 

@@ -688,3 +688,28 @@ Test(faults, loader_open) {
     cr_assert(failures > 0);
     run_free(&r);
 }
+
+/* The folded forward convolution (phase_fold.c) as the only strategy:
+ * its phase reorders and folded weights fail over like every other
+ * step, at compile, first and cached execute, with a bias and with
+ * constant weights. */
+Test(faults, phase_fold, .timeout = 600) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.phase_fold = 2;
+    dgrad_api_set_policy_for_testing(&policy);
+    sweep_core("compile (folded)", onnx_timed, fresh, act_compile,
+            verify_by_executing, undo_compiled, EXPECT_FAILURES);
+    sweep_core("first execute (folded, bias)", with(onnx_small, dgrad_f32, 1, 0),
+            compiled_fresh, act_execute, verify_output, undo_none,
+            EXPECT_FAILURES);
+    sweep_core("cached execute (folded, bias)", with(onnx_timed, dgrad_f32, 1, 0),
+            compiled_warm, act_execute, verify_output, undo_none,
+            EXPECT_RUNTIME_ONLY);
+    sweep_core("cached execute (folded, f16 bias)",
+            with(onnx_small, dgrad_f16, 1, 0), compiled_warm, act_execute,
+            verify_output, undo_none, EXPECT_RUNTIME_ONLY);
+    sweep_core("constant weights (folded)", with(onnx_timed, dgrad_f32, 0, 1),
+            fresh, act_compile_execute, verify_output, undo_compiled,
+            EXPECT_FAILURES);
+    dgrad_api_set_policy_for_testing(NULL);
+}

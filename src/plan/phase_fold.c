@@ -1,0 +1,379 @@
+/*
+ * The transposed convolution as one forward convolution with its output
+ * phases folded into channels, then one strided reorder per phase.
+ *
+ * Per axis, output position f = o + PB (o in [0, Y)) receives
+ * in[x] * W[k] where f = S*x + D*k. Writing f = S*q + r (phase r), the
+ * taps of phase r are the k with D*k = r (mod S), each reaching back
+ * t = (D*k - r) / S input positions from q. So phase r of the output is a
+ * forward (correlation) convolution over the input grid whose window
+ * holds, at position j, the tap with t = tmax - fd*j, if any:
+ *   S == 1: one phase, W = K taps, dilation fd = D, tmax = D*(K-1);
+ *   S > 1:  W = tmax + 1 taps, dilation 1, tmax = floor(D*(K-1) / S)
+ *           (with D > 1 some window positions hold no tap: zeros).
+ * All P = prod(S) phases share that window, so they are the P*Cout output
+ * channels of one forward convolution: with groups, G groups of P*Cout/G
+ * channels (FOLD_GROUPED); or one dense convolution whose weights are
+ * block-diagonal over the groups (FOLD_DENSE: more multiply-adds, but the
+ * dense kernels fill their vector lanes where groups have few channels).
+ *
+ * oneDNN's forward kernels are better tuned than its backward-data ones on
+ * few channels, and the forward output in channels-last keeps each
+ * position's P*Cout values together. The forward convolution covers every
+ * output position (the whole output box: positions that no term reaches
+ * get zero or the bias from the convolution itself, so nothing is left to
+ * fill), extending its range rather than cropping the input where the
+ * pads would be negative. Chosen by timing beside the backward-data
+ * candidates (choice.c); bench/README.md has the measurements.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "dtype.h"
+
+static int64_t floor_div(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* Phases of the problem, 0 beyond MAX_PHASES. */
+static int64_t phases(const dgrad_problem_t *p) {
+    int64_t n = 1;
+    for (int i = 0; i < p->nsp; i++) {
+        if (p->S[i] > MAX_PHASES) return 0;
+        n *= p->S[i];
+        if (n > MAX_PHASES) return 0;
+    }
+    return n;
+}
+
+/* Whether the fold applies: at most MAX_PHASES phases, and sizes oneDNN
+ * takes (the forward output has P times the output's channels). */
+int fold_applicable(const dgrad_problem_t *p) {
+    int64_t P = phases(p);
+    return P > 0 && p->Cout <= INT32_MAX / P;
+}
+
+/* The forward convolution's geometry for @p plan's problem (the plan's
+ * output box must be the whole output). Returns 0 if it does not apply. */
+int fold_init(dgrad_plan_t *plan, fold_mode_t mode) {
+    const dgrad_problem_t *p = &plan->p;
+    fold_t *f = &plan->fold;
+    if (!fold_applicable(p)) return 0;
+    memset(f, 0, sizeof *f);
+    f->mode = mode;
+    f->P = phases(p);
+    f->Cf = f->P * p->Cout;
+    for (int i = 0; i < p->nsp; i++) {
+        int64_t S = p->S[i], K = p->K[i], D = p->D[i];
+        f->fd[i] = S == 1 ? D : 1;
+        f->tmax[i] = S == 1 ? D * (K - 1) : D * (K - 1) / S;
+        f->W[i] = S == 1 ? K : f->tmax[i] + 1;
+        f->q0[i] = floor_div(p->PB[i], S);
+        int64_t q1 = floor_div(p->PB[i] + p->Y[i] - 1, S) + 1;
+        /* Input position q - tmax + fd*j: pad left by tmax - q0, or
+         * start computing earlier (those positions are discarded). */
+        if (f->q0[i] > f->tmax[i]) f->q0[i] = f->tmax[i];
+        f->nq[i] = q1 - f->q0[i];
+        f->pl[i] = f->tmax[i] - f->q0[i];
+        int64_t extent = (f->W[i] - 1) * f->fd[i] + 1;
+        f->pr[i] = f->nq[i] - 1 + extent - p->X[i] - f->pl[i];
+        if (f->pr[i] < 0) { /* compute further instead of cropping */
+            f->nq[i] -= f->pr[i];
+            f->pr[i] = 0;
+        }
+    }
+    return 1;
+}
+
+/* Dims of the folded weights: [G, P*Cout/G, Cin/G, W...] grouped, or
+ * [P*Cout, Cin, W...] dense; returns ndims. */
+static int folded_wei_dims(const dgrad_plan_t *plan, dnnl_dims_t d) {
+    const dgrad_problem_t *p = &plan->p;
+    const fold_t *f = &plan->fold;
+    int g = f->mode == FOLD_GROUPED, n = 0;
+    if (g) d[n++] = p->G;
+    d[n++] = g ? f->Cf / p->G : f->Cf;
+    d[n++] = g ? p->Cin / p->G : p->Cin;
+    for (int i = 0; i < p->nsp; i++) d[n++] = f->W[i];
+    return n;
+}
+
+static dnnl_status_t md_plain(dnnl_memory_desc_t *md, int nd,
+        const dnnl_dims_t dims, dnnl_data_type_t dt) {
+    static const dnnl_format_tag_t tags[] = {dnnl_a, dnnl_ab, dnnl_abc,
+            dnnl_abcd, dnnl_abcde, dnnl_abcdef};
+    return dnnl_memory_desc_init_by_tag(md, nd, dims, dt, tags[nd - 1]);
+}
+
+/* The forward output, dense channels-last [N, P*Cout, nq...]. */
+static dnnl_status_t folded_out_md(const dgrad_plan_t *plan,
+        dnnl_data_type_t dt, dnnl_memory_desc_t *md) {
+    const dgrad_problem_t *p = &plan->p;
+    dnnl_memory_desc_t like;
+    dnnl_dims_t d = {p->N, plan->fold.Cf};
+    for (int i = 0; i < p->nsp; i++) d[2 + i] = plan->fold.nq[i];
+    dnnl_status_t s = md_plain(&like, 2 + p->nsp, d, dt);
+    return s == dnnl_success ? md_nxc(md, &like, dt) : s;
+}
+
+/* Forward convolution pd in compute type @p dt: the source on its io
+ * layout or channels-last (@p act), weights and output as described
+ * above, the bias (if any) as [P*Cout] f32. */
+dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
+        act_mode_t act, dnnl_primitive_desc_t *pd) {
+    const dgrad_problem_t *p = &plan->p;
+    const fold_t *f = &plan->fold;
+    dnnl_memory_desc_t src, wei, dst, bias;
+    dnnl_dims_t wd, strides, dilates, pl, pr, bd = {f->Cf};
+    dnnl_convolution_desc_t cd;
+    dnnl_primitive_attr_t attr = NULL;
+    int wn = folded_wei_dims(plan, wd);
+    *pd = NULL;
+    for (int i = 0; i < p->nsp; i++) {
+        strides[i] = 1;
+        dilates[i] = f->fd[i] - 1;
+        pl[i] = f->pl[i];
+        pr[i] = f->pr[i];
+    }
+    dnnl_status_t s = md_act(&src, &plan->in.io_md, dt, act);
+    if (s == dnnl_success)
+        s = dnnl_memory_desc_init_by_tag(&wei, wn, wd, dt,
+                dnnl_format_tag_any);
+    if (s == dnnl_success) s = folded_out_md(plan, dt, &dst);
+    if (s == dnnl_success && p->has_bias) s = md_plain(&bias, 1, bd, dnnl_f32);
+    if (s == dnnl_success)
+        s = dnnl_dilated_convolution_forward_desc_init(&cd,
+                dnnl_forward_inference, dnnl_convolution_direct, &src, &wei,
+                p->has_bias ? &bias : NULL, &dst, strides, dilates, pl, pr);
+    if (s == dnnl_success) s = user_scratchpad_attr(&attr);
+    if (s == dnnl_success)
+        s = ACQUIRE(dnnl_primitive_desc_create(pd, &cd, attr, engine, NULL));
+    dnnl_primitive_attr_destroy(attr);
+    return s;
+}
+
+/* Per axis, the phase of phase index @p ph (the last axis fastest). */
+static void phase_of(const dgrad_problem_t *p, int64_t ph, int64_t *r) {
+    for (int i = p->nsp - 1; i >= 0; i--) {
+        r[i] = ph % p->S[i];
+        ph /= p->S[i];
+    }
+}
+
+/* Channel of the forward output holding phase @p ph of output channel
+ * (group @p g, channel @p co within it). */
+static int64_t folded_channel(const dgrad_plan_t *plan, int64_t ph,
+        int64_t g, int64_t co) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t cg = p->Cout / p->G;
+    return plan->fold.mode == FOLD_GROUPED ? (g * plan->fold.P + ph) * cg + co
+                                           : ph * p->Cout + g * cg + co;
+}
+
+/* Where phase @p r of axis @p i starts in the output ((a + PB) = r mod
+ * S) and how many positions it has there. */
+static int64_t phase_start(const dgrad_problem_t *p, int i, int64_t r,
+        int64_t *count) {
+    int64_t S = p->S[i], a = ((r - p->PB[i]) % S + S) % S;
+    *count = a < p->Y[i] ? (p->Y[i] - 1 - a) / S + 1 : 0;
+    return a;
+}
+
+/* oneDNN takes only nested strided views (each axis's stride times its
+ * size within the next larger stride), and a phase's every-S-th positions
+ * of an axis can reach one stride past the axis (S*count > Y): such an
+ * axis is copied in two pieces, its positions but the last, then the
+ * last. Piece bit i of @p piece picks the last position of axis i.
+ * Whether piece @p piece of phase @p ph exists. */
+static int piece_exists(const dgrad_problem_t *p, int64_t ph, int piece) {
+    int64_t r[DGRAD_MAX_SPATIAL];
+    phase_of(p, ph, r);
+    for (int i = 0; i < p->nsp; i++) {
+        int64_t n;
+        phase_start(p, i, r[i], &n);
+        int split = n >= 2 && n * p->S[i] > p->Y[i];
+        if (n == 0 || ((piece >> i & 1) && !split)) return 0;
+    }
+    return 1;
+}
+
+/* The reorder of piece @p piece of phase @p ph: from the forward
+ * output's positions of the phase to the output's every-S-th positions,
+ * both as [N, G, Cout/G, n...] views with offsets. Returns 0, or -1 when
+ * oneDNN refuses a view. */
+static int phase_views(const dgrad_plan_t *plan, int64_t ph, int piece,
+        phase_copy_t *pc) {
+    const dgrad_problem_t *p = &plan->p;
+    const fold_t *f = &plan->fold;
+    const int64_t *os = plan->out.io_md.format_desc.blocking.strides;
+    int64_t r[DGRAD_MAX_SPATIAL], cg = p->Cout / p->G;
+    dnnl_dims_t d, fs, ts;
+    int nd = 3 + p->nsp;
+    /* Forward output strides, channels-last: C 1, last axis Cf, ... */
+    int64_t qs[DGRAD_MAX_SPATIAL], acc = f->Cf;
+    for (int i = p->nsp - 1; i >= 0; i--) {
+        qs[i] = acc;
+        acc *= f->nq[i];
+    }
+    phase_of(p, ph, r);
+    d[0] = p->N;
+    d[1] = p->G;
+    d[2] = cg;
+    fs[0] = acc;
+    fs[1] = f->mode == FOLD_GROUPED ? f->P * cg : cg;
+    fs[2] = 1;
+    ts[0] = os[0];
+    ts[1] = os[1] * cg;
+    ts[2] = os[1];
+    pc->from_off = folded_channel(plan, ph, 0, 0);
+    pc->to_off = 0;
+    for (int i = 0; i < p->nsp; i++) {
+        int64_t S = p->S[i], n, a = phase_start(p, i, r[i], &n);
+        int split = n >= 2 && n * S > p->Y[i], last = piece >> i & 1;
+        if (last) a += (n - 1) * S;
+        d[3 + i] = last ? 1 : split ? n - 1 : n;
+        fs[3 + i] = qs[i];
+        ts[3 + i] = last ? os[2 + i] : os[2 + i] * S;
+        pc->from_off += ((a + p->PB[i] - r[i]) / S - f->q0[i]) * qs[i];
+        pc->to_off += a * os[2 + i];
+    }
+    dnnl_data_type_t from_dt = plan->out.conv_md.data_type,
+                     to_dt = plan->out.io_md.data_type;
+    dnnl_status_t s = dnnl_memory_desc_init_by_strides(&pc->from_md, nd, d,
+            from_dt, fs);
+    if (s == dnnl_success)
+        s = dnnl_memory_desc_init_by_strides(&pc->to_md, nd, d, to_dt, ts);
+    return s == dnnl_success ? 0 : -1;
+}
+
+/* The plan's steps around the forward pd: the input reorder (if its io
+ * layout is not the pd's), the folded weights' reorder from their plain
+ * layout, the convolution, one reorder per piece of each phase. */
+dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
+        const_dnnl_primitive_desc_t pd, const char **what) {
+    const dgrad_problem_t *p = &plan->p;
+    fold_t *f = &plan->fold;
+    dnnl_dims_t wd;
+    *what = "folded forward convolution creation";
+    plan->in.conv_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md,
+            0);
+    plan->wei.conv_md = *dnnl_primitive_desc_query_md(pd,
+            dnnl_query_weights_md, 0);
+    plan->out.conv_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md,
+            0);
+    dnnl_status_t s = md_plain(&plan->wei.io_md, folded_wei_dims(plan, wd),
+            wd, plan->wei.conv_md.data_type);
+    snprintf(plan->impl, sizeof plan->impl, "fold:%s", pd_impl_name(pd));
+    if (s == dnnl_success)
+        s = make_step(&plan->conv, (dnnl_primitive_desc_t)pd,
+                &plan->scratch_size);
+    if (s != dnnl_success) return s;
+    *what = "reorder creation";
+    s = make_reorder(plan, &plan->in, 0);
+    if (s == dnnl_success) s = make_reorder(plan, &plan->wei, 0);
+    plan->prepared_weights_bytes = dnnl_memory_desc_get_size(
+            &plan->wei.conv_md);
+    if (s != dnnl_success) return s;
+    int pieces = 1 << p->nsp, n = 0;
+    for (int64_t ph = 0; ph < f->P; ph++)
+        for (int k = 0; k < pieces; k++) n += piece_exists(p, ph, k);
+    f->copies = allocated(dgrad_calloc((size_t)n, sizeof *f->copies));
+    if (!f->copies) return dnnl_out_of_memory;
+    for (int64_t ph = 0; ph < f->P && s == dnnl_success; ph++)
+        for (int k = 0; k < pieces && s == dnnl_success; k++) {
+            phase_copy_t *pc = &f->copies[f->n_copies];
+            if (!piece_exists(p, ph, k)) continue;
+            if (phase_views(plan, ph, k, pc) != 0) {
+                s = dnnl_invalid_arguments;
+                break;
+            }
+            dnnl_primitive_desc_t rpd = NULL;
+            s = reorder_pd(&rpd, &pc->from_md, &pc->to_md);
+            if (s == dnnl_success)
+                s = make_step(&pc->step, rpd, &plan->scratch_size);
+            dnnl_primitive_desc_destroy(rpd);
+            if (s == dnnl_success) f->n_copies++;
+        }
+    if (s == dnnl_success && p->has_bias) {
+        dnnl_dims_t bd = {f->Cf};
+        s = md_plain(&plan->bias_md, 1, bd, dnnl_f32);
+        plan->bias_bytes = (size_t)f->Cf * sizeof(float);
+    }
+    return s;
+}
+
+/* The tap of window position @p j of phase @p r on axis @p i, or -1. */
+static int64_t tap_of(const dgrad_problem_t *p, const fold_t *f, int i,
+        int64_t r, int64_t j) {
+    int64_t t = f->tmax[i] - f->fd[i] * j, num = p->S[i] * t + r;
+    if (num % p->D[i]) return -1;
+    int64_t k = num / p->D[i];
+    return k < p->K[i] ? k : -1;
+}
+
+/* Folds user weights (problem layout and type) into the plain layout of
+ * plan->wei.io_md, in its type: zero where a window position holds no tap
+ * and, dense, off the diagonal blocks. */
+void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded) {
+    const dgrad_problem_t *p = &plan->p;
+    const fold_t *f = &plan->fold;
+    dgrad_data_type_t dt = plan->wei.io_md.data_type == dnnl_f32 ? dgrad_f32
+            : p->dt;
+    size_t es = dgrad_data_type_size(dt);
+    int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, win = 1;
+    int64_t ic_total = f->mode == FOLD_GROUPED ? icg : p->Cin;
+    for (int i = 0; i < p->nsp; i++) win *= f->W[i];
+    memset(folded, 0, dnnl_memory_desc_get_size(&plan->wei.io_md));
+    const int64_t *ws = p->wei_strides; /* [G, Cin/G, Cout/G, K...] */
+    for (int64_t ph = 0; ph < f->P; ph++) {
+        int64_t r[DGRAD_MAX_SPATIAL];
+        phase_of(p, ph, r);
+        for (int64_t w = 0; w < win; w++) {
+            /* Window position w (last axis fastest) -> tap offset. */
+            int64_t rest = w, src_k = 0;
+            int any = 1;
+            for (int i = p->nsp - 1; i >= 0; i--) {
+                int64_t k = tap_of(p, f, i, r[i], rest % f->W[i]);
+                rest /= f->W[i];
+                if (k < 0) any = 0;
+                else src_k += k * ws[3 + i];
+            }
+            if (!any) continue;
+            for (int64_t g = 0; g < p->G; g++)
+                for (int64_t co = 0; co < cg; co++) {
+                    /* Row of the folded weights: output channel, then
+                     * input channel, then window. */
+                    int64_t oc = folded_channel(plan, ph, g, co);
+                    int64_t row = f->mode == FOLD_GROUPED
+                            ? oc * icg : oc * ic_total + g * icg;
+                    int64_t src = g * ws[0] + co * ws[2] + src_k;
+                    int64_t dst = row * win + w;
+                    if (dt == p->dt && es == 4) {
+                        for (int64_t ci = 0; ci < icg; ci++)
+                            ((float *)folded)[dst + ci * win] =
+                                    ((const float *)user)[src + ci * ws[1]];
+                    } else {
+                        for (int64_t ci = 0; ci < icg; ci++)
+                            dgrad_store(folded, dt, dst + ci * win,
+                                    dgrad_load(user, p->dt, src + ci * ws[1]));
+                    }
+                }
+        }
+    }
+}
+
+/* The bias of each forward output channel: its output channel's. */
+void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t cg = p->Cout / p->G;
+    for (int64_t ph = 0; ph < plan->fold.P; ph++)
+        for (int64_t g = 0; g < p->G; g++)
+            for (int64_t co = 0; co < cg; co++)
+                folded[folded_channel(plan, ph, g, co)] = (float)dgrad_load(
+                        bias, p->dt, (g * cg + co) * p->bias_stride);
+}
