@@ -46,10 +46,13 @@ static void plan_signature(const dgrad_plan_t *plan, char *buf, size_t size) {
                         : steps[i] == &plan->conv || steps[i] == &plan->bias_add
                         ? steps[i]->impl
                         : impl_is_generic(steps[i]->impl) ? "generic" : "jit");
-    for (int i = 0; i < plan->fold.n_copies && n < size; i++)
-        n += (size_t)snprintf(buf + n, size - n, "%s|",
-                impl_is_generic(plan->fold.copies[i].step.impl) ? "generic"
-                                                                : "jit");
+    /* The phase reorders as one class (how many pieces a phase takes
+     * depends on the sizes). */
+    int generic = 0;
+    for (int i = 0; i < plan->fold.n_copies; i++)
+        generic |= impl_is_generic(plan->fold.copies[i].step.impl);
+    if (plan->fold.n_copies && n < size)
+        snprintf(buf + n, size - n, "phases %s|", generic ? "generic" : "jit");
 }
 
 /* Whether every reorder of a plan has a jit implementation: oneDNN 2.6
