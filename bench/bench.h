@@ -116,23 +116,46 @@ const char *bench_wlayout_name(bench_wlayout_t wlayout);
 
 /* ------------------------------------------------------------ raw oneDNN */
 
-/* One convolution backward-data primitive on the user's own memory layout,
- * as a direct oneDNN user would create it. */
+/* Which layouts the raw baseline's primitive runs on. */
+typedef enum bench_raw_layout {
+    /* The user's own memory, as a direct oneDNN user would create it. */
+    bench_raw_user = 0,
+    /* oneDNN's preferred layouts (format_tag_any for diff_dst, weights and
+     * diff_src): the primitive oneDNN itself picks, on data reordered once
+     * untimed. A lower bound for any caller holding user layouts. */
+    bench_raw_preferred = 1,
+} bench_raw_layout_t;
+
+/* One convolution backward-data primitive, on the user's memory or on
+ * oneDNN's preferred layouts (bench_raw_layout_t). */
 typedef struct bench_raw bench_raw_t;
 
 /* Creates the baseline for @p d in data type @p dt (dgrad_f32 or
  * dgrad_bf16) on the user's buffers (which stay the caller's). With
- * @p prepacked, the weights are in the primitive's preferred layout
- * (format_tag_any), reordered once here from the user's buffer, as a user
- * with constant weights would; otherwise the primitive reads the user's
- * weights. Returns NULL and a message in @p err when oneDNN refuses. */
+ * bench_raw_user, the primitive reads the user's data and writes @p out;
+ * its weights are the user's, or with @p prepacked reordered once here
+ * into the primitive's preferred layout (format_tag_any), as a user with
+ * constant weights would have them. With bench_raw_preferred, every tensor
+ * is in the primitive's preferred layout, in buffers of its own: the data
+ * and weights reordered once here, the output reordered into @p out only
+ * by bench_raw_copy_out. Returns NULL and a message in @p err when oneDNN
+ * refuses. */
 bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
-        bench_layout_t layout, bench_wlayout_t wlayout, int prepacked,
-        void *in, void *wei, void *out, char *err, size_t err_size);
+        bench_layout_t layout, bench_wlayout_t wlayout,
+        bench_raw_layout_t raw_layout, int prepacked, void *in, void *wei,
+        void *out, char *err, size_t err_size);
 /* Executes once and waits. Returns 0 on success. */
 int bench_raw_execute(bench_raw_t *raw);
+/* Puts the last execution's output into the caller's @p out buffer in the
+ * user's layout (a reorder, untimed, for the check; nothing to do on the
+ * user's layouts). Returns 0 on success. */
+int bench_raw_copy_out(bench_raw_t *raw);
 const char *bench_raw_impl(const bench_raw_t *raw);
 void bench_raw_destroy(bench_raw_t *raw);
+/* What the baseline runs on, for the preamble, the CSV and the plot:
+ * "user", "prepacked_weights" or "preferred". */
+const char *bench_raw_baseline_name(bench_raw_layout_t raw_layout,
+        int prepacked);
 
 /* --------------------------------------------------------------- options */
 
@@ -148,6 +171,7 @@ typedef struct bench_options {
     bench_backend_kind_t backend;
     const char *core_lib;
     int check, quiet, no_raw, raw_prepacked;
+    bench_raw_layout_t raw_layout;
 } bench_options_t;
 
 /* ------------------------------------------------------------- problems */
@@ -217,6 +241,7 @@ typedef struct bench_result {
     bench_stats_t dg, raw, f32;
     int has_f32;
     double flops, bytes, gflops, raw_gflops, roof_gflops, roof_pct;
+    double roof_ms; /* the roofline time: what the hardware allows */
     double compile_ms, cached_us, raw_compile_ms;
     double mem_mb, raw_mem_mb;
     char impl[96], raw_impl[96];

@@ -58,11 +58,17 @@ static const char *usage_text =
         "                          primitive's preferred layout (format_tag_any),\n"
         "                          as a user with constant weights would (compare\n"
         "                          with --constant-weights)\n"
+        "  --raw-layout user|preferred  the baseline runs on the user's layouts\n"
+        "                          (default), or on oneDNN's preferred ones\n"
+        "                          (format_tag_any for every tensor, data and\n"
+        "                          weights reordered once untimed): the best\n"
+        "                          primitive alone, a lower bound for dgrad\n"
         "  -q, --quiet             no per-problem progress on stderr\n"
         "\n"
         "Columns: dgrad and raw execute time (median of the samples, with min and\n"
-        "max), ratio dgrad/raw, dgrad GFLOP/s, roofline fraction (time at the\n"
-        "roofline / dgrad time), cold compile (first compile of the problem) and\n"
+        "max), ratio dgrad/raw, added us (dgrad - raw medians, microseconds),\n"
+        "dgrad GFLOP/s, roofline fraction (time at the roofline / dgrad time),\n"
+        "cold compile (first compile of the problem) and\n"
         "cached compile (median, same op compiled again), peak extra memory of\n"
         "dgrad's compile + first execute (VmHWM), and the output check.\n"
         "Exit status: 0 when every problem ran and checked, 1 otherwise (also\n"
@@ -119,7 +125,7 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
                 "--weights-format", "--reps", "--warmup", "--cached-reps",
                 "--max-problem-s", "--min-sample-ms", "--peak-gflops",
                 "--peak-gbs", "--csv", "--plot", "--backend", "--raw-weights",
-                "--core-lib"};
+                "--raw-layout", "--core-lib"};
         int is_flag = 0, is_valued = 0;
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
             is_flag |= !strcmp(key, flags[f]);
@@ -192,6 +198,10 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
         } else if (!strcmp(key, "--raw-weights")) {
             if (!strcmp(val, "user")) o->raw_prepacked = 0;
             else if (!strcmp(val, "prepacked")) o->raw_prepacked = 1;
+            else bad = 1;
+        } else if (!strcmp(key, "--raw-layout")) {
+            if (!strcmp(val, "user")) o->raw_layout = bench_raw_user;
+            else if (!strcmp(val, "preferred")) o->raw_layout = bench_raw_preferred;
             else bad = 1;
         } else if (!strcmp(key, "--core-lib")) {
             o->core_lib = val;

@@ -8,6 +8,13 @@
  * them), the forward primitive descriptor as the hint (as a training
  * framework has it), memory objects and a stream created once, default
  * attributes (library-managed scratchpad).
+ *
+ * The preferred-layout baseline asks oneDNN for the same primitive with
+ * format_tag_any on every tensor: what oneDNN itself prefers (blocked
+ * nChw16c-style layouts as a rule), on data reordered into them once,
+ * outside the timing. No caller that holds user layouts can pay less than
+ * that primitive alone, so dgrad's time minus its time is dgrad's added
+ * cost.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -30,32 +37,50 @@ struct bench_raw {
     dnnl_primitive_t prim;
     dnnl_stream_t stream;
     dnnl_memory_t in, wei, out;
-    void *packed; /* weights in the primitive's layout (prepack mode) */
+    /* Buffers in the primitive's layouts (weights prepacked, or every
+     * tensor on the preferred layouts), and the user's output to reorder
+     * the result into (preferred layouts only). */
+    void *own_in, *own_wei, *own_out;
+    dnnl_memory_t user_out;
     char impl[128];
 };
 
-/* Reorders the user's weights once into the primitive's layout. */
-static dnnl_status_t prepack(bench_raw_t *raw, const dnnl_memory_desc_t *user_md,
-        void *user, const dnnl_memory_desc_t *md) {
+/* Reorders @p from once into @p to, on @p stream, and waits. */
+static dnnl_status_t reorder_once(dnnl_stream_t stream, dnnl_memory_t from,
+        dnnl_memory_t to) {
+    const dnnl_memory_desc_t *from_md, *to_md;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t r = NULL;
-    dnnl_memory_t from = NULL;
-    size_t size = dnnl_memory_desc_get_size(md);
-    raw->packed = bench_alloc(size);
-    if (!raw->packed) return dnnl_out_of_memory;
-    dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, user_md, engine,
-            md, engine, NULL);
+    dnnl_status_t s = dnnl_memory_get_memory_desc(from, &from_md);
+    if (s == dnnl_success) s = dnnl_memory_get_memory_desc(to, &to_md);
+    if (s == dnnl_success)
+        s = dnnl_reorder_primitive_desc_create(&pd, from_md, engine, to_md,
+                engine, NULL);
     if (s == dnnl_success) s = dnnl_primitive_create(&r, pd);
-    if (s == dnnl_success) s = dnnl_memory_create(&from, user_md, engine, user);
-    if (s == dnnl_success) s = dnnl_memory_create(&raw->wei, md, engine, raw->packed);
     if (s == dnnl_success) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, raw->wei}};
-        s = dnnl_primitive_execute(r, raw->stream, 2, args);
-        if (s == dnnl_success) s = dnnl_stream_wait(raw->stream);
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+        s = dnnl_primitive_execute(r, stream, 2, args);
+        if (s == dnnl_success) s = dnnl_stream_wait(stream);
     }
-    dnnl_memory_destroy(from);
     dnnl_primitive_destroy(r);
     dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+/* A memory object in layout @p md on a buffer of its own (*@p own), filled
+ * from the user's buffer @p user (layout @p user_md) when that is given. */
+static dnnl_status_t own_memory(bench_raw_t *raw, const dnnl_memory_desc_t *md,
+        void **own, const dnnl_memory_desc_t *user_md, void *user,
+        dnnl_memory_t *mem) {
+    dnnl_memory_t from = NULL;
+    *own = bench_alloc(dnnl_memory_desc_get_size(md));
+    if (!*own) return dnnl_out_of_memory;
+    dnnl_status_t s = dnnl_memory_create(mem, md, engine, *own);
+    if (s == dnnl_success && user) {
+        s = dnnl_memory_create(&from, user_md, engine, user);
+        if (s == dnnl_success) s = reorder_once(raw->stream, from, *mem);
+    }
+    dnnl_memory_destroy(from);
     return s;
 }
 
@@ -71,8 +96,9 @@ static const dnnl_format_tag_t wei_tags[2][2][3] = {
                 {dnnl_wigo, dnnl_hwigo, dnnl_dhwigo}}};
 
 bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
-        bench_layout_t layout, bench_wlayout_t wlayout, int prepacked,
-        void *in, void *wei, void *out, char *err, size_t err_size) {
+        bench_layout_t layout, bench_wlayout_t wlayout,
+        bench_raw_layout_t raw_layout, int prepacked, void *in, void *wei,
+        void *out, char *err, size_t err_size) {
     dnnl_data_type_t ddt = dt == dgrad_bf16 ? dnnl_bf16 : dnnl_f32;
     dnnl_dims_t in_dims = {d->mb, d->ic}, out_dims = {d->mb, d->oc},
                 wei_dims = {0}, strides, dilates, pl, pr;
@@ -89,7 +115,8 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         pl[a] = d->p[a];
         pr[a] = bench_desc_pad_end(d, a);
     }
-    dnnl_memory_desc_t in_md, wei_md, out_md, wei_any;
+    dnnl_memory_desc_t in_md, wei_md, out_md, in_any, wei_any, out_any;
+    int preferred = raw_layout == bench_raw_preferred;
     dnnl_convolution_desc_t fwd, bwd;
     dnnl_primitive_desc_t hint = NULL, pd = NULL;
     bench_raw_t *raw = calloc(1, sizeof *raw);
@@ -107,19 +134,28 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         s = dnnl_memory_desc_init_by_tag(&wei_md, nd + g, wei_dims, ddt,
                 wei_tags[g][wlayout][d->nsp - 1]);
     if (s == dnnl_success)
+        s = dnnl_memory_desc_init_by_tag(&in_any, nd, in_dims, ddt,
+                dnnl_format_tag_any);
+    if (s == dnnl_success)
+        s = dnnl_memory_desc_init_by_tag(&out_any, nd, out_dims, ddt,
+                dnnl_format_tag_any);
+    if (s == dnnl_success)
         s = dnnl_memory_desc_init_by_tag(&wei_any, nd + g, wei_dims, ddt,
                 dnnl_format_tag_any);
-    const dnnl_memory_desc_t *wmd = prepacked ? &wei_any : &wei_md;
+    /* The layouts the primitive is asked for. */
+    const dnnl_memory_desc_t *imd = preferred ? &in_any : &in_md,
+                             *omd = preferred ? &out_any : &out_md,
+                             *wmd = preferred || prepacked ? &wei_any : &wei_md;
     if (s == dnnl_success) {
         what = "forward hint";
         if (dnnl_dilated_convolution_forward_desc_init(&fwd,
-                    dnnl_forward_training, dnnl_convolution_direct, &out_md,
-                    wmd, NULL, &in_md, strides, dilates, pl, pr)
+                    dnnl_forward_training, dnnl_convolution_direct, omd,
+                    wmd, NULL, imd, strides, dilates, pl, pr)
                         == dnnl_success)
             dnnl_primitive_desc_create(&hint, &fwd, NULL, engine, NULL);
         what = "convolution backward data descriptor";
         s = dnnl_dilated_convolution_backward_data_desc_init(&bwd,
-                dnnl_convolution_direct, &out_md, wmd, &in_md, strides,
+                dnnl_convolution_direct, omd, wmd, imd, strides,
                 dilates, pl, pr);
     }
     if (s == dnnl_success) {
@@ -134,22 +170,37 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         s = dnnl_primitive_create(&raw->prim, pd);
     }
     if (s == dnnl_success) {
-        what = "memory objects";
-        s = dnnl_memory_create(&raw->in, &in_md, engine, in);
-    }
-    if (s == dnnl_success)
-        s = dnnl_memory_create(&raw->out, &out_md, engine, out);
-    if (s == dnnl_success) {
         what = "stream";
         s = dnnl_stream_create(&raw->stream, engine,
                 dnnl_stream_default_flags);
     }
-    if (s == dnnl_success && !prepacked)
+    if (s == dnnl_success && !preferred) {
+        what = "memory objects";
+        s = dnnl_memory_create(&raw->in, &in_md, engine, in);
+        if (s == dnnl_success)
+            s = dnnl_memory_create(&raw->out, &out_md, engine, out);
+    }
+    if (s == dnnl_success && preferred) {
+        what = "reorders into the preferred layouts";
+        s = own_memory(raw,
+                dnnl_primitive_desc_query_md(pd, dnnl_query_diff_dst_md, 0),
+                &raw->own_in, &in_md, in, &raw->in);
+        if (s == dnnl_success)
+            s = own_memory(raw,
+                    dnnl_primitive_desc_query_md(pd, dnnl_query_diff_src_md,
+                            0),
+                    &raw->own_out, NULL, NULL, &raw->out);
+        if (s == dnnl_success)
+            s = dnnl_memory_create(&raw->user_out, &out_md, engine, out);
+    }
+    if (s == dnnl_success && wmd == &wei_md) {
+        what = "memory objects";
         s = dnnl_memory_create(&raw->wei, &wei_md, engine, wei);
-    if (s == dnnl_success && prepacked) {
+    } else if (s == dnnl_success) {
         what = "weights prepacking";
-        s = prepack(raw, &wei_md, wei,
-                dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0));
+        s = own_memory(raw,
+                dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
+                &raw->own_wei, &wei_md, wei, &raw->wei);
     }
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(hint);
@@ -171,7 +222,19 @@ int bench_raw_execute(bench_raw_t *raw) {
     return dnnl_stream_wait(raw->stream) == dnnl_success ? 0 : -1;
 }
 
+int bench_raw_copy_out(bench_raw_t *raw) {
+    if (!raw->user_out) return 0;
+    return reorder_once(raw->stream, raw->out, raw->user_out) == dnnl_success
+            ? 0 : -1;
+}
+
 const char *bench_raw_impl(const bench_raw_t *raw) { return raw->impl; }
+
+const char *bench_raw_baseline_name(bench_raw_layout_t raw_layout,
+        int prepacked) {
+    if (raw_layout == bench_raw_preferred) return "preferred";
+    return prepacked ? "prepacked_weights" : "user";
+}
 
 void bench_raw_destroy(bench_raw_t *raw) {
     if (!raw) return;
@@ -180,6 +243,9 @@ void bench_raw_destroy(bench_raw_t *raw) {
     dnnl_memory_destroy(raw->in);
     dnnl_memory_destroy(raw->wei);
     dnnl_memory_destroy(raw->out);
-    free(raw->packed);
+    dnnl_memory_destroy(raw->user_out);
+    free(raw->own_in);
+    free(raw->own_wei);
+    free(raw->own_out);
     free(raw);
 }

@@ -24,10 +24,14 @@ void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
             o->constant_weights ? " (constant)" : "", be->name, be->detail);
     fprintf(f, "machine: %ld CPUs, peak %.1f GFLOP/s (%s), %.1f GB/s (%s), "
             "%.2f CPUs busy with other work at start; %d samples of >= %.2g "
-            "ms after %d warm-up, interleaved; raw baseline on %s weights\n",
+            "ms after %d warm-up, interleaved; raw baseline %s\n",
             ncpu, m->gflops, m->gflops_source, m->gbs, m->gbs_source,
             load_start, o->reps, o->min_sample_ms, o->warmup,
-            o->raw_prepacked ? "prepacked" : "the user's");
+            o->raw_layout == bench_raw_preferred
+                    ? "on oneDNN's preferred layouts (format_tag_any, data "
+                      "and weights reordered once, untimed)"
+                    : o->raw_prepacked ? "on prepacked weights"
+                                       : "on the user's layouts");
     if (load_start > 0.25)
         fprintf(f, "note: other processes are running (%.2f CPUs busy): "
                 "timings are noisy; ratios measured in this run remain "
@@ -36,12 +40,18 @@ void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
 }
 
 void bench_print_header(FILE *f, const bench_options_t *o) {
-    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6s %8s %6s %9s %9s %7s",
+    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6s %8s %8s %6s %9s %9s %7s",
             "problem", "dgrad impl", "dgrad ms", "[min..max]", "raw impl",
-            "raw ms",
-            "ratio", "GFLOP/s", "roof%", "compile", "cached", "mem MB");
+            "raw ms", "ratio", "added us", "GFLOP/s", "roof%", "compile",
+            "cached", "mem MB");
     if (o->dt == dgrad_f16) fprintf(f, " %7s", "f16/f32");
     fprintf(f, "  %s\n", "check");
+}
+
+/* dgrad's added cost: its median time minus the baseline's, in
+ * microseconds (NaN without a baseline). */
+static double added_us(const bench_result_t *r) {
+    return r->raw_ok ? (r->dg.med - r->raw.med) * 1e3 : NAN;
 }
 
 static void fmt_ms(char *buf, size_t n, double v) {
@@ -72,11 +82,17 @@ void bench_print_row(FILE *f, const bench_problem_t *p,
     snprintf(comp + n, sizeof comp - n, "ms");
     char rimpl[23];
     snprintf(rimpl, sizeof rimpl, "%.22s", r->raw_impl);
-    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6.3f %8.1f %6.1f %9s %9s %7.1f",
-            name, impl, med, range, rimpl, raw, r->dg.med / r->raw.med, r->gflops,
-            r->roof_pct, comp, cached, r->mem_mb);
+    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6.3f %8.2f %8.1f %6.1f %9s "
+            "%9s %7.1f", name, impl, med, range, rimpl, raw,
+            r->dg.med / r->raw.med, added_us(r), r->gflops, r->roof_pct, comp,
+            cached, r->mem_mb);
     if (o->dt == dgrad_f16) fprintf(f, " %7.3f", r->dg.med / r->f32.med);
     fprintf(f, "  %s\n", r->check < 0 ? "-" : r->check ? "ok" : "FAIL");
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
 }
 
 static double geomean(const double *v, int n) {
@@ -88,6 +104,37 @@ static double geomean(const double *v, int n) {
             k++;
         }
     return k ? exp(s / k) : NAN;
+}
+
+/* The target for microsecond problems: on those whose roofline time is
+ * under SMALL_ROOF_US, dgrad within TARGET_ADDED_US of the baseline. */
+#define SMALL_ROOF_US 10.0
+#define TARGET_ADDED_US 2.0
+
+/* dgrad's added cost on the small problems: largest, median, and how many
+ * meet the target. Returns -1 when out of memory. */
+static int print_added_cost(FILE *f, const bench_result_t *r, int n) {
+    double *v = malloc(sizeof(double) * (n > 0 ? n : 1));
+    int k = 0, within = 0;
+    if (!v) return -1;
+    for (int i = 0; i < n; i++)
+        if (r[i].ran && r[i].raw_ok && r[i].roof_ms * 1e3 < SMALL_ROOF_US) {
+            v[k] = added_us(&r[i]);
+            within += v[k] <= TARGET_ADDED_US;
+            k++;
+        }
+    if (k) {
+        qsort(v, k, sizeof *v, cmp_double);
+        double med = k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+        fprintf(f, "  added us (dgrad - raw) where the roofline time is under "
+                "%g us: largest %.2f, median %.2f; %d of %d within %g us\n",
+                SMALL_ROOF_US, v[k - 1], med, within, k, TARGET_ADDED_US);
+    } else {
+        fprintf(f, "  added us (dgrad - raw) where the roofline time is under "
+                "%g us: no such problem with a baseline\n", SMALL_ROOF_US);
+    }
+    free(v);
+    return 0;
 }
 
 int bench_print_summary(FILE *f, const bench_problem_t *p,
@@ -124,6 +171,11 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
     if (nf)
         fprintf(f, "  geomean dgrad f16/f32 time ratio: %.3f (%d)\n",
                 geomean(r_f16, nf), nf);
+    if (nr && print_added_cost(f, r, n)) {
+        free(ratios);
+        fprintf(stderr, "dgrad bench: out of memory\n");
+        return -1;
+    }
     fprintf(f, "  geomean roofline fraction: %.1f%%\n", geomean(roofs, nroof));
     fprintf(f, "  cached compile: largest median %.1f us\n", cached_max);
     fprintf(f, "  CPUs busy with other work at the end: %.2f\n",
@@ -147,8 +199,13 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
                 strerror(errno));
         return -1;
     }
+    /* New columns go at the end: readers of the older header keep
+     * working. */
     fputs("problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,"
-          "gflops,roofline_pct,compile_ms,compile_cached_us\n", f);
+          "gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,"
+          "roofline_us,added_us\n", f);
+    const char *baseline = o->no_raw ? "none"
+            : bench_raw_baseline_name(o->raw_layout, o->raw_prepacked);
     for (int i = 0; i < n; i++) {
         const bench_result_t *x = &r[i];
         double nan_ = NAN;
@@ -167,6 +224,10 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
         csv_num(f, x->compile_ms, "%.5g");
         fputc(',', f);
         csv_num(f, x->cached_us, "%.5g");
+        fprintf(f, ",%s,", baseline);
+        csv_num(f, x->roof_ms * 1e3, "%.6g");
+        fputc(',', f);
+        csv_num(f, x->ran ? added_us(x) : nan_, "%.6g");
         fputc('\n', f);
     }
     if (fclose(f) != 0) {
@@ -229,12 +290,15 @@ int bench_write_plot(const char *png, const bench_problem_t *p,
                 r[i].roof_gflops);
     }
     fputs("EOD\n", g);
-    fputs("plot $data using 1:5:($1-0.4):($1+0.4):xtic(2) with xerrorbars "
+    const char *raw_on = o->raw_layout == bench_raw_preferred
+            ? "preferred layouts"
+            : o->raw_prepacked ? "prepacked weights" : "user layout";
+    fprintf(g, "plot $data using 1:5:($1-0.4):($1+0.4):xtic(2) with xerrorbars "
           "pt 0 lw 2 lc rgb '#999999' title 'roofline', "
           "'' using 1:4 with points pt 6 ps 1.2 lc rgb '#d62728' "
-          "title 'raw oneDNN (user layout)', "
+          "title 'raw oneDNN (%s)', "
           "'' using 1:3 with points pt 7 ps 1.0 lc rgb '#1f77b4' "
-          "title 'dgrad'\n", g);
+          "title 'dgrad'\n", raw_on);
     int rc = pclose(g);
     if (rc != 0) {
         fprintf(stderr, "dgrad bench: gnuplot failed (status %d); no plot "

@@ -18,9 +18,12 @@ CONFIGS = [
 ]
 
 # A table row of `dgrad bench`: name, dgrad impl, ms, [min..max], raw impl,
-# raw ms, ratio, GFLOP/s, roof%, compile, cached, mem, (f16/f32), check.
-ROW = re.compile(r"^(\S+)\s+(\S+)\s+([\d.]+)\s+\[[^\]]*\]\s+(\S+)\s+(\S+)\s+(\S+)"
-                 r"\s+([\d.]+)\s+([\d.]+)\s+(\S+)\s+([\d.]+)us\s+(\S+)(?:\s+([\d.]+))?\s+(\S+)$")
+# raw ms, ratio, added us (absent in tables written before it), GFLOP/s,
+# roof%, compile, cached, mem, (f16/f32), check.
+ROW = re.compile(r"^(?P<name>\S+)\s+(?P<impl>\S+)\s+[\d.]+\s+\[[^\]]*\]"
+                 r"\s+(?P<raw_impl>\S+)\s+(?P<raw_ms>\S+)\s+\S+(?:\s+\S+)?"
+                 r"\s+(?P<gflops>[\d.]+)\s+(?P<roof>[\d.]+)\s+\S+"
+                 r"\s+(?P<cached>[\d.]+)us\s+\S+(?:\s+(?P<f16>[\d.]+))?\s+\S+$")
 
 
 def geomean(xs):
@@ -48,11 +51,11 @@ def load(directory, config):
         if not m:
             continue
         rows.append({
-            "name": m.group(1), "impl": m.group(2), "raw_impl": m.group(4),
-            "raw_ms": float(m.group(5)) if m.group(5) != "nan" else float("nan"),
-            "gflops": float(m.group(7)), "roof": float(m.group(8)),
-            "cached_us": float(m.group(10)),
-            "f16_f32": float(m.group(12)) if m.group(12) else float("nan"),
+            "name": m["name"], "impl": m["impl"], "raw_impl": m["raw_impl"],
+            "raw_ms": float(m["raw_ms"]) if m["raw_ms"] != "n/a" else float("nan"),
+            "gflops": float(m["gflops"]), "roof": float(m["roof"]),
+            "cached_us": float(m["cached"]),
+            "f16_f32": float(m["f16"]) if m["f16"] else float("nan"),
         })
     if len(rows) != len(numbers):
         sys.exit("%s: %d table rows, %d CSV rows" % (config, len(rows), len(numbers)))

@@ -3,17 +3,22 @@
 #
 #   scripts/check-bench-csv.sh CSV EXPECTED_ROWS
 #       checks CSV: the header exactly as bench/README.md gives it, EXPECTED_ROWS
-#       rows of 11 fields, known dt/format names, numeric fields that parse
-#       (dgrad time and compile times positive, GFLOP/s and roofline %
-#       non-negative;
-#       the raw oneDNN time and the ratio may be "nan" when oneDNN has no
-#       baseline for a problem).
+#       rows of 14 fields, known dt/format/baseline names, numeric fields
+#       that parse (dgrad time, compile times and roofline time positive,
+#       GFLOP/s and roofline % non-negative; the raw oneDNN time, the ratio
+#       and the added time may be "nan" when oneDNN has no baseline for a
+#       problem), and fields that must agree: ratio = dgrad_ms / onednn_ms,
+#       added_us = 1000 x (dgrad_ms - onednn_ms), roofline_us = 10 x
+#       roofline_pct x dgrad_ms (to the printed digits).
+#   scripts/check-bench-csv.sh CSV EXPECTED_ROWS BASELINE
+#       the same, and every row's raw_baseline is BASELINE.
 #   scripts/check-bench-csv.sh --run DGRAD BATCH [BENCH OPTIONS...]
 #       runs DGRAD bench on BATCH with few repetitions and fixed peaks into
-#       a temporary CSV, then checks it with one row per problem of BATCH.
+#       a temporary CSV, then checks it with one row per problem of BATCH and
+#       the baseline the options ask for (--raw-layout, --raw-weights).
 set -euo pipefail
 
-header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us'
+header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,roofline_us,added_us'
 
 count_problems() {
     # Problem tokens of a batch file: '#' starts a comment, blank-separated
@@ -33,8 +38,26 @@ count_problems() {
     echo "$n"
 }
 
+# The raw_baseline the bench options ask for: user, prepacked_weights or
+# preferred (which includes the weights).
+baseline_of() {
+    local layout=user weights=user
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --raw-layout) layout=${2:-}; shift ;;
+            --raw-layout=*) layout=${1#*=} ;;
+            --raw-weights) weights=${2:-}; shift ;;
+            --raw-weights=*) weights=${1#*=} ;;
+        esac
+        shift
+    done
+    if [ "$layout" = preferred ]; then echo preferred
+    elif [ "$weights" = prepacked ]; then echo prepacked_weights
+    else echo user; fi
+}
+
 check() {
-    local csv=$1 expected=$2
+    local csv=$1 expected=$2 baseline=${3:-}
     [ -s "$csv" ] || { echo "check-bench-csv: $csv is missing or empty" >&2; return 1; }
     local first
     first=$(head -n 1 "$csv")
@@ -44,18 +67,23 @@ check() {
         echo "  expected: $header" >&2
         return 1
     fi
-    awk -F, -v expected="$expected" -v file="$csv" '
+    awk -F, -v expected="$expected" -v file="$csv" -v baseline="$baseline" '
         function num(s) { return s ~ /^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
+        function abs(x) { return x < 0 ? -x : x }
+        # Equal up to @p tol plus @p rel of the expected value.
+        function close_to(a, b, rel, tol) { return abs(a - b) <= rel * abs(b) + tol }
         function bad(msg) { printf "check-bench-csv: %s:%d: %s\n", file, NR, msg > "/dev/stderr"; errors++ }
         NR == 1 { next }
         {
             rows++
-            if (NF != 11) { bad("expected 11 fields, got " NF); next }
+            if (NF != 14) { bad("expected 14 fields, got " NF); next }
             if ($1 == "") bad("empty problem")
             if ($2 !~ /^(f32|bf16|f16)$/) bad("bad dt \"" $2 "\"")
             if ($3 !~ /^(NXC|NCX)$/) bad("bad data_format \"" $3 "\"")
             if ($4 !~ /^(XIO|OIX)$/) bad("bad weights_format \"" $4 "\"")
-            split("5 10 11", must, " ")
+            if ($12 !~ /^(user|prepacked_weights|preferred|none)$/) bad("bad raw_baseline \"" $12 "\"")
+            if (baseline != "" && $12 != baseline) bad("raw_baseline \"" $12 "\", expected \"" baseline "\"")
+            split("5 10 11 13", must, " ")
             for (i in must) {
                 f = must[i]
                 if (!num($f) || $f + 0 <= 0) bad("field " f " (\"" $f "\") is not a positive number")
@@ -65,12 +93,24 @@ check() {
                 f = nonneg[i]
                 if (!num($f) || $f + 0 < 0) bad("field " f " (\"" $f "\") is not a non-negative number")
             }
-            split("6 7", may, " ")
+            split("6 7 14", may, " ")
             for (i in may) {
                 f = may[i]
                 if ($f == "nan") { printf "check-bench-csv: %s:%d: no raw oneDNN baseline\n", file, NR; continue }
-                if (!num($f) || $f + 0 <= 0) bad("field " f " (\"" $f "\") is not a positive number or nan")
+                if (!num($f) || (f != 14 && $f + 0 <= 0)) bad("field " f " (\"" $f "\") is not a positive number or nan")
             }
+            # Derived fields agree with the times they come from (printed
+            # with 5-6 significant digits).
+            if (num($5) && num($6) && num($7) && !close_to($7, $5 / $6, 1e-3, 0))
+                bad("ratio " $7 " is not dgrad_ms / onednn_ms = " $5 / $6)
+            # (a difference of times printed with 6 digits: within 5e-6 of
+            # each, in microseconds)
+            if (num($5) && num($6) && num($14) && !close_to($14, 1000 * ($5 - $6), 1e-5, 1e-2 * ($5 + $6) + 1e-4))
+                bad("added_us " $14 " is not 1000 x (dgrad_ms - onednn_ms) = " 1000 * ($5 - $6))
+            if (($6 == "nan") != ($14 == "nan"))
+                bad("added_us \"" $14 "\" and onednn_ms \"" $6 "\": both numbers or both nan")
+            if (num($5) && num($9) && num($13) && !close_to($13, 10 * $9 * $5, 1e-3, 0))
+                bad("roofline_us " $13 " is not 10 x roofline_pct x dgrad_ms = " 10 * $9 * $5)
         }
         END {
             if (rows != expected) { printf "check-bench-csv: %s: %d rows, expected %d\n", file, rows, expected > "/dev/stderr"; errors++ }
@@ -89,10 +129,10 @@ if [ "${1:-}" = "--run" ]; then
     "$dgrad" bench --batch "$batch" --reps 2 --warmup 1 --cached-reps 3 \
         --min-sample-ms 0.1 --peak-gflops 100 --peak-gbs 10 --quiet \
         --csv "$tmp/bench.csv" "$@"
-    check "$tmp/bench.csv" "$expected"
-elif [ $# -eq 2 ]; then
-    check "$1" "$2"
+    check "$tmp/bench.csv" "$expected" "$(baseline_of "$@")"
+elif [ $# -eq 2 ] || [ $# -eq 3 ]; then
+    check "$@"
 else
-    echo "usage: $0 CSV EXPECTED_ROWS | $0 --run DGRAD BATCH [OPTIONS...]" >&2
+    echo "usage: $0 CSV EXPECTED_ROWS [BASELINE] | $0 --run DGRAD BATCH [OPTIONS...]" >&2
     exit 2
 fi

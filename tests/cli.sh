@@ -102,6 +102,13 @@ expect 1 "cannot write $work/no/out.csv" -- bench "${quick[@]}" --csv "$work/no/
     mb1ic4iw8oc4kw3
 expect 2 "unknown option '--frob'" -- bench --frob
 expect 2 "bad value 'f64' for --dt" -- bench --dt f64 mb1ic4iw8oc4kw3
+expect 2 "bad value 'blocked' for --raw-layout" -- bench --raw-layout blocked mb1ic4iw8oc4kw3
+# Against oneDNN's preferred layouts: the output reordered back is checked,
+# and the summary gives the added time where the roofline time is < 10 us.
+expect 0 "raw baseline on oneDNN's preferred layouts
+mb1ic4iw8oc4ow10kw3pw0 .* ok$
+^  added us \(dgrad - raw\) where the roofline time is under 10 us: largest -?[0-9.]+, median -?[0-9.]+; [0-9]+ of 2 within 2 us$" -- \
+    bench "${quick[@]}" --raw-layout preferred mb1ic4iw8oc4kw3 g2mb1ic6ih5oc4kh3sh2
 expect 2 "cannot parse 'mb1ic4iw8oc4kw3x'" -- bench mb1ic4iw8oc4kw3x
 # Sizes that would take hours to count or terabytes to hold: refused at
 # once, before the calibration, naming the sizes and the rule.
