@@ -3,9 +3,9 @@
  *
  * Plan creation asks oneDNN for the layout candidates (candidates.c) and,
  * when more than one remains, picks by one of three strategies:
- * - untimed, for problems under the policy's min_macs (microseconds
- *   whatever the layout): the candidate with the fewest reorders per
- *   execute, or the ranking with groups;
+ * - untimed, for problems without groups under the policy's min_macs
+ *   (microseconds whatever the layout): the candidate with the fewest
+ *   reorders per execute;
  * - timed, for problems up to max_bytes and max_macs: each candidate runs
  *   on scratch buffers, reorders and conversions included (weights
  *   prepared first when the caller declares them constant, which is part
@@ -179,14 +179,17 @@ typedef struct choosing {
     const char *what;
 } choosing_t;
 
-/* Untimed: a few microseconds whatever the layout. Without groups each
+/* Untimed, without groups: a few microseconds whatever the layout. Each
  * extra primitive (an activation reorder) costs about as much as the
  * convolution, so the candidate with the fewest reorders per execute
  * (best rank among equals) wins, as bench/run-suites.sh measured on the
  * suites (bench/results; DGRAD_LAYOUT_SEARCH=verbose shows the choice) (a weights
- * reorder counts unless the weights are constant, converted once); with
- * groups, oneDNN's gemm path runs one small product per group and the
- * ranking's choice wins. With output padding, the primitive computing the
+ * reorder counts unless the weights are constant, converted once). With
+ * groups such problems are timed instead (plan_choose): oneDNN's gemm
+ * runs one small product per group, 3x faster on plain NCX than on NXC
+ * for the specification's 1D example (17.6 us against 5.7 us, callgrind
+ * and `dgrad bench --raw-layout preferred`, bench/README.md), which no
+ * count of reorders predicts. With output padding, the primitive computing the
  * tail saves the border fill (one pass, the ONNX examples' largest cost):
  * taken at no more reorders, once a run has shown that it writes zeros
  * there (microseconds at this size). */
@@ -196,7 +199,7 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
     int cost[MAX_CAND_PDS];
     for (int i = 0; i < c->n; i++)
         cost[i] = pds[i].reorders + (c->weights_constant ? 0 : pds[i].wei_reorder);
-    for (int i = 0; i < k && c->problem->G == 1; i++)
+    for (int i = 0; i < k; i++)
         if (!pds[sorted[i]].extend_tail && !pds[sorted[i]].fold
                 && (few < 0 || cost[sorted[i]] < cost[few]))
             few = sorted[i];
@@ -328,7 +331,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
     if (c.n > 1 && policy->layout_search) {
-        if (problem_macs(problem) < policy->min_macs) {
+        if (problem_macs(problem) < policy->min_macs && problem->G == 1) {
             best = choose_untimed(&c);
             choice = "untimed";
         } else if (problem_bytes(problem) <= policy->max_bytes
