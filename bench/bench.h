@@ -4,6 +4,7 @@
  *   options.c     the command line and the layouts' names
  *   problems.c    problems from arguments and batch files, sized and
  *                 checked to fit in memory
+ *   list.c        --list-problems: each problem as a line of JSON
  *   desc.c        benchdnn deconvolution descriptors, sizes and FLOPs
  *   backend.c     the plugin table dgrad is timed through
  *   dgrad_op.c    the ConvolutionBackwardData op built through it
@@ -172,15 +173,23 @@ typedef struct bench_options {
     const char *core_lib;
     int check, quiet, no_raw, raw_prepacked;
     bench_raw_layout_t raw_layout;
+    int list_problems; /* print the problems as JSON lines, run nothing */
 } bench_options_t;
 
 /* ------------------------------------------------------------- problems */
 
 #define BENCH_MAX_PROBLEMS 4096
 
+#define BENCH_PATH_MAX 512
+
 typedef struct bench_problem {
     bench_desc_t d;
     char text[BENCH_DESC_MAX]; /* canonical descriptor (+ n name) */
+    /* Where it was read: the batch file as given (through --batch=
+     * includes, relative to the including file) and its line; "" and 0
+     * for a problem on the command line. */
+    char file[BENCH_PATH_MAX];
+    int line;
 } bench_problem_t;
 
 typedef struct bench_problem_list {
@@ -211,6 +220,11 @@ int bench_problem_fits(const bench_problem_t *p, dgrad_data_type_t dt);
 
 /* The problem's name, else its descriptor. */
 const char *bench_problem_label(const bench_problem_t *p);
+
+/* --list-problems: @p p as one line of JSON (every size of the problem, as
+ * other programs need it to run the same problem; bench/README.md lists
+ * the keys). */
+void bench_print_problem_json(FILE *f, const bench_problem_t *p);
 
 /* Reads the command line: options, problems and batch files, each problem
  * checked to fit in memory. Returns BENCH_RUN when the problems are to be

@@ -47,6 +47,12 @@ int dgrad_bench_main(int argc, char **argv) {
     }
     rc = bench_options_parse(argc, argv, &o, &list);
     if (rc != BENCH_RUN) goto out;
+    if (o.list_problems) {
+        for (int i = 0; i < list.n; i++)
+            bench_print_problem_json(stdout, &list.v[i]);
+        rc = fflush(stdout) ? 1 : 0;
+        goto out;
+    }
     rc = 1;
     if (bench_backend_open(&be, o.backend, o.core_lib)) goto out;
     backend_open = 1;

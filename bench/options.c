@@ -64,6 +64,16 @@ static const char *usage_text =
         "                          weights reordered once untimed): the best\n"
         "                          primitive alone, a lower bound for dgrad\n"
         "  -q, --quiet             no per-problem progress on stderr\n"
+        "  --list-problems         print each problem as one line of JSON and\n"
+        "                          exit 0, running nothing: name, label,\n"
+        "                          descriptor, file and line it was read from,\n"
+        "                          mb, g, ic, oc, spatial_rank, axes, and per\n"
+        "                          axis (outermost first) i, o, k, s, p (begin\n"
+        "                          pad), pad_end (natural - p - o; negative is\n"
+        "                          output padding), d (dilation, oneDNN 0-based),\n"
+        "                          dilation (1-based: d + 1), natural (the full\n"
+        "                          output size s*(i-1) + (k-1)*(d+1) + 1); then\n"
+        "                          depthwise and flops\n"
         "\n"
         "Columns: dgrad and raw execute time (median of the samples, with min and\n"
         "max), ratio dgrad/raw, added us (dgrad - raw medians, microseconds),\n"
@@ -120,7 +130,8 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             snprintf(key, sizeof key, "%s", a);
         }
         static const char *flags[] = {"--constant-weights", "--no-check",
-                "--no-raw", "--quiet", "-q", "--help", "-h"};
+                "--no-raw", "--quiet", "-q", "--help", "-h",
+                "--list-problems"};
         static const char *valued[] = {"--batch", "--dt", "--data-format",
                 "--weights-format", "--reps", "--warmup", "--cached-reps",
                 "--max-problem-s", "--min-sample-ms", "--peak-gflops",
@@ -151,6 +162,8 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             o->constant_weights = 1;
         } else if (!strcmp(key, "--no-check")) {
             o->check = 0;
+        } else if (!strcmp(key, "--list-problems")) {
+            o->list_problems = 1;
         } else if (!strcmp(key, "--no-raw")) {
             o->no_raw = 1;
         } else if (!strcmp(key, "--quiet") || !strcmp(key, "-q")) {

@@ -18,6 +18,8 @@ int bench_problem_add(bench_problem_list_t *l, const char *text,
         return -1;
     }
     bench_problem_t *p = &l->v[l->n];
+    p->file[0] = 0;
+    p->line = 0;
     if (bench_desc_parse(text, &p->d, err, sizeof err)) {
         fprintf(stderr, "dgrad bench: %s%s\n", where, err);
         return -1;
@@ -65,6 +67,11 @@ static int read_batch(bench_problem_list_t *l, const char *path, int depth) {
             }
             snprintf(where, sizeof where, "%.1000s:%d: ", path, lineno);
             rc = bench_problem_add(l, tok, where) ? 2 : 0;
+            if (rc == 0) {
+                bench_problem_t *p = &l->v[l->n - 1];
+                snprintf(p->file, sizeof p->file, "%s", path);
+                p->line = lineno;
+            }
         }
     }
     fclose(f);

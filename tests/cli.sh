@@ -121,6 +121,15 @@ expect_within 5 2 "'mb1ic1iw9223372036854775807oc1kw3sw2': on axis w, s\*\(i-1\)
 printf 'mb1ic4iw8oc4kw3\nmb1ic2000000000000iw4oc1kw3\n' > "$work/huge.txt"
 expect_within 5 2 "mb1ic2000000000000iw4oc1ow6kw3pw0: its buffers need" -- \
     bench --batch "$work/huge.txt"
+# --list-problems: one JSON line per problem with the sizes the parser
+# derived (here the spec's grouped 2D example, end pad 449 - 1 - 447 = 1,
+# and a dilated 1D problem from a batch file with its file and line); it
+# runs nothing (no plugin needed, exit 0 at once).
+expect_within 5 0 '^\{"name": "", "label": "g4mb1ic20ih224iw224oc8oh447ow447kh3kw3sh2sw2ph1pw1", "descriptor": "g4mb1ic20ih224iw224oc8oh447ow447kh3kw3sh2sw2ph1pw1", "file": null, "line": 0, "mb": 1, "g": 4, "ic": 20, "oc": 8, "spatial_rank": 2, "axes": "hw", "i": \[224, 224\], "o": \[447, 447\], "k": \[3, 3\], "s": \[2, 2\], "p": \[1, 1\], "pad_end": \[1, 1\], "d": \[0, 0\], "dilation": \[1, 1\], "natural": \[449, 449\], "depthwise": false, "flops": 35912000\}$' -- \
+    --plugin "$missing" bench --list-problems g4mb1ic20ih224oc8oh447kh3sh2ph1
+printf '# dilated\nmb2ic4iw5oc6ow12kw3sw2pw1dw1n"one_d"\n' > "$work/list.txt"
+expect_within 5 0 '^\{"name": "one_d", .*"file": "'"$work"'/list.txt", "line": 2, "mb": 2, "g": 1, "ic": 4, "oc": 6, "spatial_rank": 1, "axes": "w", "i": \[5\], "o": \[12\], "k": \[3\], "s": \[2\], "p": \[1\], "pad_end": \[0\], "d": \[1\], "dilation": \[2\], "natural": \[13\], "depthwise": false, "flops": 1344\}$' -- \
+    bench --list-problems --batch "$work/list.txt"
 
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]

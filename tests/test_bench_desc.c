@@ -1,11 +1,16 @@
 /*
  * `dgrad bench` descriptors: the closed-form FLOP count against a count
- * that visits every (input position, kernel tap) pair, and the parser's
- * refusal of sizes that do not fit in 64 bits (status and message).
+ * that visits every (input position, kernel tap) pair, the parser's
+ * refusal of sizes that do not fit in 64 bits (status and message), and
+ * the JSON line of --list-problems.
  */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -129,4 +134,55 @@ Test(bench_desc, sizes_beyond_64_bits_are_refused) {
     cr_assert_eq(bench_desc_parse("mb1ic1iw4611686018427387904oc1kw1sw2", &d,
             err, sizeof err), 0, "%s", err);
     cr_assert_eq(bench_desc_natural(&d, 0), INT64_MAX);
+}
+
+/* --list-problems: the line other programs read a problem from (bench/peers/
+ * takes every size from it), exactly, for an output-padded grouped 2D
+ * problem read from a batch file and a cropped, dilated 1D one. */
+Test(bench_desc, list_problems_prints_every_size_as_json) {
+    char path[] = "/tmp/dgrad_list_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *batch = fdopen(fd, "w");
+    fputs("# two problems\n\n"
+          "g2mb3ic4ih5iw6oc8oh12ow13kh3kw4sh2sw2ph1pw0n\"padded\"\n"
+          "mb1ic2iw7oc3ow9kw3sw1pw2dw1\n", batch);
+    fclose(batch);
+    bench_problem_list_t list = {calloc(BENCH_MAX_PROBLEMS,
+            sizeof(bench_problem_t)), 0};
+    cr_assert_eq(bench_batch_read(&list, path), 0);
+    cr_assert_eq(list.n, 2);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    for (int i = 0; i < list.n; i++) bench_print_problem_json(out, &list.v[i]);
+    fclose(out);
+    char want[2048];
+    /* h: natural 2*4 + 2 + 1 = 11, end pad 11 - 1 - 12 = -2 (output
+     * padding); w: natural 2*5 + 3 + 1 = 14, end pad 14 - 0 - 13 = 1.
+     * 1D: natural 6 + 2*2 + 1 = 11, end pad 11 - 2 - 9 = 0. */
+    snprintf(want, sizeof want,
+            "{\"name\": \"padded\", \"label\": \"padded\", \"descriptor\": "
+            "\"g2mb3ic4ih5iw6oc8oh12ow13kh3kw4sh2sw2ph1pw0npadded\", "
+            "\"file\": \"%s\", \"line\": 3, \"mb\": 3, \"g\": 2, \"ic\": 4, "
+            "\"oc\": 8, \"spatial_rank\": 2, \"axes\": \"hw\", \"i\": [5, 6], "
+            "\"o\": [12, 13], \"k\": [3, 4], \"s\": [2, 2], \"p\": [1, 0], "
+            "\"pad_end\": [-2, 1], \"d\": [0, 0], \"dilation\": [1, 1], "
+            "\"natural\": [11, 14], \"depthwise\": false, \"flops\": %.17g}\n"
+            "{\"name\": \"\", \"label\": \"mb1ic2iw7oc3ow9kw3pw2dw1\", "
+            "\"descriptor\": \"mb1ic2iw7oc3ow9kw3pw2dw1\", \"file\": \"%s\", "
+            "\"line\": 4, \"mb\": 1, \"g\": 1, \"ic\": 2, \"oc\": 3, "
+            "\"spatial_rank\": 1, \"axes\": \"w\", \"i\": [7], \"o\": [9], "
+            "\"k\": [3], \"s\": [1], \"p\": [2], \"pad_end\": [0], \"d\": [1], "
+            "\"dilation\": [2], \"natural\": [11], \"depthwise\": false, "
+            "\"flops\": %.17g}\n",
+            path, bench_desc_flops(&list.v[0].d), path,
+            bench_desc_flops(&list.v[1].d));
+    cr_assert_str_eq(text, want);
+    /* The 1D problem: every one of the 7 x 3 pairs lands except those
+     * before the begin pad: y = x + 2k - 2 < 0 for (0,0), (1,0). */
+    cr_assert_eq(bench_desc_flops(&list.v[1].d), 2.0 * 2 * 3 * (21 - 2));
+    free(text);
+    free(list.v);
+    remove(path);
 }
