@@ -51,6 +51,10 @@ typedef struct dgrad_plan_policy {
      * only candidates wherever they apply (2: tests, DGRAD_PHASE_FOLD=only;
      * DGRAD_PHASE_FOLD=0 gives 0). */
     int32_t phase_fold;
+    /* dgrad's own loop for few channels per group (direct.c) is timed
+     * against the best oneDNN plan (1), never (0), or taken wherever it
+     * applies (2: tests, DGRAD_OWN_LOOP=only; DGRAD_OWN_LOOP=0 gives 0). */
+    int32_t own_loop;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the

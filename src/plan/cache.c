@@ -67,6 +67,7 @@ static void key_make(plan_key_t *k, const dgrad_problem_t *p,
     key_put(k, pol->chunk_bytes);
     key_put(k, pol->workspace_budget);
     key_put(k, pol->phase_fold);
+    key_put(k, pol->own_loop);
 }
 
 static int key_equal(const plan_key_t *a, const plan_key_t *b) {

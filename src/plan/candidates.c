@@ -276,3 +276,47 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
     threads_leave(threads);
     return plan;
 }
+
+/* The plan of dgrad's own loop (direct.c) for @p problem, or NULL where
+ * it does not apply: no oneDNN primitive; the whole output box. */
+dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged) {
+    dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
+    if (!plan) return NULL;
+    for (int i = 0; i < problem->nsp; i++) {
+        plan->lo[i] = 0;
+        plan->hi[i] = problem->Y[i];
+    }
+    plan->full_box = 1;
+    plan->out_offset = 0;
+    if (plan->empty || (!staged && problem->dt != dgrad_f32)
+            || init_io_mds(plan, staged) != dnnl_success
+            || !direct_applicable(plan)) {
+        plan_destroy(plan);
+        return NULL;
+    }
+    plan->direct = 1;
+    snprintf(plan->impl, sizeof plan->impl, "dgrad:direct");
+    /* Buffers the execution sizes by these descs: the activations as
+     * they are, the packed weights as one f32 run. */
+    dnnl_dims_t wn = {(dnnl_dim_t)(direct_weights_size(problem) / sizeof(float))};
+    plan->in.conv_md = plan->in.io_md;
+    plan->out.conv_md = plan->out.io_md;
+    if (dnnl_memory_desc_init_by_tag(&plan->wei.conv_md, 1, wn, dnnl_f32,
+                dnnl_a) != dnnl_success) {
+        plan_destroy(plan);
+        return NULL;
+    }
+    plan->prepared_weights_bytes = direct_weights_size(problem);
+    plan->scratch_size = direct_scratch_size(problem);
+    if (problem->has_bias) {
+        dnnl_dims_t bd = {problem->Cout};
+        if (dnnl_memory_desc_init_by_tag(&plan->bias_md, 1, bd, dnnl_f32,
+                    dnnl_a) != dnnl_success) {
+            plan_destroy(plan);
+            return NULL;
+        }
+        plan->bias_bytes = (size_t)problem->Cout * sizeof(float);
+    }
+    return plan;
+}

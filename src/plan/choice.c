@@ -88,8 +88,9 @@ static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
 }
 
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
-    static atomic_int search = -1, fold = -1;
-    int v = atomic_load(&search), f = atomic_load(&fold);
+    static atomic_int search = -1, fold = -1, own = -1;
+    int v = atomic_load(&search), f = atomic_load(&fold),
+        o = atomic_load(&own);
     if (v < 0) {
         const char *e = getenv("DGRAD_LAYOUT_SEARCH");
         v = !(e && !strcmp(e, "0"));
@@ -100,13 +101,18 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
         f = !e ? 1 : !strcmp(e, "0") ? 0 : !strcmp(e, "only") ? 2 : 1;
         atomic_store(&fold, f);
     }
+    if (o < 0) {
+        const char *e = getenv("DGRAD_OWN_LOOP");
+        o = !e ? 1 : !strcmp(e, "0") ? 0 : !strcmp(e, "only") ? 2 : 1;
+        atomic_store(&own, o);
+    }
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
      * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0, f};
+            0, f, o};
     return p;
 }
 
@@ -239,6 +245,9 @@ static dgrad_plan_t *choose_timed(choosing_t *c) {
     if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
         best = keep_faster_threading(c->problem, c->policy, c->staged,
                 c->weights_constant, &c->pds[w], best);
+    if (best && c->policy->own_loop)
+        best = challenge_with_direct(c->problem, c->policy, c->staged,
+                c->weights_constant, best, &ms);
     return best;
 }
 
@@ -330,7 +339,10 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     }
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
-    if (c.n > 1 && policy->layout_search) {
+    if (policy->own_loop == 2
+            && (best = build_direct(problem, policy, c.staged))) {
+        choice = "own loop";
+    } else if (c.n > 1 && policy->layout_search) {
         if (problem_macs(problem) < policy->min_macs && problem->G == 1) {
             best = choose_untimed(&c);
             choice = "untimed";

@@ -122,6 +122,7 @@ static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
  * output, from the primitive's result: the caller's buffer is written by
  * one step only, the last, so a failure before it leaves it untouched). */
 static int writes_user_output(const dgrad_plan_t *plan) {
+    if (plan->direct) return !plan->staged;
     return !plan->fold.mode && !plan->out.reorder.prim && !plan->staged
             && !plan->p.has_bias;
 }
@@ -131,7 +132,7 @@ static int writes_user_output(const dgrad_plan_t *plan) {
  * (folded weights) the folding stands between it and the user. */
 static int needs_conv_buf(const dgrad_plan_t *plan, int t) {
     if (t == T_OUT) return !writes_user_output(plan);
-    if (t == T_WEI && plan->fold.mode) return 1;
+    if (t == T_WEI && (plan->fold.mode || plan->direct)) return 1;
     return path_of(plan, t)->reorder.prim || plan->staged;
 }
 
@@ -203,6 +204,7 @@ static void step_mds(const dgrad_plan_t *plan, int id,
                 : back ? &tp->io_md : &tp->conv_md;
     } else if (id == S_CONV) {
         step = &plan->conv;
+        if (!step->prim) return; /* dgrad's own loop */
         md[0] = &plan->in.conv_md;
         md[1] = &plan->wei.conv_md;
         md[2] = &plan->out.conv_md;
@@ -382,6 +384,11 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
     const tensor_path_t *tp = path_of(plan, t);
     char *conv = conv_buf ? conv_buf : c->conv[t];
     const void *io = user;
+    if (plan->direct && t == T_WEI) {
+        direct_pack_weights(plan, user, (float *)conv);
+        *conv_ptr = conv;
+        return dnnl_success;
+    }
     if (plan->fold.mode && t == T_WEI) {
         void *folded = tp->reorder.prim ? c->stage[t] : conv;
         fold_weights(plan, user, folded);
@@ -474,6 +481,18 @@ static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
     return run_step(c, S_BIAS, &plan->bias_add, 3, arg, ptr);
 }
 
+/* dgrad's own loop on the (staged) input, packed weights and f32 bias,
+ * into the output or its staging copy. */
+static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
+        const void *bias, void *out) {
+    const dgrad_plan_t *plan = c->plan;
+    if (bias)
+        for (int64_t ch = 0; ch < plan->p.Cout; ch++)
+            c->bias_f32[ch] = (float)dgrad_load(bias, plan->p.dt,
+                    ch * plan->p.bias_stride);
+    direct_run(plan, in, wei, bias ? c->bias_f32 : NULL, out, c->scratch);
+}
+
 static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         void *out) {
@@ -484,6 +503,10 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     dnnl_status_t s = bring_in(c, T_IN, in, NULL, &conv_in);
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
+    if (s == dnnl_success && plan->direct) {
+        run_direct(c, conv_in, conv_wei, bias, conv_out);
+        return bring_out(c, conv_out, out_box);
+    }
     if (s == dnnl_success && plan->fold.mode)
         s = run_fold_conv(c, conv_in, conv_wei, bias, conv_out);
     else if (s == dnnl_success)

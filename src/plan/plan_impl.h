@@ -149,6 +149,7 @@ struct dgrad_plan {
     dnnl_memory_desc_t bias_md;    /* f32 [1, Cout, 1...]; folded: [P*Cout] */
     step_t conv, bias_add;
     fold_t fold;                   /* mode FOLD_NONE: backward data */
+    int direct;                    /* dgrad's own loop (direct.c) */
     size_t scratch_size;           /* largest scratchpad of all steps */
     _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */
     pthread_mutex_t pool_lock;     /* guards pool */
@@ -265,6 +266,16 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
 void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded);
 void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 
+/* ------------------------------------------------------------ direct.c */
+
+int direct_applicable(const dgrad_plan_t *plan);
+size_t direct_scratch_size(const dgrad_problem_t *p);
+size_t direct_weights_size(const dgrad_problem_t *p);
+void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
+        float *packed);
+void direct_run(const dgrad_plan_t *plan, const float *in, const float *w,
+        const float *bias, float *out, char *scratch);
+
 /* ------------------------------------------------------------ chunks.c */
 
 /* Reorders of tensors this large or larger run in chunks by default
@@ -290,6 +301,8 @@ dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
 int layout_search_verbose(void);
 dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c);
+dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged);
 
 /* ------------------------------------------------------------ timing.c */
 
@@ -306,6 +319,9 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
         const cand_pd_t *pds, int n, int *winner, double *winner_ms,
         dnnl_status_t *err, const char **what);
+dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        dgrad_plan_t *best, double *best_ms);
 dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
         const cand_pd_t *c, dgrad_plan_t *plan);

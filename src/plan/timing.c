@@ -398,3 +398,38 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
     plan_destroy(keep_one ? plan : one);
     return keep_one ? one : plan;
 }
+
+/* @p best (timed at @p best_ms), or dgrad's own loop (direct.c) where it
+ * applies and runs faster on scratch buffers (a close call decided by
+ * alternating runs, as in search); frees the other. */
+dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        dgrad_plan_t *best, double *best_ms) {
+    dgrad_plan_t *own = build_direct(problem, policy, staged);
+    if (!own) return best;
+    probe_bufs_t bufs;
+    probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
+    const dgrad_plan_t *pl[2] = {best, own};
+    double t[2] = {*best_ms, INFINITY};
+    int have_bufs = probe_init(&bufs, problem, policy) == 0, ok = have_bufs;
+    for (int j = 0; ok && j < 2; j++)
+        ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
+    if (ok) t[1] = time_plan(own, &bufs, &w[1], t[0]);
+    if (ok && t[1] < 1.15 * t[0]) {
+        int runs = t[0] >= 50 ? 1 : t[0] >= 5 ? 2
+                : (int)ceil(0.25 / (t[0] > 0.01 ? t[0] : 0.01));
+        if (runs > 10) runs = 10;
+        t[0] = t[1] = INFINITY;
+        ok = runoff(pl, w, &bufs, 3, runs, t);
+    }
+    if (layout_search_verbose())
+        fprintf(stderr, "dgrad layout search: %s %.4f ms, dgrad's own loop "
+                "%.4f ms\n", best->impl, t[0], t[1]);
+    free(w[0].own);
+    free(w[1].own);
+    if (have_bufs) probe_free(&bufs);
+    int keep_own = ok && t[1] < t[0];
+    plan_destroy(keep_own ? best : own);
+    if (keep_own) *best_ms = t[1];
+    return keep_own ? own : best;
+}

@@ -696,6 +696,7 @@ Test(faults, loader_open) {
 Test(faults, phase_fold, .timeout = 600) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.phase_fold = 2;
+    policy.own_loop = 0;
     dgrad_api_set_policy_for_testing(&policy);
     sweep_core("compile (folded)", onnx_timed, fresh, act_compile,
             verify_by_executing, undo_compiled, EXPECT_FAILURES);
@@ -709,6 +710,28 @@ Test(faults, phase_fold, .timeout = 600) {
             with(onnx_small, dgrad_f16, 1, 0), compiled_warm, act_execute,
             verify_output, undo_none, EXPECT_RUNTIME_ONLY);
     sweep_core("constant weights (folded)", with(onnx_timed, dgrad_f32, 0, 1),
+            fresh, act_compile_execute, verify_output, undo_compiled,
+            EXPECT_FAILURES);
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
+/* dgrad's own loop (direct.c) wherever it applies: its workspace and
+ * packed weights fail over like every other acquisition. */
+Test(faults, own_loop, .timeout = 600) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    dgrad_api_set_policy_for_testing(&policy);
+    sweep_core("compile (own loop)", onnx_timed, fresh, act_compile,
+            verify_by_executing, undo_compiled, EXPECT_FAILURES);
+    sweep_core("first execute (own loop, bias)",
+            with(onnx_small, dgrad_f32, 1, 0), compiled_fresh, act_execute,
+            verify_output, undo_none, EXPECT_FAILURES);
+    /* Warm, it acquires nothing and runs no oneDNN primitive: nothing
+     * can fail. */
+    sweep_core("cached execute (own loop, f16 bias)",
+            with(onnx_small, dgrad_f16, 1, 0), compiled_warm, act_execute,
+            verify_output, undo_none, EXPECT_NOTHING);
+    sweep_core("constant weights (own loop)", with(onnx_timed, dgrad_f32, 0, 1),
             fresh, act_compile_execute, verify_output, undo_compiled,
             EXPECT_FAILURES);
     dgrad_api_set_policy_for_testing(NULL);

@@ -1,0 +1,398 @@
+/*
+ * dgrad's own loop for transposed convolutions with few channels per
+ * group on layouts whose innermost axis is the last spatial one (plain
+ * NCX, or its f32 staging copy), f32.
+ *
+ * oneDNN's kernels vectorize over channels: 4 groups of 5 -> 2 channels
+ * (the specification's grouped examples) fill 2 of 16 lanes, and its
+ * forward convolution on folded phases pays a reorder into channels-last
+ * and strided phase reorders out (phase_fold.c); neither comes within 2x
+ * of the memory roofline there (bench/README.md). This loop vectorizes
+ * along the output row instead. Per output row (n, output channel, outer
+ * spatial position) and phase r of the last axis (output x = a_r + S*m,
+ * natural position S*q + r), the value at m is
+ *   bias + sum over (input channel, outer taps reaching the row, taps k
+ *   with D*k = r mod S) of w * in[..., q0_r + m - t_k],
+ * a list of terms each of which is one contiguous input run: 16 outputs
+ * of a phase are 16 lanes, one load and one FMA per term. The phases of
+ * the row are then interleaved (S = 2 by a permute, else through a small
+ * buffer) and each output row is written once, in order, by one thread.
+ * Chosen only where timing finds it faster than the best oneDNN plan
+ * (timing.c), checked by the same reference tests, sweeps and fault
+ * injection as the rest.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "dtype.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Limits that keep a row's term list and buffers small (the loop is for
+ * few channels and small kernels; larger problems are oneDNN's). */
+#define DIRECT_MAX_CHANNELS 1024  /* (Cin/G) * (Cout/G) */
+#define DIRECT_MAX_TERMS 4096     /* terms of one phase of one row */
+#define DIRECT_MAX_STRIDE 64      /* S of the last axis */
+/* Output channels computed together (they share every input load), and
+ * vectors of 16 positions per term visit. */
+#define CO_BLOCK 4
+#define VEC_BLOCK 4
+
+/* One term of a phase of a row: input run (offset of m = 0 in elements,
+ * may lie before the run), valid for m in [lo, hi), and its weight for
+ * each output channel of the block. */
+typedef struct term {
+    int64_t off, lo, hi;
+    float w[CO_BLOCK];
+} term_t;
+
+/* Phase values of one output channel of the block: the row's length plus
+ * a block of slack. */
+static int64_t values_len(const dgrad_problem_t *p) {
+    return p->Y[p->nsp - 1] + 16 * VEC_BLOCK;
+}
+
+/* Bytes of one thread's scratch: the terms of one phase, then two phases'
+ * values for each channel of the block. */
+static size_t thread_scratch(const dgrad_problem_t *p) {
+    return DIRECT_MAX_TERMS * sizeof(term_t)
+            + (size_t)(2 * CO_BLOCK * values_len(p)) * sizeof(float);
+}
+
+static int threads_max(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+/* Whether the loop applies to a plan with these io descs (compute type
+ * f32, innermost axis the last spatial one on both activations). */
+int direct_applicable(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int last = 2 + p->nsp - 1;
+    const int64_t *is = plan->in.io_md.format_desc.blocking.strides,
+                  *os = plan->out.io_md.format_desc.blocking.strides;
+    int64_t kouter = 1;
+    for (int i = 0; i < p->nsp - 1; i++) kouter *= p->K[i];
+    int64_t taps_x = p->K[p->nsp - 1];
+    return plan->in.io_md.data_type == dnnl_f32
+            && (is[last] == 1 || p->X[p->nsp - 1] == 1)
+            && (os[last] == 1 || p->Y[p->nsp - 1] == 1)
+            && (p->Cin / p->G) * (p->Cout / p->G) <= DIRECT_MAX_CHANNELS
+            && p->S[p->nsp - 1] <= DIRECT_MAX_STRIDE
+            && (p->Cin / p->G) * kouter * taps_x <= DIRECT_MAX_TERMS;
+}
+
+/* Scratch of an execution: one per thread. */
+size_t direct_scratch_size(const dgrad_problem_t *p) {
+    return thread_scratch(p) * (size_t)threads_max();
+}
+
+size_t direct_weights_size(const dgrad_problem_t *p) {
+    int64_t n = p->Cin * (p->Cout / p->G);
+    for (int i = 0; i < p->nsp; i++) n *= p->K[i];
+    return (size_t)n * sizeof(float);
+}
+
+/* Weights as f32 [G][Cout/G][Cin/G][K...], from the user's type and
+ * strides. */
+void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
+        float *packed) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1;
+    for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
+    const int64_t *ws = p->wei_strides;
+    float *dst = packed;
+    for (int64_t g = 0; g < p->G; g++)
+        for (int64_t co = 0; co < cg; co++)
+            for (int64_t ci = 0; ci < icg; ci++)
+                for (int64_t k = 0; k < kn; k++) {
+                    int64_t rest = k, off = g * ws[0] + ci * ws[1] + co * ws[2];
+                    for (int i = p->nsp - 1; i >= 0; i--) {
+                        off += rest % p->K[i] * ws[3 + i];
+                        rest /= p->K[i];
+                    }
+                    *dst++ = (float)dgrad_load(user, p->dt, off);
+                }
+}
+
+/* Where phase @p r of the last axis starts in the output row, and its
+ * count; q of its m = 0. */
+static int64_t phase_geometry(const dgrad_problem_t *p, int64_t r,
+        int64_t *count, int64_t *q0) {
+    int l = p->nsp - 1;
+    int64_t S = p->S[l], Y = p->Y[l], a = ((r - p->PB[l]) % S + S) % S;
+    *count = a < Y ? (Y - 1 - a) / S + 1 : 0;
+    *q0 = (a + p->PB[l] - r) / S;
+    return a;
+}
+
+/* The terms of phase @p r of one row: input channel runs of the group at
+ * @p in_group (element offset), outer taps reaching the row (@p y: per
+ * outer axis, output position), weights of the block's @p cb output
+ * channels from @p w (packed, the block's first channel). Returns their
+ * count. */
+static int row_terms(const dgrad_problem_t *p, const int64_t *is,
+        int64_t in_group, const int64_t *y, const float *w, int cb,
+        int64_t r, int64_t count, int64_t q0, term_t *t) {
+    int l = p->nsp - 1, n = 0;
+    int64_t icg = p->Cin / p->G, kl = p->K[l], kn = 1;
+    for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
+    int64_t co_stride = icg * kn;
+    /* Outer taps: each combination of k on the outer axes whose input
+     * position is whole and inside. */
+    int64_t k[DGRAD_MAX_SPATIAL] = {0};
+    for (;;) {
+        int ok = 1;
+        int64_t in_off = 0, k_index = 0;
+        for (int i = 0; i < l && ok; i++) {
+            int64_t num = y[i] + p->PB[i] - p->D[i] * k[i];
+            ok = num >= 0 && num % p->S[i] == 0 && num / p->S[i] < p->X[i];
+            in_off += (ok ? num / p->S[i] : 0) * is[2 + i];
+            k_index = k_index * p->K[i] + k[i];
+        }
+        for (int64_t kx = 0; ok && kx < kl; kx++) {
+            int64_t num = p->D[l] * kx - r;
+            if (num % p->S[l]) continue;
+            int64_t tx = num / p->S[l];
+            int64_t lo = tx - q0, hi = p->X[l] + tx - q0;
+            if (lo < 0) lo = 0;
+            if (hi > count) hi = count;
+            if (lo >= hi) continue;
+            for (int64_t ci = 0; ci < icg; ci++) {
+                const float *wk = w + ci * kn + k_index * kl + kx;
+                t[n].off = in_group + ci * is[1] + in_off + q0 - tx;
+                t[n].lo = lo;
+                t[n].hi = hi;
+                for (int j = 0; j < CO_BLOCK; j++)
+                    t[n].w[j] = j < cb ? wk[j * co_stride] : 0.0f;
+                n++;
+            }
+        }
+        int i = l - 1;
+        while (i >= 0 && ++k[i] == p->K[i]) k[i--] = 0;
+        if (i < 0) break;
+    }
+    return n;
+}
+
+/* Phase values v[j][m] = bias[j] + sum of terms, m in [0, count), for
+ * the block's @p cb channels: portable. */
+static void phase_values_scalar(const float *in, const term_t *t, int n,
+        const float *bias, int cb, int64_t count, float *const *v) {
+    for (int j = 0; j < cb; j++) {
+        for (int64_t m = 0; m < count; m++) v[j][m] = bias[j];
+        for (int k = 0; k < n; k++)
+            for (int64_t m = t[k].lo; m < t[k].hi; m++)
+                v[j][m] += t[k].w[j] * in[t[k].off + m];
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Lanes of the 16 positions from @p m0 that lie in [lo, hi). */
+__attribute__((target("avx512f"))) static inline __mmask16 lanes(
+        int64_t m0, int64_t lo, int64_t hi) {
+    int64_t a = lo > m0 ? lo - m0 : 0, b = hi < m0 + 16 ? hi - m0 : 16;
+    if (b <= a) return 0;
+    return (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
+}
+
+/* The same with AVX-512, for a block of CB channels: VEC_BLOCK vectors
+ * of 16 positions per visit of the term list, each term one load (masked
+ * at its ends) and CB FMAs per vector. */
+#define DEFINE_PHASE_VALUES(CB)                                               \
+    __attribute__((target("avx512f"))) static void phase_values_##CB(        \
+            const float *in, const term_t *t, int n, const float *bias,      \
+            int64_t count, float *const *v) {                                 \
+        for (int64_t m0 = 0; m0 < count; m0 += 16 * VEC_BLOCK) {              \
+            __m512 acc[CB][VEC_BLOCK];                                        \
+            for (int j = 0; j < CB; j++)                                      \
+                for (int u = 0; u < VEC_BLOCK; u++)                           \
+                    acc[j][u] = _mm512_set1_ps(bias[j]);                      \
+            for (int k = 0; k < n; k++) {                                     \
+                const float *src = (const float *)((uintptr_t)in              \
+                        + (uintptr_t)((t[k].off + m0)                         \
+                                * (int64_t)sizeof(float)));                   \
+                __m512 w[CB];                                                 \
+                for (int j = 0; j < CB; j++) w[j] = _mm512_set1_ps(t[k].w[j]); \
+                if (t[k].lo <= m0 && m0 + 16 * VEC_BLOCK <= t[k].hi) {        \
+                    for (int u = 0; u < VEC_BLOCK; u++) {                     \
+                        __m512 x = _mm512_loadu_ps(src + 16 * u);             \
+                        for (int j = 0; j < CB; j++)                          \
+                            acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
+                    }                                                         \
+                } else if (t[k].lo < m0 + 16 * VEC_BLOCK && t[k].hi > m0) {   \
+                    for (int u = 0; u < VEC_BLOCK; u++) {                     \
+                        __mmask16 mk = lanes(m0 + 16 * u, t[k].lo, t[k].hi);  \
+                        __m512 x = _mm512_maskz_loadu_ps(mk, src + 16 * u);   \
+                        for (int j = 0; j < CB; j++)                          \
+                            acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+            for (int u = 0; u < VEC_BLOCK; u++) {                             \
+                int64_t left = count - m0 - 16 * u;                           \
+                if (left <= 0) break;                                         \
+                __mmask16 mk = left >= 16 ? (__mmask16)0xffff                 \
+                                          : (__mmask16)((1u << left) - 1);    \
+                for (int j = 0; j < CB; j++)                                  \
+                    _mm512_mask_storeu_ps(v[j] + m0 + 16 * u, mk, acc[j][u]); \
+            }                                                                 \
+        }                                                                     \
+    }
+DEFINE_PHASE_VALUES(1)
+DEFINE_PHASE_VALUES(2)
+DEFINE_PHASE_VALUES(3)
+DEFINE_PHASE_VALUES(4)
+
+/* Output row from its two phases (S = 2): even positions from @p e,
+ * odd from @p o. Plain stores: streaming ones measured 1.4x slower on the
+ * grouped 2D example (its 6.4 MB output stays in the L3 cache between
+ * executions; `dgrad bench`, AMD EPYC Zen 5). */
+__attribute__((target("avx512f"))) static void interleave2_avx512(
+        const float *e, const float *o, int64_t len, float *out) {
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
+            18, 2, 17, 1, 16, 0);
+    const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27,
+            11, 26, 10, 25, 9, 24, 8);
+    int64_t x = 0;
+    for (; x + 32 <= len; x += 32) {
+        __m512 a = _mm512_loadu_ps(e + x / 2), b = _mm512_loadu_ps(o + x / 2);
+        _mm512_storeu_ps(out + x, _mm512_permutex2var_ps(a, lo, b));
+        _mm512_storeu_ps(out + x + 16, _mm512_permutex2var_ps(a, hi, b));
+    }
+    for (; x < len; x++) out[x] = (x & 1) ? o[x / 2] : e[x / 2];
+}
+#endif
+
+static int have_avx512(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    static atomic_int cached = -1;
+    int v = atomic_load(&cached);
+    if (v < 0) {
+        v = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        atomic_store(&cached, v);
+    }
+    return v;
+#else
+    return 0;
+#endif
+}
+
+static void phase_values(const float *in, const term_t *t, int n,
+        const float *bias, int cb, int64_t count, float *const *v) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_avx512()) {
+        switch (cb) {
+        case 1: phase_values_1(in, t, n, bias, count, v); return;
+        case 2: phase_values_2(in, t, n, bias, count, v); return;
+        case 3: phase_values_3(in, t, n, bias, count, v); return;
+        default: phase_values_4(in, t, n, bias, count, v); return;
+        }
+    }
+#endif
+    phase_values_scalar(in, t, n, bias, cb, count, v);
+}
+
+/* The rows of @p cb output channels (at @p out_rows, channel stride
+ * @p out_cs) at one outer position: every phase of the last axis, then
+ * each row written in order. */
+static void direct_rows(const dgrad_problem_t *p, const int64_t *is,
+        const float *in, int64_t in_group, const int64_t *y,
+        const float *w, const float *bias, int cb, float *out_rows,
+        int64_t out_cs, char *scratch) {
+    int l = p->nsp - 1;
+    int64_t S = p->S[l], Y = p->Y[l], len = values_len(p);
+    term_t *t = (term_t *)scratch;
+    float *v0 = (float *)(scratch + DIRECT_MAX_TERMS * sizeof(term_t));
+    float *ph[2][CO_BLOCK];
+    for (int j = 0; j < CO_BLOCK; j++) {
+        ph[0][j] = v0 + (2 * j) * len;
+        ph[1][j] = v0 + (2 * j + 1) * len;
+    }
+    int interleave = S == 2 && Y >= 2;
+    for (int64_t r = 0; r < S; r++) {
+        int64_t count, q0;
+        int64_t a = phase_geometry(p, r, &count, &q0);
+        if (count == 0) continue;
+        int n = row_terms(p, is, in_group, y, w, cb, r, count, q0, t);
+        float *const *dst = ph[interleave ? a : 0];
+        float *direct_out[CO_BLOCK];
+        if (S == 1) {
+            for (int j = 0; j < cb; j++) direct_out[j] = out_rows + j * out_cs;
+            dst = direct_out;
+        }
+        phase_values(in, t, n, bias, cb, count, dst);
+        if (S > 1 && !interleave)
+            for (int j = 0; j < cb; j++)
+                for (int64_t m = 0; m < count; m++)
+                    out_rows[j * out_cs + a + S * m] = ph[0][j][m];
+    }
+    if (!interleave) return;
+    for (int j = 0; j < cb; j++) {
+        float *row = out_rows + j * out_cs;
+#if defined(__x86_64__) && defined(__GNUC__)
+        if (have_avx512()) {
+            interleave2_avx512(ph[0][j], ph[1][j], Y, row);
+            continue;
+        }
+#endif
+        for (int64_t x = 0; x < Y; x++) row[x] = ph[x & 1][j][x / 2];
+    }
+}
+
+/* The whole output: rows (n, block of output channels, outer position)
+ * shared out over the OpenMP threads, each with its own scratch. */
+void direct_run(const dgrad_plan_t *plan, const float *in, const float *w,
+        const float *bias, float *out, char *scratch) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_md.format_desc.blocking.strides,
+                  *os = plan->out.io_md.format_desc.blocking.strides;
+    int l = p->nsp - 1;
+    int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1, outer = 1;
+    for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
+    for (int i = 0; i < l; i++) outer *= p->Y[i];
+    int64_t blocks = (cg + CO_BLOCK - 1) / CO_BLOCK;
+    int64_t rows = p->N * p->G * blocks * outer;
+    size_t per_thread = thread_scratch(p);
+    double work = (double)rows * (double)p->Y[l] * (double)icg;
+    int threads = threads_max();
+    static const float zeros[CO_BLOCK];
+    (void)work;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(threads) \
+        if (work > 1e5 && threads > 1)
+#endif
+    for (int64_t row = 0; row < rows; row++) {
+#ifdef _OPENMP
+        char *mine = scratch + per_thread * (size_t)omp_get_thread_num();
+#else
+        char *mine = scratch;
+#endif
+        int64_t rest = row, y[DGRAD_MAX_SPATIAL] = {0};
+        for (int i = l - 1; i >= 0; i--) {
+            y[i] = rest % p->Y[i];
+            rest /= p->Y[i];
+        }
+        int64_t b = rest % blocks, g = rest / blocks % p->G,
+                n = rest / blocks / p->G;
+        int64_t c = g * cg + b * CO_BLOCK;
+        int cb = (int)(cg - b * CO_BLOCK < CO_BLOCK ? cg - b * CO_BLOCK
+                                                     : CO_BLOCK);
+        int64_t out_off = n * os[0] + c * os[1];
+        for (int i = 0; i < l; i++) out_off += y[i] * os[2 + i];
+        direct_rows(p, is, in, n * is[0] + g * icg * is[1], y,
+                w + c * icg * kn, bias ? bias + c : zeros, cb, out + out_off,
+                os[1], mine);
+    }
+}
