@@ -297,6 +297,10 @@ dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
     }
     plan->direct = 1;
     snprintf(plan->impl, sizeof plan->impl, "dgrad:direct");
+    if (!direct_taps_init(plan)) {
+        plan_destroy(plan);
+        return NULL;
+    }
     /* Buffers the execution sizes by these descs: the activations as
      * they are, the packed weights as one f32 run. */
     dnnl_dims_t wn = {(dnnl_dim_t)(direct_weights_size(problem) / sizeof(float))};

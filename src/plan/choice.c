@@ -268,6 +268,21 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
             ? search(&r, c->policy, c->staged, c->weights_constant, rpds, rn,
                       &w, &rms, &rerr, &rwhat)
             : NULL, *best = NULL;
+    if (rbest && c->policy->own_loop) {
+        /* dgrad's own loop is the same code at any size: where it wins
+         * on the copy, it is built for the problem. */
+        rbest = challenge_with_direct(&r, c->policy, c->staged,
+                c->weights_constant, rbest, &rms);
+        if (rbest->direct) {
+            plan_destroy(rbest);
+            rbest = NULL;
+            best = build_direct(c->problem, c->policy, c->staged);
+            if (layout_search_verbose())
+                fprintf(stderr, "dgrad layout search: reduced problem's "
+                        "choice: dgrad's own loop%s\n",
+                        best ? "" : " (not built for the problem: ranking)");
+        }
+    }
     if (rbest) {
         best = rebuild_candidate(c->problem, c->policy, c->staged,
                 &rpds[w], &c->err, &c->what);

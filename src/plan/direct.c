@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "dtype.h"
 #ifdef _OPENMP
 #include <omp.h>
@@ -135,34 +136,75 @@ static int64_t phase_geometry(const dgrad_problem_t *p, int64_t r,
     return a;
 }
 
+/* Tap tables, made once per plan so that building a row's terms takes
+ * no division. Per outer axis i and output position y: the count of taps
+ * reaching it, then (k, input position) pairs; per phase r of the last
+ * axis: the count, then (k, t) pairs. Laid out one after the other:
+ * outer axes at their offsets, each entry 1 + 2*K wide. */
+static int64_t taps_width(const dgrad_problem_t *p, int i) {
+    return 1 + 2 * p->K[i];
+}
+
+int direct_taps_init(dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    int64_t n = p->S[l] * taps_width(p, l);
+    for (int i = 0; i < l; i++) n += p->Y[i] * taps_width(p, i);
+    int64_t *t = allocated(dgrad_calloc((size_t)n, sizeof *t));
+    if (!t) return 0;
+    plan->direct_taps = t;
+    for (int i = 0; i < l; i++)
+        for (int64_t y = 0; y < p->Y[i]; y++, t += taps_width(p, i))
+            for (int64_t k = 0; k < p->K[i]; k++) {
+                int64_t num = y + p->PB[i] - p->D[i] * k;
+                if (num < 0 || num % p->S[i] || num / p->S[i] >= p->X[i])
+                    continue;
+                t[1 + 2 * t[0]] = k;
+                t[2 + 2 * t[0]] = num / p->S[i];
+                t[0]++;
+            }
+    for (int64_t r = 0; r < p->S[l]; r++, t += taps_width(p, l))
+        for (int64_t k = 0; k < p->K[l]; k++) {
+            int64_t num = p->D[l] * k - r;
+            if (num % p->S[l]) continue;
+            t[1 + 2 * t[0]] = k;
+            t[2 + 2 * t[0]] = num / p->S[l];
+            t[0]++;
+        }
+    return 1;
+}
+
 /* The terms of phase @p r of one row: input channel runs of the group at
  * @p in_group (element offset), outer taps reaching the row (@p y: per
  * outer axis, output position), weights of the block's @p cb output
  * channels from @p w (packed, the block's first channel). Returns their
  * count. */
-static int row_terms(const dgrad_problem_t *p, const int64_t *is,
+static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
         int64_t in_group, const int64_t *y, const float *w, int cb,
         int64_t r, int64_t count, int64_t q0, term_t *t) {
+    const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1, n = 0;
     int64_t icg = p->Cin / p->G, kl = p->K[l], kn = 1;
     for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
     int64_t co_stride = icg * kn;
-    /* Outer taps: each combination of k on the outer axes whose input
-     * position is whole and inside. */
-    int64_t k[DGRAD_MAX_SPATIAL] = {0};
+    /* This row's entry of each outer axis's table, and the last axis's
+     * entry of phase r. */
+    const int64_t *row[DGRAD_MAX_SPATIAL], *tab = plan->direct_taps;
+    for (int i = 0; i < l; i++) {
+        row[i] = tab + y[i] * taps_width(p, i);
+        if (row[i][0] == 0) return 0;
+        tab += p->Y[i] * taps_width(p, i);
+    }
+    const int64_t *last = tab + r * taps_width(p, l);
+    int64_t j[DGRAD_MAX_SPATIAL] = {0};
     for (;;) {
-        int ok = 1;
         int64_t in_off = 0, k_index = 0;
-        for (int i = 0; i < l && ok; i++) {
-            int64_t num = y[i] + p->PB[i] - p->D[i] * k[i];
-            ok = num >= 0 && num % p->S[i] == 0 && num / p->S[i] < p->X[i];
-            in_off += (ok ? num / p->S[i] : 0) * is[2 + i];
-            k_index = k_index * p->K[i] + k[i];
+        for (int i = 0; i < l; i++) {
+            in_off += row[i][2 + 2 * j[i]] * is[2 + i];
+            k_index = k_index * p->K[i] + row[i][1 + 2 * j[i]];
         }
-        for (int64_t kx = 0; ok && kx < kl; kx++) {
-            int64_t num = p->D[l] * kx - r;
-            if (num % p->S[l]) continue;
-            int64_t tx = num / p->S[l];
+        for (int64_t e = 0; e < last[0]; e++) {
+            int64_t kx = last[1 + 2 * e], tx = last[2 + 2 * e];
             int64_t lo = tx - q0, hi = p->X[l] + tx - q0;
             if (lo < 0) lo = 0;
             if (hi > count) hi = count;
@@ -172,13 +214,13 @@ static int row_terms(const dgrad_problem_t *p, const int64_t *is,
                 t[n].off = in_group + ci * is[1] + in_off + q0 - tx;
                 t[n].lo = lo;
                 t[n].hi = hi;
-                for (int j = 0; j < CO_BLOCK; j++)
-                    t[n].w[j] = j < cb ? wk[j * co_stride] : 0.0f;
+                for (int c = 0; c < CO_BLOCK; c++)
+                    t[n].w[c] = c < cb ? wk[c * co_stride] : 0.0f;
                 n++;
             }
         }
         int i = l - 1;
-        while (i >= 0 && ++k[i] == p->K[i]) k[i--] = 0;
+        while (i >= 0 && ++j[i] == row[i][0]) j[i--] = 0;
         if (i < 0) break;
     }
     return n;
@@ -216,36 +258,36 @@ __attribute__((target("avx512f"))) static inline __mmask16 lanes(
             int64_t count, float *const *v) {                                 \
         for (int64_t m0 = 0; m0 < count; m0 += 16 * VEC_BLOCK) {              \
             __m512 acc[CB][VEC_BLOCK];                                        \
-            for (int j = 0; j < CB; j++)                                      \
-                for (int u = 0; u < VEC_BLOCK; u++)                           \
+            _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                                      \
+                _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++)                           \
                     acc[j][u] = _mm512_set1_ps(bias[j]);                      \
             for (int k = 0; k < n; k++) {                                     \
                 const float *src = (const float *)((uintptr_t)in              \
                         + (uintptr_t)((t[k].off + m0)                         \
                                 * (int64_t)sizeof(float)));                   \
                 __m512 w[CB];                                                 \
-                for (int j = 0; j < CB; j++) w[j] = _mm512_set1_ps(t[k].w[j]); \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++) w[j] = _mm512_set1_ps(t[k].w[j]); \
                 if (t[k].lo <= m0 && m0 + 16 * VEC_BLOCK <= t[k].hi) {        \
-                    for (int u = 0; u < VEC_BLOCK; u++) {                     \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {                     \
                         __m512 x = _mm512_loadu_ps(src + 16 * u);             \
-                        for (int j = 0; j < CB; j++)                          \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                          \
                             acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
                     }                                                         \
                 } else if (t[k].lo < m0 + 16 * VEC_BLOCK && t[k].hi > m0) {   \
-                    for (int u = 0; u < VEC_BLOCK; u++) {                     \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {                     \
                         __mmask16 mk = lanes(m0 + 16 * u, t[k].lo, t[k].hi);  \
                         __m512 x = _mm512_maskz_loadu_ps(mk, src + 16 * u);   \
-                        for (int j = 0; j < CB; j++)                          \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                          \
                             acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
                     }                                                         \
                 }                                                             \
             }                                                                 \
-            for (int u = 0; u < VEC_BLOCK; u++) {                             \
+            _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {                             \
                 int64_t left = count - m0 - 16 * u;                           \
                 if (left <= 0) break;                                         \
                 __mmask16 mk = left >= 16 ? (__mmask16)0xffff                 \
                                           : (__mmask16)((1u << left) - 1);    \
-                for (int j = 0; j < CB; j++)                                  \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                                  \
                     _mm512_mask_storeu_ps(v[j] + m0 + 16 * u, mk, acc[j][u]); \
             }                                                                 \
         }                                                                     \
@@ -307,10 +349,11 @@ static void phase_values(const float *in, const term_t *t, int n,
 /* The rows of @p cb output channels (at @p out_rows, channel stride
  * @p out_cs) at one outer position: every phase of the last axis, then
  * each row written in order. */
-static void direct_rows(const dgrad_problem_t *p, const int64_t *is,
+static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
         const float *in, int64_t in_group, const int64_t *y,
         const float *w, const float *bias, int cb, float *out_rows,
         int64_t out_cs, char *scratch) {
+    const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t S = p->S[l], Y = p->Y[l], len = values_len(p);
     term_t *t = (term_t *)scratch;
@@ -325,7 +368,7 @@ static void direct_rows(const dgrad_problem_t *p, const int64_t *is,
         int64_t count, q0;
         int64_t a = phase_geometry(p, r, &count, &q0);
         if (count == 0) continue;
-        int n = row_terms(p, is, in_group, y, w, cb, r, count, q0, t);
+        int n = row_terms(plan, is, in_group, y, w, cb, r, count, q0, t);
         float *const *dst = ph[interleave ? a : 0];
         float *direct_out[CO_BLOCK];
         if (S == 1) {
@@ -391,7 +434,7 @@ void direct_run(const dgrad_plan_t *plan, const float *in, const float *w,
                                                      : CO_BLOCK);
         int64_t out_off = n * os[0] + c * os[1];
         for (int i = 0; i < l; i++) out_off += y[i] * os[2 + i];
-        direct_rows(p, is, in, n * is[0] + g * icg * is[1], y,
+        direct_rows(plan, is, in, n * is[0] + g * icg * is[1], y,
                 w + c * icg * kn, bias ? bias + c : zeros, cb, out + out_off,
                 os[1], mine);
     }

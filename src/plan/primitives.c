@@ -277,6 +277,7 @@ void plan_destroy(dgrad_plan_t *plan) {
     for (int i = 0; i < plan->fold.n_copies; i++)
         dnnl_primitive_destroy(plan->fold.copies[i].step.prim);
     free(plan->fold.copies);
+    free(plan->direct_taps);
     pthread_mutex_destroy(&plan->pool_lock);
     free(plan);
     atomic_fetch_sub(&live_plans, 1);
