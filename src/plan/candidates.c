@@ -280,7 +280,7 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
 /* The plan of dgrad's own loop (direct.c) for @p problem, or NULL where
  * it does not apply: no oneDNN primitive; the whole output box. */
 dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged) {
+        const dgrad_plan_policy_t *policy) {
     dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
     if (!plan) return NULL;
     for (int i = 0; i < problem->nsp; i++) {
@@ -289,8 +289,11 @@ dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
     }
     plan->full_box = 1;
     plan->out_offset = 0;
-    if (plan->empty || (!staged && problem->dt != dgrad_f32)
-            || init_io_mds(plan, staged) != dnnl_success
+    /* The loop reads and writes 16-bit types itself and adds the bias
+     * in f32 before the one rounding: staging only for layouts oneDNN's
+     * descriptors cannot hold. */
+    if (plan->empty
+            || init_io_mds(plan, !layouts_nested(problem)) != dnnl_success
             || !direct_applicable(plan)) {
         plan_destroy(plan);
         return NULL;

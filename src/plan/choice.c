@@ -276,7 +276,7 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
         if (rbest->direct) {
             plan_destroy(rbest);
             rbest = NULL;
-            best = build_direct(c->problem, c->policy, c->staged);
+            best = build_direct(c->problem, c->policy);
             if (layout_search_verbose())
                 fprintf(stderr, "dgrad layout search: reduced problem's "
                         "choice: dgrad's own loop%s\n",
@@ -355,7 +355,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
     if (policy->own_loop == 2
-            && (best = build_direct(problem, policy, c.staged))) {
+            && (best = build_direct(problem, policy))) {
         choice = "own loop";
     } else if (c.n > 1 && policy->layout_search) {
         if (problem_macs(problem) < policy->min_macs && problem->G == 1) {

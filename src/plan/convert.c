@@ -156,6 +156,12 @@ static void run_from_f32(dgrad_data_type_t dt, const float *src, int64_t ss,
                                       : dgrad_f32_to_bf16(src[j * ss]);
 }
 
+void convert_run_from_f32(dgrad_data_type_t dt, const float *src,
+        void *dst, int64_t n) {
+    if (dt == dgrad_f32) memcpy(dst, src, (size_t)n * sizeof *src);
+    else run_from_f32(dt, src, 1, dst, 1, n);
+}
+
 /* An f32 user tensor is staged as it is (layouts oneDNN cannot
  * describe, see layouts_nested). */
 static void copy_run_f32(const float *src, int64_t ss, float *dst,

@@ -1,7 +1,8 @@
 /*
  * dgrad's own loop for transposed convolutions with few channels per
  * group on layouts whose innermost axis is the last spatial one (plain
- * NCX, or its f32 staging copy), f32.
+ * NCX), in f32, bf16 or f16 (read and written in the user's type,
+ * computed in f32, bias added before the one rounding).
  *
  * oneDNN's kernels vectorize over channels: 4 groups of 5 -> 2 channels
  * (the specification's grouped examples) fill 2 of 16 lanes, and its
@@ -59,11 +60,41 @@ static int64_t values_len(const dgrad_problem_t *p) {
     return p->Y[p->nsp - 1] + 16 * VEC_BLOCK;
 }
 
-/* Bytes of one thread's scratch: the terms of one phase, then two phases'
- * values for each channel of the block. */
+/* Bytes of one thread's scratch: the terms of one phase, two phases'
+ * values for each channel of the block, one f32 row for 16-bit output. */
 static size_t thread_scratch(const dgrad_problem_t *p) {
     return DIRECT_MAX_TERMS * sizeof(term_t)
-            + (size_t)(2 * CO_BLOCK * values_len(p)) * sizeof(float);
+            + (size_t)((2 * CO_BLOCK + 1) * values_len(p)) * sizeof(float);
+}
+
+/* The CPU's vector units (checked once): AVX-512 for every type, with
+ * its byte/word instructions for 16-bit loads. Without them, f32 only,
+ * by the portable loop. */
+static int cpu_has(const char *what, atomic_int *cached) {
+    int v = atomic_load(cached);
+    if (v < 0) {
+#if defined(__x86_64__) && defined(__GNUC__)
+        v = !strcmp(what, "avx512f") ? __builtin_cpu_supports("avx512f")
+                : __builtin_cpu_supports("avx512f")
+                        && __builtin_cpu_supports("avx512bw")
+                        && __builtin_cpu_supports("avx512vl");
+        v = v != 0;
+#else
+        v = 0;
+#endif
+        atomic_store(cached, v);
+    }
+    return v;
+}
+
+static int have_avx512(void) {
+    static atomic_int cached = -1;
+    return cpu_has("avx512f", &cached);
+}
+
+static int have_avx512_bw(void) {
+    static atomic_int cached = -1;
+    return cpu_has("avx512bw", &cached);
 }
 
 static int threads_max(void) {
@@ -84,7 +115,7 @@ int direct_applicable(const dgrad_plan_t *plan) {
     int64_t kouter = 1;
     for (int i = 0; i < p->nsp - 1; i++) kouter *= p->K[i];
     int64_t taps_x = p->K[p->nsp - 1];
-    return plan->in.io_md.data_type == dnnl_f32
+    return (plan->in.io_md.data_type == dnnl_f32 || have_avx512_bw())
             && (is[last] == 1 || p->X[p->nsp - 1] == 1)
             && (os[last] == 1 || p->Y[p->nsp - 1] == 1)
             && (p->Cin / p->G) * (p->Cout / p->G) <= DIRECT_MAX_CHANNELS
@@ -227,7 +258,7 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
 }
 
 /* Phase values v[j][m] = bias[j] + sum of terms, m in [0, count), for
- * the block's @p cb channels: portable. */
+ * the block's @p cb channels: portable (f32 input only). */
 static void phase_values_scalar(const float *in, const term_t *t, int n,
         const float *bias, int cb, int64_t count, float *const *v) {
     for (int j = 0; j < cb; j++) {
@@ -241,68 +272,107 @@ static void phase_values_scalar(const float *in, const term_t *t, int n,
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
 /* Lanes of the 16 positions from @p m0 that lie in [lo, hi). */
-__attribute__((target("avx512f"))) static inline __mmask16 lanes(
-        int64_t m0, int64_t lo, int64_t hi) {
+AVX512 static inline __mmask16 lanes(int64_t m0, int64_t lo, int64_t hi) {
     int64_t a = lo > m0 ? lo - m0 : 0, b = hi < m0 + 16 ? hi - m0 : 16;
     if (b <= a) return 0;
     return (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
 }
 
-/* The same with AVX-512, for a block of CB channels: VEC_BLOCK vectors
- * of 16 positions per visit of the term list, each term one load (masked
- * at its ends) and CB FMAs per vector. */
-#define DEFINE_PHASE_VALUES(CB)                                               \
-    __attribute__((target("avx512f"))) static void phase_values_##CB(        \
-            const float *in, const term_t *t, int n, const float *bias,      \
-            int64_t count, float *const *v) {                                 \
+/* 16 input values as f32, all or the lanes of @p k (others 0). */
+AVX512 static inline __m512 load_f32(const void *p) {
+    return _mm512_loadu_ps(p);
+}
+AVX512 static inline __m512 mload_f32(__mmask16 k, const void *p) {
+    return _mm512_maskz_loadu_ps(k, p);
+}
+AVX512 static inline __m512 load_bf16(const void *p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+            _mm256_loadu_si256((const __m256i *)p)), 16));
+}
+AVX512 static inline __m512 mload_bf16(__mmask16 k, const void *p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+            _mm256_maskz_loadu_epi16(k, p)), 16));
+}
+AVX512 static inline __m512 load_f16(const void *p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
+AVX512 static inline __m512 mload_f16(__mmask16 k, const void *p) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p));
+}
+
+/* The same with AVX-512, for a block of CB channels and input type T:
+ * VEC_BLOCK vectors of 16 positions per visit of the term list, each term
+ * one load (masked at its ends) and CB FMAs per vector. */
+#define DEFINE_PHASE_VALUES(T, ES, CB)                                        \
+    AVX512 static void phase_values_##T##_##CB(const void *in,               \
+            const term_t *t, int n, const float *bias, int64_t count,         \
+            float *const *v) {                                                \
         for (int64_t m0 = 0; m0 < count; m0 += 16 * VEC_BLOCK) {              \
             __m512 acc[CB][VEC_BLOCK];                                        \
-            _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                                      \
-                _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++)                           \
+            _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
+                _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++)   \
                     acc[j][u] = _mm512_set1_ps(bias[j]);                      \
             for (int k = 0; k < n; k++) {                                     \
-                const float *src = (const float *)((uintptr_t)in              \
-                        + (uintptr_t)((t[k].off + m0)                         \
-                                * (int64_t)sizeof(float)));                   \
+                const char *src = (const char *)((uintptr_t)in                \
+                        + (uintptr_t)((t[k].off + m0) * (int64_t)(ES)));      \
                 __m512 w[CB];                                                 \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++) w[j] = _mm512_set1_ps(t[k].w[j]); \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
+                    w[j] = _mm512_set1_ps(t[k].w[j]);                         \
                 if (t[k].lo <= m0 && m0 + 16 * VEC_BLOCK <= t[k].hi) {        \
-                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {                     \
-                        __m512 x = _mm512_loadu_ps(src + 16 * u);             \
-                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                          \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK;    \
+                            u++) {                                            \
+                        __m512 x = load_##T(src + 16 * (ES) * u);             \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)  \
                             acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
                     }                                                         \
                 } else if (t[k].lo < m0 + 16 * VEC_BLOCK && t[k].hi > m0) {   \
-                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {                     \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK;    \
+                            u++) {                                            \
                         __mmask16 mk = lanes(m0 + 16 * u, t[k].lo, t[k].hi);  \
-                        __m512 x = _mm512_maskz_loadu_ps(mk, src + 16 * u);   \
-                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                          \
+                        __m512 x = mload_##T(mk, src + 16 * (ES) * u);        \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)  \
                             acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
                     }                                                         \
                 }                                                             \
             }                                                                 \
-            _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {                             \
+            _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {     \
                 int64_t left = count - m0 - 16 * u;                           \
                 if (left <= 0) break;                                         \
                 __mmask16 mk = left >= 16 ? (__mmask16)0xffff                 \
                                           : (__mmask16)((1u << left) - 1);    \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                                  \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
                     _mm512_mask_storeu_ps(v[j] + m0 + 16 * u, mk, acc[j][u]); \
             }                                                                 \
         }                                                                     \
     }
-DEFINE_PHASE_VALUES(1)
-DEFINE_PHASE_VALUES(2)
-DEFINE_PHASE_VALUES(3)
-DEFINE_PHASE_VALUES(4)
+#define DEFINE_PHASE_VALUES_ALL(T, ES)                                        \
+    DEFINE_PHASE_VALUES(T, ES, 1)                                             \
+    DEFINE_PHASE_VALUES(T, ES, 2)                                             \
+    DEFINE_PHASE_VALUES(T, ES, 3)                                             \
+    DEFINE_PHASE_VALUES(T, ES, 4)
+DEFINE_PHASE_VALUES_ALL(f32, 4)
+DEFINE_PHASE_VALUES_ALL(bf16, 2)
+DEFINE_PHASE_VALUES_ALL(f16, 2)
+
+typedef void (*phase_values_fn)(const void *, const term_t *, int,
+        const float *, int64_t, float *const *);
+static const phase_values_fn phase_values_avx512[3][CO_BLOCK] = {
+        {phase_values_f32_1, phase_values_f32_2, phase_values_f32_3,
+                phase_values_f32_4},
+        {phase_values_bf16_1, phase_values_bf16_2, phase_values_bf16_3,
+                phase_values_bf16_4},
+        {phase_values_f16_1, phase_values_f16_2, phase_values_f16_3,
+                phase_values_f16_4}};
 
 /* Output row from its two phases (S = 2): even positions from @p e,
  * odd from @p o. Plain stores: streaming ones measured 1.4x slower on the
  * grouped 2D example (its 6.4 MB output stays in the L3 cache between
  * executions; `dgrad bench`, AMD EPYC Zen 5). */
-__attribute__((target("avx512f"))) static void interleave2_avx512(
-        const float *e, const float *o, int64_t len, float *out) {
+AVX512 static void interleave2_avx512(const float *e, const float *o,
+        int64_t len, float *out) {
     const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
             18, 2, 17, 1, 16, 0);
     const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27,
@@ -317,87 +387,89 @@ __attribute__((target("avx512f"))) static void interleave2_avx512(
 }
 #endif
 
-static int have_avx512(void) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    static atomic_int cached = -1;
-    int v = atomic_load(&cached);
-    if (v < 0) {
-        v = __builtin_cpu_supports("avx512f") ? 1 : 0;
-        atomic_store(&cached, v);
-    }
-    return v;
-#else
-    return 0;
-#endif
+/* The type the loop reads and writes: the user's, or f32 when the
+ * tensors travel through staging copies. */
+static dgrad_data_type_t io_type(const dgrad_plan_t *plan) {
+    return plan->in.io_md.data_type == dnnl_f32 ? dgrad_f32 : plan->p.dt;
 }
 
-static void phase_values(const float *in, const term_t *t, int n,
-        const float *bias, int cb, int64_t count, float *const *v) {
+static int type_index(dgrad_data_type_t dt) {
+    return dt == dgrad_bf16 ? 1 : dt == dgrad_f16 ? 2 : 0;
+}
+
+static void phase_values(dgrad_data_type_t dt, const void *in,
+        const term_t *t, int n, const float *bias, int cb, int64_t count,
+        float *const *v) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (have_avx512()) {
-        switch (cb) {
-        case 1: phase_values_1(in, t, n, bias, count, v); return;
-        case 2: phase_values_2(in, t, n, bias, count, v); return;
-        case 3: phase_values_3(in, t, n, bias, count, v); return;
-        default: phase_values_4(in, t, n, bias, count, v); return;
-        }
+    if (dt == dgrad_f32 ? have_avx512() : have_avx512_bw()) {
+        phase_values_avx512[type_index(dt)][cb - 1](in, t, n, bias, count, v);
+        return;
     }
 #endif
     phase_values_scalar(in, t, n, bias, cb, count, v);
 }
 
-/* The rows of @p cb output channels (at @p out_rows, channel stride
- * @p out_cs) at one outer position: every phase of the last axis, then
- * each row written in order. */
+static void interleave2(const float *e, const float *o, int64_t len,
+        float *out) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (have_avx512()) {
+        interleave2_avx512(e, o, len, out);
+        return;
+    }
+#endif
+    for (int64_t x = 0; x < len; x++) out[x] = (x & 1) ? o[x / 2] : e[x / 2];
+}
+
+/* The rows of @p cb output channels (at element @p out_off of @p out,
+ * channel stride @p out_cs) at one outer position: every phase of the
+ * last axis into f32 values, then each row assembled in f32 (in the
+ * output itself for f32) and, for 16-bit output, rounded once into it. */
 static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
-        const float *in, int64_t in_group, const int64_t *y,
-        const float *w, const float *bias, int cb, float *out_rows,
-        int64_t out_cs, char *scratch) {
+        const void *in, int64_t in_group, const int64_t *y,
+        const float *w, const float *bias, int cb, void *out,
+        int64_t out_off, int64_t out_cs, char *scratch) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t S = p->S[l], Y = p->Y[l], len = values_len(p);
+    dgrad_data_type_t dt = io_type(plan);
+    int64_t es = (int64_t)dgrad_data_type_size(dt);
+    int f32 = dt == dgrad_f32, interleave = S == 2 && Y >= 2;
     term_t *t = (term_t *)scratch;
     float *v0 = (float *)(scratch + DIRECT_MAX_TERMS * sizeof(term_t));
-    float *ph[2][CO_BLOCK];
+    float *ph[2][CO_BLOCK], *row32 = v0 + 2 * CO_BLOCK * len;
+    char *out_row[CO_BLOCK];
     for (int j = 0; j < CO_BLOCK; j++) {
         ph[0][j] = v0 + (2 * j) * len;
         ph[1][j] = v0 + (2 * j + 1) * len;
+        out_row[j] = (char *)out + (out_off + j * out_cs) * es;
     }
-    int interleave = S == 2 && Y >= 2;
+    /* Where each channel's f32 row is assembled. */
+    float *assembled[CO_BLOCK];
+    for (int j = 0; j < CO_BLOCK; j++)
+        assembled[j] = f32 ? (float *)out_row[j]
+                : S == 1 ? ph[0][j] : interleave ? row32 : ph[1][j];
     for (int64_t r = 0; r < S; r++) {
         int64_t count, q0;
         int64_t a = phase_geometry(p, r, &count, &q0);
         if (count == 0) continue;
         int n = row_terms(plan, is, in_group, y, w, cb, r, count, q0, t);
-        float *const *dst = ph[interleave ? a : 0];
-        float *direct_out[CO_BLOCK];
-        if (S == 1) {
-            for (int j = 0; j < cb; j++) direct_out[j] = out_rows + j * out_cs;
-            dst = direct_out;
-        }
-        phase_values(in, t, n, bias, cb, count, dst);
+        float *const *dst = S == 1 ? assembled : ph[interleave ? a : 0];
+        phase_values(dt, in, t, n, bias, cb, count, dst);
         if (S > 1 && !interleave)
             for (int j = 0; j < cb; j++)
                 for (int64_t m = 0; m < count; m++)
-                    out_rows[j * out_cs + a + S * m] = ph[0][j][m];
+                    assembled[j][a + S * m] = ph[0][j][m];
     }
-    if (!interleave) return;
     for (int j = 0; j < cb; j++) {
-        float *row = out_rows + j * out_cs;
-#if defined(__x86_64__) && defined(__GNUC__)
-        if (have_avx512()) {
-            interleave2_avx512(ph[0][j], ph[1][j], Y, row);
-            continue;
-        }
-#endif
-        for (int64_t x = 0; x < Y; x++) row[x] = ph[x & 1][j][x / 2];
+        if (interleave) interleave2(ph[0][j], ph[1][j], Y, assembled[j]);
+        if (!f32) convert_run_from_f32(dt, assembled[j], out_row[j], Y);
     }
 }
 
 /* The whole output: rows (n, block of output channels, outer position)
  * shared out over the OpenMP threads, each with its own scratch. */
-void direct_run(const dgrad_plan_t *plan, const float *in, const float *w,
-        const float *bias, float *out, char *scratch) {
+void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
+        const float *bias, void *out, char *scratch) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_md.format_desc.blocking.strides,
                   *os = plan->out.io_md.format_desc.blocking.strides;
@@ -435,7 +507,7 @@ void direct_run(const dgrad_plan_t *plan, const float *in, const float *w,
         int64_t out_off = n * os[0] + c * os[1];
         for (int i = 0; i < l; i++) out_off += y[i] * os[2 + i];
         direct_rows(plan, is, in, n * is[0] + g * icg * is[1], y,
-                w + c * icg * kn, bias ? bias + c : zeros, cb, out + out_off,
+                w + c * icg * kn, bias ? bias + c : zeros, cb, out, out_off,
                 os[1], mine);
     }
 }

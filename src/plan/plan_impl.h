@@ -275,8 +275,8 @@ size_t direct_scratch_size(const dgrad_problem_t *p);
 size_t direct_weights_size(const dgrad_problem_t *p);
 void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
-void direct_run(const dgrad_plan_t *plan, const float *in, const float *w,
-        const float *bias, float *out, char *scratch);
+void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
+        const float *bias, void *out, char *scratch);
 
 /* ------------------------------------------------------------ chunks.c */
 
@@ -304,7 +304,7 @@ int layout_search_verbose(void);
 dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c);
 dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged);
+        const dgrad_plan_policy_t *policy);
 
 /* ------------------------------------------------------------ timing.c */
 
@@ -342,6 +342,9 @@ void cache_clear_at_exit(void);
 
 void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
         const void *src, void *dst);
+/* @p n contiguous f32 values into type @p dt, rounded as dtype.h does. */
+void convert_run_from_f32(dgrad_data_type_t dt, const float *src,
+        void *dst, int64_t n);
 
 /* ----------------------------------------------------------- execute.c */
 

@@ -405,7 +405,7 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
         dgrad_plan_t *best, double *best_ms) {
-    dgrad_plan_t *own = build_direct(problem, policy, staged);
+    dgrad_plan_t *own = build_direct(problem, policy);
     if (!own) return best;
     probe_bufs_t bufs;
     probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
