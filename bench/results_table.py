@@ -70,6 +70,8 @@ def load(directory, config):
         r["ratio"] = float(n["ratio"])
         r["gflops"] = float(n["gflops"])
         r["roof"] = float(n["roofline_pct"])
+        r["roof_us"] = float(n.get("roofline_us", "nan"))
+        r["slower"] = r["ratio"] > 1.0
     return rows
 
 
@@ -78,8 +80,9 @@ def main():
     data = {c: load(directory, c) for c, _ in CONFIGS}
     print("| configuration | geomean dgrad/raw | same kernel as raw | "
           "same kernel, raw >= 20 us | depthwise | f16/f32 | roofline geomean | "
+          "roofline geomean, roofline >= 10 us | slower than raw | "
           "cached compile (largest median) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for c, label in CONFIGS:
         rows = data[c]
         if not rows:
@@ -88,12 +91,16 @@ def main():
         big = [r["ratio"] for r in rows
                if r["impl"] == r["raw_impl"] and r["raw_ms"] >= 0.02]
         f16 = geomean([r["f16_f32"] for r in rows])
-        print("| %s | %.3f | %.3f (%d) | %.3f (%d) | %.3f (%d) | %s | %.1f%% | %.1f µs |" % (
+        long = [r["roof"] / 100 for r in rows if r["roof_us"] >= 10]
+        slower = [r for r in rows if r["slower"]]
+        print("| %s | %.3f | %.3f (%d) | %.3f (%d) | %.3f (%d) | %s | %.1f%% | %.1f%% (%d) | %d (max %.2f) | %.1f µs |" % (
             label, geomean([r["ratio"] for r in rows]), geomean(same), len(same),
             geomean(big), len(big),
             geomean([r["ratio"] for r in rows if r["dw"]]),
             sum(r["dw"] for r in rows), "" if math.isnan(f16) else "%.3f" % f16,
             100 * geomean([r["roof"] / 100 for r in rows]),
+            100 * geomean(long), len(long), len(slower),
+            max([r["ratio"] for r in slower] or [0.0]),
             max(r["cached_us"] for r in rows)))
     base = data["f32_nxc"]
     if not base:

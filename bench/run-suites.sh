@@ -17,23 +17,29 @@ if [ ! -x "$bin" ]; then
 fi
 mkdir -p "$out"
 suite=${SUITE:-bench/suites/full.txt}
-# Peaks of the 2-CPU machine of bench/results (sgemm, triad), as the
-# `machine:` line of `dgrad bench` reports them when --peak-gflops and
-# --peak-gbs are not given; given here so that roofline fractions are
-# comparable between runs. bf16 calibrates its own.
-peaks="--peak-gflops 300 --peak-gbs 30"
 run() {
     local name=$1
     shift
     echo "dgrad bench: $name" >&2
     "$bin" bench --batch "$suite" "$@" --csv "$out/$name.csv" > "$out/$name.txt"
 }
-run f32_nxc $peaks --plot "$out/f32_nxc.png"
+# The first configuration calibrates the machine's peaks (dnnl_sgemm and a
+# triad, its `machine:` line); the others are given the same figures so
+# that their roofline fractions share one yardstick (bf16 calibrates its
+# own compute peak).
+run f32_nxc --plot "$out/f32_nxc.png"
+gflops=$(sed -n 's/^machine:.* peak \([0-9.]*\) GFLOP\/s.*/\1/p' "$out/f32_nxc.txt")
+gbs=$(sed -n 's/^machine:.* GFLOP\/s ([^)]*), \([0-9.]*\) GB\/s.*/\1/p' "$out/f32_nxc.txt")
+if [ -z "$gflops" ] || [ -z "$gbs" ]; then
+    echo "run-suites.sh: no calibrated peaks in $out/f32_nxc.txt" >&2
+    exit 1
+fi
+peaks="--peak-gflops $gflops --peak-gbs $gbs"
 run f32_nxc_prepacked $peaks --constant-weights --raw-weights prepacked \
     --plot "$out/f32_nxc_prepacked.png"
 run f32_ncx $peaks --data-format NCX --weights-format OIX --plot "$out/f32_ncx.png"
 run f16_nxc $peaks --dt f16 --plot "$out/f16_nxc.png"
 run f16_ncx $peaks --dt f16 --data-format NCX --weights-format OIX
-run bf16_nxc --peak-gbs 30 --dt bf16
+run bf16_nxc --peak-gbs "$gbs" --dt bf16
 python3 bench/results_table.py "$out" > "$out/summary.md"
 echo "written: $out (summary.md has the tables of bench/README.md)" >&2
