@@ -15,9 +15,10 @@
  *   bias + sum over (input channel, outer taps reaching the row, taps k
  *   with D*k = r mod S) of w * in[..., q0_r + m - t_k],
  * a list of terms each of which is one contiguous input run: 16 outputs
- * of a phase are 16 lanes, one load and one FMA per term. The phases of
- * the row are then interleaved (S = 2 by a permute, else through a small
- * buffer) and each output row is written once, in order, by one thread.
+ * of a phase are 16 lanes, one load per term shared by up to 4 output
+ * channels (one FMA each). The phases of the row are then interleaved
+ * (S = 2 by a permute, else through a small buffer) and each output row
+ * is written once, in order, by one thread.
  * Chosen only where timing finds it faster than the best oneDNN plan
  * (timing.c), checked by the same reference tests, sweeps and fault
  * injection as the rest.
