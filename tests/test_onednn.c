@@ -961,11 +961,13 @@ static void check_folded(shape_t s) {
         }
 }
 
-Test(onednn, phase_fold_1d_every_phase_geometry) {
-    /* Strides with one and several phases, kernels shorter and longer
-     * than the stride, dilations sharing a factor with it (phases
-     * without taps), pads that start before the input and past it,
-     * output padding and a cropped end. */
+/* Every 1D geometry of the fold and the own loop tests: strides with one
+ * and several phases, kernels shorter and longer than the stride,
+ * dilations sharing a factor with it (phases without taps), pads that
+ * start before the input and past it, output padding and a cropped end;
+ * each checked against the reference with the policy as the caller set
+ * it. */
+static void check_1d_geometries(int64_t cout, int64_t x) {
     int64_t strides[] = {1, 2, 3, 8}, kernels[] = {1, 3, 5, 16},
             dilations[] = {1, 2, 3}, pads[] = {-2, 0, 1, 7},
             ends[] = {-1, 0, 2};
@@ -975,7 +977,7 @@ Test(onednn, phase_fold_1d_every_phase_geometry) {
                 for (int d = 0; d < 4; d++)
                     for (int e = 0; e < 3; e++) {
                         shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 2,
-                                .G = 2, .Cin = 4, .Cout = 6, .X = {5},
+                                .G = 2, .Cin = 4, .Cout = cout, .X = {x},
                                 .K = {kernels[b]}, .S = {strides[a]},
                                 .D = {dilations[c]}, .PB = {pads[d]}};
                         int64_t end = ends[e] < 0 && strides[a] == 1
@@ -983,10 +985,14 @@ Test(onednn, phase_fold_1d_every_phase_geometry) {
                         set_natural_y(&s, end);
                         if (s.Y[0] < 1) continue;
                         dgrad_problem_t p = make_problem(&s);
-                        policy()->phase_fold = 2;
-                        policy()->own_loop = 0;
                         check_problem_ex(&p, 1, 0);
                     }
+}
+
+Test(onednn, phase_fold_1d_every_phase_geometry) {
+    policy()->phase_fold = 2;
+    policy()->own_loop = 0;
+    check_1d_geometries(6, 5);
     /* The last problem again in every layout, asserting the fold ran. */
     shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 2, .Cin = 4,
             .Cout = 6, .X = {5}, .K = {3}, .S = {3}, .D = {2}, .PB = {1}};
@@ -1056,31 +1062,10 @@ static void check_own_loop(shape_t s) {
 }
 
 Test(onednn, own_loop_1d_every_phase_geometry) {
-    /* As for the fold: one and several phases (S = 2 takes the
-     * interleaving path), kernels shorter and longer than the stride,
-     * dilations with phases without taps, pads before and past the input,
-     * output padding and a cropped end; 5 output channels per group make
-     * one full block of 4 and one of 1. */
-    int64_t strides[] = {1, 2, 3, 8}, kernels[] = {1, 3, 5, 16},
-            dilations[] = {1, 2, 3}, pads[] = {-2, 0, 1, 7},
-            ends[] = {-1, 0, 2};
-    for (int a = 0; a < 4; a++)
-        for (int b = 0; b < 4; b++)
-            for (int c = 0; c < 3; c++)
-                for (int d = 0; d < 4; d++)
-                    for (int e = 0; e < 3; e++) {
-                        shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 2,
-                                .G = 2, .Cin = 4, .Cout = 10, .X = {37},
-                                .K = {kernels[b]}, .S = {strides[a]},
-                                .D = {dilations[c]}, .PB = {pads[d]}};
-                        int64_t end = ends[e] < 0 && strides[a] == 1
-                                ? 0 : ends[e];
-                        set_natural_y(&s, end);
-                        if (s.Y[0] < 1) continue;
-                        policy()->own_loop = 2;
-                        dgrad_problem_t p = make_problem(&s);
-                        check_problem_ex(&p, 1, 0);
-                    }
+    /* 5 output channels per group make one full block of 4 and one of
+     * 1; S = 2 takes the interleaving path. */
+    policy()->own_loop = 2;
+    check_1d_geometries(10, 37);
     shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 2, .Cin = 4,
             .Cout = 10, .X = {70}, .K = {3}, .S = {2}, .D = {1}, .PB = {1}};
     set_natural_y(&s, -1);

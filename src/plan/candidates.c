@@ -94,10 +94,11 @@ static dnnl_status_t candidate_pd(const dgrad_plan_t *tmpl, int staged,
     return s;
 }
 
-/* A plan of the folded strategy in mode @p fold, its output box the
- * whole output; NULL when the fold does not apply (or out of memory). */
-static dgrad_plan_t *fold_plan_alloc(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, fold_mode_t fold) {
+/* A plan whose output box is the whole output: the fold and dgrad's own
+ * loop compute every output element themselves (zero or the bias where
+ * no term reaches), so nothing is left to fill. */
+static dgrad_plan_t *plan_alloc_whole_box(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy) {
     dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
     if (!plan) return NULL;
     for (int i = 0; i < problem->nsp; i++) {
@@ -106,6 +107,15 @@ static dgrad_plan_t *fold_plan_alloc(const dgrad_problem_t *problem,
     }
     plan->full_box = 1;
     plan->out_offset = 0;
+    return plan;
+}
+
+/* A plan of the folded strategy in mode @p fold; NULL when the fold does
+ * not apply (or out of memory). */
+static dgrad_plan_t *fold_plan_alloc(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, fold_mode_t fold) {
+    dgrad_plan_t *plan = plan_alloc_whole_box(problem, policy);
+    if (!plan) return NULL;
     if (plan->empty || !fold_init(plan, fold)) {
         plan_destroy(plan);
         return NULL;
@@ -281,14 +291,8 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
  * it does not apply: no oneDNN primitive; the whole output box. */
 dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy) {
-    dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
+    dgrad_plan_t *plan = plan_alloc_whole_box(problem, policy);
     if (!plan) return NULL;
-    for (int i = 0; i < problem->nsp; i++) {
-        plan->lo[i] = 0;
-        plan->hi[i] = problem->Y[i];
-    }
-    plan->full_box = 1;
-    plan->out_offset = 0;
     /* The loop reads and writes 16-bit types itself and adds the bias
      * in f32 before the one rounding: staging only for layouts oneDNN's
      * descriptors cannot hold. */

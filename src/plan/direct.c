@@ -64,8 +64,9 @@ static int64_t values_len(const dgrad_problem_t *p) {
 /* Bytes of one thread's scratch: the terms of one phase, two phases'
  * values for each channel of the block, one f32 row for 16-bit output. */
 static size_t thread_scratch(const dgrad_problem_t *p) {
-    return DIRECT_MAX_TERMS * sizeof(term_t)
+    size_t n = DIRECT_MAX_TERMS * sizeof(term_t)
             + (size_t)((2 * CO_BLOCK + 1) * values_len(p)) * sizeof(float);
+    return (n + 63) / 64 * 64; /* each thread's part aligned */
 }
 
 /* The CPU's vector units (checked once): AVX-512 for every type, with
