@@ -16,8 +16,9 @@
  *   with D*k = r mod S) of w * in[..., q0_r + m - t_k],
  * a list of terms each of which is one contiguous input run: 16 outputs
  * of a phase are 16 lanes, one load per term shared by up to 4 output
- * channels (one FMA each). The phases of the row are then interleaved
- * (S = 2 by a permute, else through a small buffer) and each output row
+ * channels (one FMA each). For S = 2 both phases of 32 positions are
+ * accumulated together and interleaved by permutes straight into the
+ * output row; other strides go through a small buffer. Each output row
  * is written once, in order, by one thread.
  * Chosen only where timing finds it faster than the best oneDNN plan
  * (timing.c), checked by the same reference tests, sweeps and fault
@@ -61,10 +62,10 @@ static int64_t values_len(const dgrad_problem_t *p) {
     return p->Y[p->nsp - 1] + 16 * VEC_BLOCK;
 }
 
-/* Bytes of one thread's scratch: the terms of one phase, two phases'
+/* Bytes of one thread's scratch: the terms of two phases, two phases'
  * values for each channel of the block, one f32 row for 16-bit output. */
 static size_t thread_scratch(const dgrad_problem_t *p) {
-    size_t n = DIRECT_MAX_TERMS * sizeof(term_t)
+    size_t n = 2 * DIRECT_MAX_TERMS * sizeof(term_t)
             + (size_t)((2 * CO_BLOCK + 1) * values_len(p)) * sizeof(float);
     return (n + 63) / 64 * 64; /* each thread's part aligned */
 }
@@ -387,6 +388,97 @@ AVX512 static void interleave2_avx512(const float *e, const float *o,
     }
     for (; x < len; x++) out[x] = (x & 1) ? o[x / 2] : e[x / 2];
 }
+
+/* Both phases of stride 2 at once (even positions from terms @p te, odd
+ * from @p to), for a block of CB channels: per 32 output positions the
+ * two 16-lane accumulators are interleaved by permutes and stored straight
+ * into the f32 rows @p dst (length @p len): no values buffer, no second
+ * pass. */
+#define PAIR_VEC 2
+#define DEFINE_PHASE_PAIR(T, ES, CB)                                          \
+    AVX512 static void phase_pair_##T##_##CB(const void *in,                 \
+            const term_t *te, int ne, const term_t *to, int no,               \
+            const float *bias, int64_t len, float *const *dst) {              \
+        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
+                3, 18, 2, 17, 1, 16, 0);                                      \
+        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
+                27, 11, 26, 10, 25, 9, 24, 8);                                \
+        int64_t count = (len + 1) / 2;                                        \
+        for (int64_t m0 = 0; m0 < count; m0 += 16 * PAIR_VEC) {               \
+            __m512 acc[2][CB][PAIR_VEC];                                      \
+            _Pragma("GCC unroll 2") for (int ph = 0; ph < 2; ph++) {          \
+                const term_t *t = ph ? to : te;                               \
+                int n = ph ? no : ne;                                         \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) \
+                        acc[ph][j][u] = _mm512_set1_ps(bias[j]);              \
+                for (int k = 0; k < n; k++) {                                 \
+                    const char *src = (const char *)((uintptr_t)in            \
+                            + (uintptr_t)((t[k].off + m0) * (int64_t)(ES)));  \
+                    __m512 w[CB];                                             \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)      \
+                        w[j] = _mm512_set1_ps(t[k].w[j]);                     \
+                    if (t[k].lo <= m0 && m0 + 16 * PAIR_VEC <= t[k].hi) {     \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
+                                u++) {                                        \
+                            __m512 x = load_##T(src + 16 * (ES) * u);         \
+                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
+                                    j++)                                      \
+                                acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
+                                        acc[ph][j][u]);                       \
+                        }                                                     \
+                    } else if (t[k].lo < m0 + 16 * PAIR_VEC                   \
+                            && t[k].hi > m0) {                                \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
+                                u++) {                                        \
+                            __mmask16 mk = lanes(m0 + 16 * u, t[k].lo,        \
+                                    t[k].hi);                                 \
+                            __m512 x = mload_##T(mk, src + 16 * (ES) * u);    \
+                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
+                                    j++)                                      \
+                                acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
+                                        acc[ph][j][u]);                       \
+                        }                                                     \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+            _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) {      \
+                int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
+                if (left <= 0) break;                                         \
+                __mmask16 k0 = left >= 16 ? (__mmask16)0xffff                 \
+                                          : (__mmask16)((1u << left) - 1);    \
+                __mmask16 k1 = left >= 32 ? (__mmask16)0xffff                 \
+                        : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)    \
+                                    : (__mmask16)0;                           \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++) {        \
+                    _mm512_mask_storeu_ps(dst[j] + x, k0,                     \
+                            _mm512_permutex2var_ps(acc[0][j][u], lo,          \
+                                    acc[1][j][u]));                           \
+                    _mm512_mask_storeu_ps(dst[j] + x + 16, k1,                \
+                            _mm512_permutex2var_ps(acc[0][j][u], hi,          \
+                                    acc[1][j][u]));                           \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+#define DEFINE_PHASE_PAIR_ALL(T, ES)                                          \
+    DEFINE_PHASE_PAIR(T, ES, 1)                                               \
+    DEFINE_PHASE_PAIR(T, ES, 2)                                               \
+    DEFINE_PHASE_PAIR(T, ES, 3)                                               \
+    DEFINE_PHASE_PAIR(T, ES, 4)
+DEFINE_PHASE_PAIR_ALL(f32, 4)
+DEFINE_PHASE_PAIR_ALL(bf16, 2)
+DEFINE_PHASE_PAIR_ALL(f16, 2)
+
+typedef void (*phase_pair_fn)(const void *, const term_t *, int,
+        const term_t *, int, const float *, int64_t, float *const *);
+static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
+        {phase_pair_f32_1, phase_pair_f32_2, phase_pair_f32_3,
+                phase_pair_f32_4},
+        {phase_pair_bf16_1, phase_pair_bf16_2, phase_pair_bf16_3,
+                phase_pair_bf16_4},
+        {phase_pair_f16_1, phase_pair_f16_2, phase_pair_f16_3,
+                phase_pair_f16_4}};
 #endif
 
 /* The type the loop reads and writes: the user's, or f32 when the
@@ -436,8 +528,8 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     dgrad_data_type_t dt = io_type(plan);
     int64_t es = (int64_t)dgrad_data_type_size(dt);
     int f32 = dt == dgrad_f32, interleave = S == 2 && Y >= 2;
-    term_t *t = (term_t *)scratch;
-    float *v0 = (float *)(scratch + DIRECT_MAX_TERMS * sizeof(term_t));
+    term_t *t = (term_t *)scratch, *t2 = t + DIRECT_MAX_TERMS;
+    float *v0 = (float *)(scratch + 2 * DIRECT_MAX_TERMS * sizeof(term_t));
     float *ph[2][CO_BLOCK], *row32 = v0 + 2 * CO_BLOCK * len;
     char *out_row[CO_BLOCK];
     for (int j = 0; j < CO_BLOCK; j++) {
@@ -450,6 +542,25 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     for (int j = 0; j < CO_BLOCK; j++)
         assembled[j] = f32 ? (float *)out_row[j]
                 : S == 1 ? ph[0][j] : interleave ? row32 : ph[1][j];
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (interleave && (f32 ? have_avx512() : have_avx512_bw())) {
+        /* Even positions are the phase starting at 0. */
+        int64_t count[2], q0[2], r_even = 0;
+        for (int64_t r = 0; r < 2; r++)
+            if (phase_geometry(p, r, &count[r], &q0[r]) == 0) r_even = r;
+        int64_t r_odd = 1 - r_even;
+        int ne = row_terms(plan, is, in_group, y, w, cb, r_even,
+                count[r_even], q0[r_even], t);
+        int no = row_terms(plan, is, in_group, y, w, cb, r_odd,
+                count[r_odd], q0[r_odd], t2);
+        for (int j = 0; j < cb && !f32; j++) assembled[j] = ph[0][j];
+        phase_pair_avx512[type_index(dt)][cb - 1](in, t, ne, t2, no, bias, Y,
+                assembled);
+        for (int j = 0; j < cb && !f32; j++)
+            convert_run_from_f32(dt, assembled[j], out_row[j], Y);
+        return;
+    }
+#endif
     for (int64_t r = 0; r < S; r++) {
         int64_t count, q0;
         int64_t a = phase_geometry(p, r, &count, &q0);
