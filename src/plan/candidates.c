@@ -50,6 +50,12 @@ static int same_pd(const_dnnl_primitive_desc_t a, const_dnnl_primitive_desc_t b,
     return 1;
 }
 
+/* Whether a candidate is oneDNN's primitive on the user's own activation
+ * layouts (weights as given or prepared), what a plain oneDNN user runs. */
+int cand_on_user_layouts(const cand_pd_t *c) {
+    return !c->fold && !c->extend_tail && layout_cands[c->cand].act == ACT_IO;
+}
+
 /* A bias is added after the convolution, so in a 16-bit type the result
  * would be rounded twice (convolution, then the add): with a bias the
  * convolution runs in f32 through the staging copies and is rounded once,

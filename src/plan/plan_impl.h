@@ -290,6 +290,7 @@ int plan_chunks(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
 /* -------------------------------------------------------- candidates.c */
 
 int bias_needs_f32(const dgrad_problem_t *p);
+int cand_on_user_layouts(const cand_pd_t *c);
 int all_candidates(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, cand_pd_t *pds,
         dnnl_status_t *first_error);
