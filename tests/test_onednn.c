@@ -1111,3 +1111,28 @@ Test(onednn, own_loop_only_where_it_applies) {
     dgrad_plan_release(plan);
     check_problem_ex(&p, 1, 0);
 }
+
+/* A plan of dgrad's own loop made while the caller's OpenMP count was 1
+ * and executed with 4: its per-thread scratch was sized for one thread,
+ * so the execution must not use more (ASan sees an overflow otherwise),
+ * and the result stays the reference's. */
+Test(onednn, own_loop_threads_beyond_creation) {
+#ifdef _OPENMP
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 4, .Cin = 20,
+            .Cout = 8, .X = {40, 64}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}};
+    set_natural_y(&s, 1);
+    policy()->own_loop = 2;
+    dgrad_problem_t p = make_problem(&s);
+    int old = omp_get_max_threads();
+    omp_set_num_threads(1);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+    omp_set_num_threads(4);
+    check_problem_ex(&p, 1, 0);
+    omp_set_num_threads(old);
+    dgrad_plan_release(plan);
+#endif
+}

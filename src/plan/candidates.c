@@ -325,7 +325,7 @@ dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
         return NULL;
     }
     plan->prepared_weights_bytes = direct_weights_size(problem);
-    plan->scratch_size = direct_scratch_size(problem);
+    plan->scratch_size = direct_scratch_size(problem, &plan->direct_threads);
     if (problem->has_bias) {
         dnnl_dims_t bd = {problem->Cout};
         if (dnnl_memory_desc_init_by_tag(&plan->bias_md, 1, bd, dnnl_f32,

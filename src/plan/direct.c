@@ -126,9 +126,12 @@ int direct_applicable(const dgrad_plan_t *plan) {
             && (p->Cin / p->G) * kouter * taps_x <= DIRECT_MAX_TERMS;
 }
 
-/* Scratch of an execution: one per thread. */
-size_t direct_scratch_size(const dgrad_problem_t *p) {
-    return thread_scratch(p) * (size_t)threads_max();
+/* Scratch of an execution: one part per thread, for as many threads as
+ * the caller's OpenMP setting gives now; executions never run more
+ * (direct_run). Returns the bytes, the thread count in @p threads. */
+size_t direct_scratch_size(const dgrad_problem_t *p, int *threads) {
+    *threads = threads_max();
+    return thread_scratch(p) * (size_t)*threads;
 }
 
 size_t direct_weights_size(const dgrad_problem_t *p) {
@@ -594,7 +597,9 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
     int64_t rows = p->N * p->G * blocks * outer;
     size_t per_thread = thread_scratch(p);
     double work = (double)rows * (double)p->Y[l] * (double)icg;
+    /* The scratch has a part for plan->direct_threads threads. */
     int threads = threads_max();
+    if (threads > plan->direct_threads) threads = plan->direct_threads;
     static const float zeros[CO_BLOCK];
     (void)work;
 #ifdef _OPENMP

@@ -151,6 +151,7 @@ struct dgrad_plan {
     fold_t fold;                   /* mode FOLD_NONE: backward data */
     int direct;                    /* dgrad's own loop (direct.c) */
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
+    int direct_threads;            /* threads its scratch has room for */
     size_t scratch_size;           /* largest scratchpad of all steps */
     _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */
     pthread_mutex_t pool_lock;     /* guards pool */
@@ -271,7 +272,7 @@ void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 
 int direct_applicable(const dgrad_plan_t *plan);
 int direct_taps_init(dgrad_plan_t *plan);
-size_t direct_scratch_size(const dgrad_problem_t *p);
+size_t direct_scratch_size(const dgrad_problem_t *p, int *threads);
 size_t direct_weights_size(const dgrad_problem_t *p);
 void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
