@@ -1136,3 +1136,35 @@ Test(onednn, own_loop_threads_beyond_creation) {
     dgrad_plan_release(plan);
 #endif
 }
+
+/* The own loop keeps each thread's term lists (weights included) from
+ * row to row: a second execution with other weights in the same plan
+ * must not see the first's. */
+Test(onednn, own_loop_weights_change_between_executes) {
+    /* K = S: every row of a class has the same taps, and one group and
+     * image: without the reset the second execution would take the
+     * first's lists. */
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
+            .Cout = 2, .X = {6, 20}, .K = {2, 2}, .S = {2, 2},
+            .D = {1, 1}, .PB = {0, 0}};
+    set_natural_y(&s, 0);
+    policy()->own_loop = 2;
+    dgrad_problem_t p = make_problem(&s);
+    buffers_t first, second;
+    buffers_init(&first, &p, 1, 11u);
+    buffers_init(&second, &p, 1, 22u);
+    dgrad_reference_compute(&p, second.in, second.wei, NULL, second.ref,
+            second.abs_sum);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+    cr_assert_eq(dgrad_plan_execute(plan, first.in, first.wei, 0, NULL,
+                         first.out), dgrad_success);
+    cr_assert_eq(dgrad_plan_execute(plan, second.in, second.wei, 0, NULL,
+                         second.out), dgrad_success);
+    compare(&p, &second, 0);
+    dgrad_plan_release(plan);
+    buffers_free(&first);
+    buffers_free(&second);
+}
