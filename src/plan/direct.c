@@ -28,7 +28,6 @@
 
 #include "plan_impl.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -43,6 +42,7 @@
 #define DIRECT_MAX_CHANNELS 1024  /* (Cin/G) * (Cout/G) */
 #define DIRECT_MAX_TERMS 4096     /* terms of one phase of one row */
 #define DIRECT_MAX_STRIDE 64      /* S of the last axis */
+#define DIRECT_MAX_ROW (1 << 20)  /* output positions of the last axis */
 /* Output channels computed together (they share every input load), and
  * vectors of 16 positions per term visit. */
 #define CO_BLOCK 4
@@ -86,34 +86,24 @@ static size_t thread_scratch(const dgrad_problem_t *p) {
     return (n + 63) / 64 * 64; /* each thread's part aligned */
 }
 
-/* The CPU's vector units (checked once): AVX-512 for every type, with
- * its byte/word instructions for 16-bit loads. Without them, f32 only,
- * by the portable loop. */
-static int cpu_has(const char *what, atomic_int *cached) {
-    int v = atomic_load(cached);
-    if (v < 0) {
-#if defined(__x86_64__) && defined(__GNUC__)
-        v = !strcmp(what, "avx512f") ? __builtin_cpu_supports("avx512f")
-                : __builtin_cpu_supports("avx512f")
-                        && __builtin_cpu_supports("avx512bw")
-                        && __builtin_cpu_supports("avx512vl");
-        v = v != 0;
-#else
-        v = 0;
-#endif
-        atomic_store(cached, v);
-    }
-    return v;
-}
-
+/* The CPU's vector units: AVX-512 for every type, with its byte/word
+ * instructions for 16-bit loads. Without them, f32 only, by the portable
+ * loop. (__builtin_cpu_supports reads flags set once at load time.) */
 static int have_avx512(void) {
-    static atomic_int cached = -1;
-    return cpu_has("avx512f", &cached);
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512f") != 0;
+#else
+    return 0;
+#endif
 }
 
 static int have_avx512_bw(void) {
-    static atomic_int cached = -1;
-    return cpu_has("avx512bw", &cached);
+#if defined(__x86_64__) && defined(__GNUC__)
+    return have_avx512() && __builtin_cpu_supports("avx512bw")
+            && __builtin_cpu_supports("avx512vl");
+#else
+    return 0;
+#endif
 }
 
 static int threads_max(void) {
@@ -139,6 +129,7 @@ int direct_applicable(const dgrad_plan_t *plan) {
             && (os[last] == 1 || p->Y[p->nsp - 1] == 1)
             && (p->Cin / p->G) * (p->Cout / p->G) <= DIRECT_MAX_CHANNELS
             && p->S[p->nsp - 1] <= DIRECT_MAX_STRIDE
+            && p->Y[p->nsp - 1] <= DIRECT_MAX_ROW
             && (p->Cin / p->G) * kouter * taps_x <= DIRECT_MAX_TERMS;
 }
 

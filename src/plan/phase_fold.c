@@ -278,6 +278,8 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
     if (s == dnnl_success) s = make_reorder(plan, &plan->wei, 0);
     plan->prepared_weights_bytes = dnnl_memory_desc_get_size(
             &plan->wei.conv_md);
+    /* Sizes the execute path needs, computed once (see primitives.c). */
+    f->weights_bytes = dnnl_memory_desc_get_size(&plan->wei.io_md);
     if (s != dnnl_success) return s;
     int pieces = 1 << p->nsp, n = 0;
     for (int64_t ph = 0; ph < f->P; ph++)
@@ -328,7 +330,7 @@ void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded) {
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, win = 1;
     int64_t ic_total = f->mode == FOLD_GROUPED ? icg : p->Cin;
     for (int i = 0; i < p->nsp; i++) win *= f->W[i];
-    memset(folded, 0, dnnl_memory_desc_get_size(&plan->wei.io_md));
+    memset(folded, 0, f->weights_bytes);
     const int64_t *ws = p->wei_strides; /* [G, Cin/G, Cout/G, K...] */
     for (int64_t ph = 0; ph < f->P; ph++) {
         int64_t r[DGRAD_MAX_SPATIAL];

@@ -124,6 +124,7 @@ typedef struct fold {
     int64_t tmax[DGRAD_MAX_SPATIAL], q0[DGRAD_MAX_SPATIAL];
     int64_t nq[DGRAD_MAX_SPATIAL], pl[DGRAD_MAX_SPATIAL];
     int64_t pr[DGRAD_MAX_SPATIAL];
+    size_t weights_bytes; /* of the folded weights (plain, wei.io_md) */
     int n_copies;
     phase_copy_t *copies; /* allocated, n_copies */
 } fold_t;

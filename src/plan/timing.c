@@ -292,6 +292,34 @@ static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
     return 1;
 }
 
+/* Runs per round of a runoff between plans of about @p ms each: some
+ * 0.25 ms of work per round, 1 to 10 runs. */
+static int runoff_runs(double ms) {
+    int runs = ms >= 50 ? 1 : ms >= 5 ? 2
+            : (int)ceil(0.25 / (ms > 0.01 ? ms : 0.01));
+    return runs > 10 ? 10 : runs;
+}
+
+/* Decides between two timed plans by alternating runs: afterwards @p a
+ * holds the faster (with its runoff time), @p b the other. @p why names
+ * the runoff for DGRAD_LAYOUT_SEARCH=verbose. */
+static void runoff_keep_faster(timed_t *a, timed_t *b, const probe_bufs_t *bufs,
+        const char *why) {
+    double t[2] = {INFINITY, INFINITY};
+    const dgrad_plan_t *pl[2] = {a->plan, b->plan};
+    const probe_wei_t w[2] = {a->wei, b->wei};
+    int ok = runoff(pl, w, bufs, 3, runoff_runs(a->ms), t);
+    if (layout_search_verbose())
+        fprintf(stderr, "dgrad layout search: %s: %s %.4f ms vs %s %.4f ms\n",
+                why, a->plan->impl, t[0], b->plan->impl, t[1]);
+    if (ok && t[1] < t[0]) {
+        timed_t swap = *a;
+        *a = *b;
+        *b = swap;
+        a->ms = t[1];
+    }
+}
+
 /* Times the candidates of @p problem on scratch buffers and returns the
  * fastest as a built plan, with its candidate in @p winner; NULL when no
  * candidate could be timed. With @p weights_constant the weights are
@@ -349,23 +377,8 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
     /* A close call (within 15%) is decided again by alternating runs of
      * the two, so that a burst of noise during one candidate's turn does
      * not decide. */
-    if (second.plan && second.ms < 1.15 * best.ms) {
-        int runs = best.ms >= 50 ? 1 : best.ms >= 5 ? 2
-                : (int)ceil(0.25 / (best.ms > 0.01 ? best.ms : 0.01));
-        if (runs > 10) runs = 10;
-        double t[2] = {INFINITY, INFINITY};
-        const dgrad_plan_t *pl[2] = {best.plan, second.plan};
-        const probe_wei_t w[2] = {best.wei, second.wei};
-        runoff(pl, w, &bufs, 3, runs, t);
-        if (layout_search_verbose())
-            fprintf(stderr, "dgrad layout search: runoff %s %.4f ms vs %s "
-                    "%.4f ms\n", best.plan->impl, t[0], second.plan->impl, t[1]);
-        if (t[1] < t[0]) {
-            timed_t swap = best;
-            best = second;
-            second = swap;
-        }
-    }
+    if (second.plan && second.ms < 1.15 * best.ms)
+        runoff_keep_faster(&best, &second, &bufs, "runoff");
     timed_drop(&second);
     /* A winner on other layouts meets the candidate on the user's own
      * again in alternating runs when the first timings put them within
@@ -379,23 +392,8 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         u.plan = build_candidate(problem, policy, staged, &pds[user], err,
                 what);
         if (u.plan && probe_wei_init(&u.wei, u.plan, &bufs,
-                              weights_constant) == 0) {
-            int runs = best.ms >= 50 ? 1 : best.ms >= 5 ? 2
-                    : (int)ceil(0.25 / (best.ms > 0.01 ? best.ms : 0.01));
-            if (runs > 10) runs = 10;
-            double t[2] = {INFINITY, INFINITY};
-            const dgrad_plan_t *pl[2] = {best.plan, u.plan};
-            const probe_wei_t w[2] = {best.wei, u.wei};
-            if (runoff(pl, w, &bufs, 3, runs, t) && t[1] < t[0]) {
-                timed_t swap = best;
-                best = u;
-                u = swap;
-                best.ms = t[1];
-            }
-            if (layout_search_verbose())
-                fprintf(stderr, "dgrad layout search: against the user's "
-                        "layouts %.4f ms vs %.4f ms\n", t[0], t[1]);
-        }
+                              weights_constant) == 0)
+            runoff_keep_faster(&best, &u, &bufs, "against the user's layouts");
         timed_drop(&u);
     }
     probe_free(&bufs);
@@ -453,9 +451,7 @@ dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
     if (ok) t[1] = time_plan(own, &bufs, &w[1], t[0]);
     if (ok && t[1] < 1.15 * t[0]) {
-        int runs = t[0] >= 50 ? 1 : t[0] >= 5 ? 2
-                : (int)ceil(0.25 / (t[0] > 0.01 ? t[0] : 0.01));
-        if (runs > 10) runs = 10;
+        int runs = runoff_runs(t[0]);
         t[0] = t[1] = INFINITY;
         ok = runoff(pl, w, &bufs, 3, runs, t);
     }
