@@ -44,8 +44,7 @@ static int same_pd(const_dnnl_primitive_desc_t a, const_dnnl_primitive_desc_t b,
     const dnnl_query_t *q = fold ? fwd : bwd;
     if (strcmp(pd_impl_name(a), pd_impl_name(b))) return 0;
     for (size_t i = 0; i < 3; i++)
-        if (!dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(a, q[i], 0),
-                    dnnl_primitive_desc_query_md(b, q[i], 0)))
+        if (!md_equal(pd_md(a, q[i]), pd_md(b, q[i])))
             return 0;
     return 1;
 }
@@ -73,9 +72,11 @@ static int has_tail(const dgrad_problem_t *p) {
 
 /* Whether channels-last is @p io already (oneDNN ignores the strides of
  * size-1 dims), so that it is no candidate of its own. */
-static int nxc_is_io(const dnnl_memory_desc_t *io, dnnl_data_type_t dt) {
-    dnnl_memory_desc_t a;
-    return md_nxc(&a, io, dt) != dnnl_success || dnnl_memory_desc_equal(&a, io);
+static int nxc_is_io(md_ref_t io, dnnl_data_type_t dt) {
+    md_t a = MD_EMPTY;
+    int same = md_nxc(&a, io, dt) != dnnl_success || md_equal(md_ref(&a), io);
+    md_free(&a);
+    return same;
 }
 
 /* The pd of layout candidate @p ci (of the folded forward convolution
@@ -85,8 +86,8 @@ static dnnl_status_t candidate_pd(const dgrad_plan_t *tmpl, int staged,
     dnnl_data_type_t dt = staged ? dnnl_f32 : to_dnnl_dt(tmpl->p.dt);
     act_mode_t act = fold ? fold_acts[ci] : layout_cands[ci].act;
     *pd = NULL;
-    if (act == ACT_NXC && nxc_is_io(&tmpl->in.io_md, dt)
-            && (fold || nxc_is_io(&tmpl->out.io_md, dt)))
+    if (act == ACT_NXC && nxc_is_io(md_ref(&tmpl->in.io_md), dt)
+            && (fold || nxc_is_io(md_ref(&tmpl->out.io_md), dt)))
         return dnnl_unimplemented;
     dnnl_status_t s = fold ? create_fold_pd(tmpl, dt, act, pd)
                            : create_conv_pd(tmpl, dt, &layout_cands[ci], pd);
@@ -179,19 +180,17 @@ static int candidate_pds(const dgrad_problem_t *problem,
             const dnnl_query_t q[2] = {
                     fold ? dnnl_query_src_md : dnnl_query_diff_dst_md,
                     fold ? dnnl_query_dst_md : dnnl_query_diff_src_md};
-            const dnnl_memory_desc_t *io[2] = {&tmpl->in.io_md,
-                    &tmpl->out.io_md};
+            md_ref_t io[2] = {md_ref(&tmpl->in.io_md),
+                    md_ref(&tmpl->out.io_md)};
             pds[n].pd = pd;
             pds[n].cand = i;
             pds[n].fold = fold;
             pds[n].extend_tail = extend_tail;
             pds[n].reorders = 0;
             for (int t = 0; t < 2; t++)
-                pds[n].reorders += !dnnl_memory_desc_equal(io[t],
-                        dnnl_primitive_desc_query_md(pd, q[t], 0));
-            pds[n].wei_reorder = fold || !dnnl_memory_desc_equal(
-                    &tmpl->wei.io_md, dnnl_primitive_desc_query_md(pd,
-                            dnnl_query_weights_md, 0));
+                pds[n].reorders += !md_equal(io[t], pd_md(pd, q[t]));
+            pds[n].wei_reorder = fold || !md_equal(md_ref(&tmpl->wei.io_md),
+                    pd_md(pd, dnnl_query_weights_md));
             n++;
         }
     }
@@ -316,20 +315,22 @@ dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
     }
     /* Buffers the execution sizes by these descs: the activations as
      * they are, the packed weights as one f32 run. */
-    dnnl_dims_t wn = {(dnnl_dim_t)(direct_weights_size(problem) / sizeof(float))};
-    plan->in.conv_md = plan->in.io_md;
-    plan->out.conv_md = plan->out.io_md;
-    if (dnnl_memory_desc_init_by_tag(&plan->wei.conv_md, 1, wn, dnnl_f32,
-                dnnl_a) != dnnl_success) {
+    int64_t wn = (int64_t)(direct_weights_size(problem) / sizeof(float));
+    if (ACQUIRE(md_copy(&plan->in.conv_md, md_ref(&plan->in.io_md)))
+                    != dnnl_success
+            || ACQUIRE(md_copy(&plan->out.conv_md, md_ref(&plan->out.io_md)))
+                    != dnnl_success
+            || ACQUIRE(md_tagged(&plan->wei.conv_md, 1, &wn, dnnl_f32,
+                       dnnl_a)) != dnnl_success) {
         plan_destroy(plan);
         return NULL;
     }
     plan->prepared_weights_bytes = direct_weights_size(problem);
     plan->scratch_size = direct_scratch_size(problem, &plan->direct_threads);
     if (problem->has_bias) {
-        dnnl_dims_t bd = {problem->Cout};
-        if (dnnl_memory_desc_init_by_tag(&plan->bias_md, 1, bd, dnnl_f32,
-                    dnnl_a) != dnnl_success) {
+        int64_t bd = problem->Cout;
+        if (ACQUIRE(md_tagged(&plan->bias_md, 1, &bd, dnnl_f32, dnnl_a))
+                != dnnl_success) {
             plan_destroy(plan);
             return NULL;
         }

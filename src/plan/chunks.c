@@ -14,22 +14,12 @@
 
 #include <string.h>
 
-/* Axis @p a of a blocked-format md can be cut into boxes: it is not in an
+/* Axis @p a of a blocked layout can be cut into boxes: it is not in an
  * inner block and not padded. */
-static int axis_splittable(const dnnl_memory_desc_t *md, int a) {
-    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
-    for (int i = 0; i < b->inner_nblks; i++)
-        if (b->inner_idxs[i] == a) return 0;
-    return md->padded_dims[a] == md->dims[a] && md->padded_offsets[a] == 0;
-}
-
-/* The md of a box of @p ext elements per axis of @p parent, at its origin
- * (same strides and blocks; split axes are never blocked or padded). */
-static void box_md(const dnnl_memory_desc_t *parent, const dnnl_dims_t ext,
-        dnnl_memory_desc_t *md) {
-    *md = *parent;
-    for (int i = 0; i < parent->ndims; i++)
-        if (ext[i] != parent->dims[i]) md->dims[i] = md->padded_dims[i] = ext[i];
+static int axis_splittable(const md_layout_t *l, int a) {
+    for (int i = 0; i < l->inner_nblks; i++)
+        if (l->inner_idxs[i] == a) return 0;
+    return l->padded_dims[a] == l->dims[a] && l->padded_offsets[a] == 0;
 }
 
 static int64_t smallest_factor(int64_t n) {
@@ -42,42 +32,52 @@ static int64_t smallest_factor(int64_t n) {
  * tensors: the splittable axis with the largest stride (either tensor) is
  * divided by its smallest factor until they fit, so that the chunks tile
  * the tensors exactly. Returns 0 when it cannot. */
-int plan_chunks(const dnnl_memory_desc_t *from,
-        const dnnl_memory_desc_t *to, int64_t limit, chunking_t *ch) {
-    if (from->format_kind != dnnl_blocked || to->format_kind != dnnl_blocked
-            || from->ndims != to->ndims || from->offset0 || to->offset0
-            || from->extra.flags || to->extra.flags)
-        return 0;
+int plan_chunks(md_ref_t from, md_ref_t to, int64_t limit,
+        chunking_t *ch) {
+    md_layout_t f, t;
     memset(ch, 0, sizeof *ch);
-    ch->ndims = from->ndims;
-    ch->from_elsize = dnnl_data_type_size(from->data_type);
-    ch->to_elsize = dnnl_data_type_size(to->data_type);
+    if (!md_layout(from, &f) || !md_layout(to, &t) || f.ndims != t.ndims
+            || f.offset0 || t.offset0)
+        return 0;
+    ch->ndims = f.ndims;
+    ch->from_elsize = dnnl_data_type_size(f.dt);
+    ch->to_elsize = dnnl_data_type_size(t.dt);
     for (int i = 0; i < ch->ndims; i++) {
-        ch->ext[i] = from->dims[i];
-        ch->from_stride[i] = from->format_desc.blocking.strides[i];
-        ch->to_stride[i] = to->format_desc.blocking.strides[i];
+        ch->ext[i] = f.dims[i];
+        ch->from_stride[i] = f.strides[i];
+        ch->to_stride[i] = t.strides[i];
     }
     for (;;) {
-        box_md(from, ch->ext, &ch->from_md);
-        box_md(to, ch->ext, &ch->to_md);
-        if ((int64_t)dnnl_memory_desc_get_size(&ch->from_md) < limit
-                && (int64_t)dnnl_memory_desc_get_size(&ch->to_md) < limit)
+        /* A box that oneDNN refuses (a split through a block) ends the
+         * search: the reorder then runs whole. */
+        if (ACQUIRE(md_box(&ch->from_md, from, ch->ext)) != dnnl_success
+                || ACQUIRE(md_box(&ch->to_md, to, ch->ext)) != dnnl_success)
             break;
+        if ((int64_t)md_size(md_ref(&ch->from_md)) < limit
+                && (int64_t)md_size(md_ref(&ch->to_md)) < limit) {
+            for (int i = 0; i < ch->ndims; i++)
+                ch->count[i] = f.dims[i] / ch->ext[i];
+            return 1;
+        }
         int a = -1;
         int64_t widest = 0;
         for (int i = 0; i < ch->ndims; i++) {
             int64_t w = ch->from_stride[i] > ch->to_stride[i]
                     ? ch->from_stride[i] : ch->to_stride[i];
-            if (ch->ext[i] > 1 && axis_splittable(from, i)
-                    && axis_splittable(to, i) && w > widest) {
+            if (ch->ext[i] > 1 && axis_splittable(&f, i)
+                    && axis_splittable(&t, i) && w > widest) {
                 widest = w;
                 a = i;
             }
         }
-        if (a < 0) return 0;
+        if (a < 0) break;
         ch->ext[a] /= smallest_factor(ch->ext[a]);
     }
-    for (int i = 0; i < ch->ndims; i++)
-        ch->count[i] = from->dims[i] / ch->ext[i];
-    return 1;
+    chunking_free(ch);
+    return 0;
+}
+
+void chunking_free(chunking_t *ch) {
+    md_free(&ch->from_md);
+    md_free(&ch->to_md);
 }

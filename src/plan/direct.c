@@ -119,12 +119,11 @@ static int threads_max(void) {
 int direct_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int last = 2 + p->nsp - 1;
-    const int64_t *is = plan->in.io_md.format_desc.blocking.strides,
-                  *os = plan->out.io_md.format_desc.blocking.strides;
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int64_t kouter = 1;
     for (int i = 0; i < p->nsp - 1; i++) kouter *= p->K[i];
     int64_t taps_x = p->K[p->nsp - 1];
-    return (plan->in.io_md.data_type == dnnl_f32 || have_avx512_bw())
+    return (plan->staged || p->dt == dgrad_f32 || have_avx512_bw())
             && (is[last] == 1 || p->X[p->nsp - 1] == 1)
             && (os[last] == 1 || p->Y[p->nsp - 1] == 1)
             && (p->Cin / p->G) * (p->Cout / p->G) <= DIRECT_MAX_CHANNELS
@@ -494,7 +493,7 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
 /* The type the loop reads and writes: the user's, or f32 when the
  * tensors travel through staging copies. */
 static dgrad_data_type_t io_type(const dgrad_plan_t *plan) {
-    return plan->in.io_md.data_type == dnnl_f32 ? dgrad_f32 : plan->p.dt;
+    return plan->staged ? dgrad_f32 : plan->p.dt;
 }
 
 static int type_index(dgrad_data_type_t dt) {
@@ -661,8 +660,7 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
 void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, void *out, char *scratch) {
     const dgrad_problem_t *p = &plan->p;
-    const int64_t *is = plan->in.io_md.format_desc.blocking.strides,
-                  *os = plan->out.io_md.format_desc.blocking.strides;
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int l = p->nsp - 1;
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1, outer = 1;
     for (int i = 0; i < p->nsp; i++) kn *= p->K[i];

@@ -170,12 +170,11 @@ static size_t workspace_parts(const dgrad_plan_t *plan, size_t sizes[8]) {
     for (int t = 0; t < 3; t++) {
         const tensor_path_t *tp = path_of(plan, t);
         sizes[1 + 2 * t] = needs_stage_buf(plan, t)
-                ? dnnl_memory_desc_get_size(&tp->io_md) : 0;
+                ? md_size(md_ref(&tp->io_md)) : 0;
         sizes[2 + 2 * t] = needs_conv_buf(plan, t)
-                ? dnnl_memory_desc_get_size(&tp->conv_md) : 0;
+                ? md_size(md_ref(&tp->conv_md)) : 0;
     }
-    sizes[7] = plan->p.has_bias ? dnnl_memory_desc_get_size(&plan->bias_md)
-                                : 0;
+    sizes[7] = plan->p.has_bias ? md_size(md_ref(&plan->bias_md)) : 0;
     for (int i = 0; i < 8; i++) total += align_up(sizes[i]);
     return total;
 }
@@ -189,8 +188,7 @@ size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan) {
  * then the scratchpad; NULL where there is none, all NULL for a step the
  * plan does not have): each gets its memory object when the context is
  * made. */
-static void step_mds(const dgrad_plan_t *plan, int id,
-        const dnnl_memory_desc_t *md[N_SLOTS]) {
+static void step_mds(const dgrad_plan_t *plan, int id, md_ref_t md[N_SLOTS]) {
     const step_t *step = NULL;
     if (id == S_IN || id == S_WEI || id == S_OUT) {
         const tensor_path_t *tp = id == S_IN ? &plan->in
@@ -198,30 +196,31 @@ static void step_mds(const dgrad_plan_t *plan, int id,
         step = &tp->reorder;
         if (!step->prim) return;
         int back = id == S_OUT;
-        md[0] = step->n_chunks > 1 ? &step->chunks.from_md
-                : back ? &tp->conv_md : &tp->io_md;
-        md[1] = step->n_chunks > 1 ? &step->chunks.to_md
-                : back ? &tp->io_md : &tp->conv_md;
+        md[0] = md_ref(step->n_chunks > 1 ? &step->chunks.from_md
+                : back ? &tp->conv_md : &tp->io_md);
+        md[1] = md_ref(step->n_chunks > 1 ? &step->chunks.to_md
+                : back ? &tp->io_md : &tp->conv_md);
     } else if (id == S_CONV) {
         step = &plan->conv;
         if (!step->prim) return; /* dgrad's own loop */
-        md[0] = &plan->in.conv_md;
-        md[1] = &plan->wei.conv_md;
-        md[2] = &plan->out.conv_md;
-        if (plan->fold.mode && plan->p.has_bias) md[3] = &plan->bias_md;
+        md[0] = md_ref(&plan->in.conv_md);
+        md[1] = md_ref(&plan->wei.conv_md);
+        md[2] = md_ref(&plan->out.conv_md);
+        if (plan->fold.mode && plan->p.has_bias)
+            md[3] = md_ref(&plan->bias_md);
     } else {
         step = &plan->bias_add;
         if (!step->prim) return;
-        md[0] = &plan->out.conv_md;
-        md[1] = &plan->bias_md;
-        md[2] = &plan->out.conv_md;
+        md[0] = md_ref(&plan->out.conv_md);
+        md[1] = md_ref(&plan->bias_md);
+        md[2] = md_ref(&plan->out.conv_md);
     }
-    md[SLOT_SCRATCH] = step->scratch_bytes ? &step->scratch_md : NULL;
+    md[SLOT_SCRATCH] = step->scratch_bytes ? md_ref(&step->scratch_md) : NULL;
 }
 
 /* Every memory object the context's steps use, made now (bound to no
  * buffer), so that an execution acquires nothing once it has a context. */
-static dnnl_status_t memory_make(bound_t *b, const dnnl_memory_desc_t *md) {
+static dnnl_status_t memory_make(bound_t *b, md_ref_t md) {
     b->ptr = NULL;
     return ACQUIRE(dnnl_memory_create(&b->mem, md, engine, DNNL_MEMORY_NONE));
 }
@@ -230,7 +229,7 @@ static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
     const fold_t *f = &c->plan->fold;
     dnnl_status_t s = dnnl_success;
     for (int id = 0; id < N_STEPS && s == dnnl_success; id++) {
-        const dnnl_memory_desc_t *md[N_SLOTS] = {NULL};
+        md_ref_t md[N_SLOTS] = {NULL};
         step_mds(c->plan, id, md);
         for (int slot = 0; slot < N_SLOTS && s == dnnl_success; slot++)
             if (md[slot]) s = memory_make(&c->mem[id][slot], md[slot]);
@@ -241,10 +240,11 @@ static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
     if (!c->copy_mem) return dnnl_out_of_memory;
     for (int i = 0; i < f->n_copies && s == dnnl_success; i++) {
         const phase_copy_t *pc = &f->copies[i];
-        s = memory_make(&c->copy_mem[i][0], &pc->from_md);
-        if (s == dnnl_success) s = memory_make(&c->copy_mem[i][1], &pc->to_md);
+        s = memory_make(&c->copy_mem[i][0], md_ref(&pc->from_md));
+        if (s == dnnl_success)
+            s = memory_make(&c->copy_mem[i][1], md_ref(&pc->to_md));
         if (s == dnnl_success && pc->step.scratch_bytes)
-            s = memory_make(&c->copy_mem[i][2], &pc->step.scratch_md);
+            s = memory_make(&c->copy_mem[i][2], md_ref(&pc->step.scratch_md));
     }
     return s;
 }
@@ -413,8 +413,10 @@ static dnnl_status_t run_phase_copies(exec_ctx_t *c, const void *conv,
         void *io) {
     const dgrad_plan_t *plan = c->plan;
     const int arg[2] = {DNNL_ARG_FROM, DNNL_ARG_TO};
-    size_t from_es = dnnl_data_type_size(plan->out.conv_md.data_type),
-           to_es = dnnl_data_type_size(plan->out.io_md.data_type);
+    /* Both sides are in the compute type: f32 when staged, else the
+     * user's. */
+    size_t from_es = plan->staged ? sizeof(float) : plan->elsize,
+           to_es = from_es;
     dnnl_status_t s = DGRAD_FALLIBLE(dnnl_success);
     if (s != dnnl_success) planning_fail(s);
     for (int i = 0; i < plan->fold.n_copies && s == dnnl_success; i++) {

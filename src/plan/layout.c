@@ -54,16 +54,6 @@ int compute_region(dgrad_plan_t *plan, int extend_tail) {
     return nonempty;
 }
 
-static dnnl_status_t md_strided(dnnl_memory_desc_t *md, int ndims,
-        const int64_t *dims, dnnl_data_type_t dt, const int64_t *strides) {
-    dnnl_dims_t d = {0}, s = {0};
-    for (int i = 0; i < ndims; i++) {
-        d[i] = dims[i];
-        s[i] = strides[i];
-    }
-    return dnnl_memory_desc_init_by_strides(md, ndims, d, dt, s);
-}
-
 /* The axes of a tensor outermost first: larger strides, then (ties)
  * larger dims, so that a size-1 axis sits inside the axis it ties with (a
  * one-channel NXC tensor stays channels-last for oneDNN's layout
@@ -153,12 +143,11 @@ static void canon_size1_strides(int nd, const int64_t *dims,
 static dnnl_status_t init_path(tensor_path_t *t, int nd, const int64_t *dims,
         const int64_t *strides, dnnl_data_type_t user_dt, int staged) {
     int64_t dense[MAX_NDIMS];
-    if (!staged) {
-        canon_size1_strides(nd, dims, strides, dense);
-        return md_strided(&t->io_md, nd, dims, user_dt, dense);
-    }
-    init_convert(&t->cv, nd, dims, strides, dense);
-    return md_strided(&t->io_md, nd, dims, dnnl_f32, dense);
+    if (!staged) canon_size1_strides(nd, dims, strides, dense);
+    else init_convert(&t->cv, nd, dims, strides, dense);
+    memcpy(t->io_strides, dense, (size_t)nd * sizeof dense[0]);
+    return ACQUIRE(md_strided(&t->io_md, nd, dims,
+            staged ? dnnl_f32 : user_dt, dense));
 }
 
 /* io descs of the three tensors in canonical dims (out = the sub-box).
@@ -190,10 +179,11 @@ dnnl_status_t init_io_mds(dgrad_plan_t *plan, int staged) {
     return s;
 }
 
-dnnl_status_t md_any(dnnl_memory_desc_t *md, const dnnl_memory_desc_t
-        *like, dnnl_data_type_t dt) {
-    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, dt,
-            dnnl_format_tag_any);
+dnnl_status_t md_any(md_t *md, md_ref_t like, dnnl_data_type_t dt) {
+    int64_t dims[DNNL_MAX_NDIMS];
+    md_dims(like, dims);
+    return ACQUIRE(md_tagged(md, md_ndims(like), dims, dt,
+            dnnl_format_tag_any));
 }
 
 /* Elements a tensor of @p dims and @p strides spans. */
@@ -206,21 +196,18 @@ int64_t span_of(int nd, const int64_t *dims, const int64_t *strides) {
     return last + 1;
 }
 
-dnnl_status_t md_nxc(dnnl_memory_desc_t *md,
-        const dnnl_memory_desc_t *like, dnnl_data_type_t dt) {
+dnnl_status_t md_nxc(md_t *md, md_ref_t like, dnnl_data_type_t dt) {
     static const dnnl_format_tag_t tags[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
-    int nsp = like->ndims - 2;
+    int64_t dims[DNNL_MAX_NDIMS];
+    int nd = md_ndims(like), nsp = nd - 2;
     if (nsp < 1 || nsp > 3) return dnnl_invalid_arguments;
-    return dnnl_memory_desc_init_by_tag(md, like->ndims, like->dims, dt,
-            tags[nsp - 1]);
+    md_dims(like, dims);
+    return ACQUIRE(md_tagged(md, nd, dims, dt, tags[nsp - 1]));
 }
 
-dnnl_status_t md_act(dnnl_memory_desc_t *md,
-        const dnnl_memory_desc_t *io, dnnl_data_type_t dt, act_mode_t m) {
-    if (m == ACT_IO) {
-        *md = *io;
-        return dnnl_success;
-    }
+dnnl_status_t md_act(md_t *md, md_ref_t io, dnnl_data_type_t dt,
+        act_mode_t m) {
+    if (m == ACT_IO) return ACQUIRE(md_copy(md, io));
     return m == ACT_ANY ? md_any(md, io, dt) : md_nxc(md, io, dt);
 }
 
@@ -265,14 +252,15 @@ int layouts_nested(const dgrad_problem_t *p) {
 
 /* Short text of a blocked layout, oneDNN style: dims outermost first by
  * stride, blocked dims in capitals, then the inner blocks ("aBcd16b"). */
-void md_format(char *buf, size_t size, const dnnl_memory_desc_t *md) {
-    const dnnl_blocking_desc_t *b = &md->format_desc.blocking;
-    int order[DNNL_MAX_NDIMS], n = md->ndims, blocked[DNNL_MAX_NDIMS] = {0};
+void md_format(char *buf, size_t size, md_ref_t md) {
+    md_layout_t l, *b = &l;
+    int order[DNNL_MAX_NDIMS], blocked[DNNL_MAX_NDIMS] = {0};
     size_t k = 0;
-    if (md->format_kind != dnnl_blocked || n > DNNL_MAX_NDIMS) {
+    if (!md_layout(md, &l)) {
         snprintf(buf, size, "?");
         return;
     }
+    int n = l.ndims;
     for (int i = 0; i < b->inner_nblks; i++) blocked[b->inner_idxs[i]] = 1;
     for (int i = 0; i < n; i++) {
         int j = i;

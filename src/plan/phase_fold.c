@@ -92,7 +92,7 @@ int fold_init(dgrad_plan_t *plan, fold_mode_t mode) {
 
 /* Dims of the folded weights: [G, P*Cout/G, Cin/G, W...] grouped, or
  * [P*Cout, Cin, W...] dense; returns ndims. */
-static int folded_wei_dims(const dgrad_plan_t *plan, dnnl_dims_t d) {
+static int folded_wei_dims(const dgrad_plan_t *plan, int64_t *d) {
     const dgrad_problem_t *p = &plan->p;
     const fold_t *f = &plan->fold;
     int g = f->mode == FOLD_GROUPED, n = 0;
@@ -103,22 +103,21 @@ static int folded_wei_dims(const dgrad_plan_t *plan, dnnl_dims_t d) {
     return n;
 }
 
-static dnnl_status_t md_plain(dnnl_memory_desc_t *md, int nd,
-        const dnnl_dims_t dims, dnnl_data_type_t dt) {
+static dnnl_status_t md_plain(md_t *md, int nd, const int64_t *dims,
+        dnnl_data_type_t dt) {
     static const dnnl_format_tag_t tags[] = {dnnl_a, dnnl_ab, dnnl_abc,
             dnnl_abcd, dnnl_abcde, dnnl_abcdef};
-    return dnnl_memory_desc_init_by_tag(md, nd, dims, dt, tags[nd - 1]);
+    return ACQUIRE(md_tagged(md, nd, dims, dt, tags[nd - 1]));
 }
 
 /* The forward output, dense channels-last [N, P*Cout, nq...]. */
 static dnnl_status_t folded_out_md(const dgrad_plan_t *plan,
-        dnnl_data_type_t dt, dnnl_memory_desc_t *md) {
+        dnnl_data_type_t dt, md_t *md) {
+    static const dnnl_format_tag_t tags[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
     const dgrad_problem_t *p = &plan->p;
-    dnnl_memory_desc_t like;
-    dnnl_dims_t d = {p->N, plan->fold.Cf};
+    int64_t d[2 + DGRAD_MAX_SPATIAL] = {p->N, plan->fold.Cf};
     for (int i = 0; i < p->nsp; i++) d[2 + i] = plan->fold.nq[i];
-    dnnl_status_t s = md_plain(&like, 2 + p->nsp, d, dt);
-    return s == dnnl_success ? md_nxc(md, &like, dt) : s;
+    return ACQUIRE(md_tagged(md, 2 + p->nsp, d, dt, tags[p->nsp - 1]));
 }
 
 /* Forward convolution pd in compute type @p dt: the source on its io
@@ -128,9 +127,10 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
         act_mode_t act, dnnl_primitive_desc_t *pd) {
     const dgrad_problem_t *p = &plan->p;
     const fold_t *f = &plan->fold;
-    dnnl_memory_desc_t src, wei, dst, bias;
-    dnnl_dims_t wd, strides, dilates, pl, pr, bd = {f->Cf};
-    dnnl_convolution_desc_t cd;
+    md_t src = MD_EMPTY, wei = MD_EMPTY, dst = MD_EMPTY, bias = MD_EMPTY;
+    int64_t wd[MAX_NDIMS], strides[DGRAD_MAX_SPATIAL];
+    int64_t dilates[DGRAD_MAX_SPATIAL], pl[DGRAD_MAX_SPATIAL];
+    int64_t pr[DGRAD_MAX_SPATIAL], bd = f->Cf;
     dnnl_primitive_attr_t attr = NULL;
     int wn = folded_wei_dims(plan, wd);
     *pd = NULL;
@@ -140,20 +140,21 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
         pl[i] = f->pl[i];
         pr[i] = f->pr[i];
     }
-    dnnl_status_t s = md_act(&src, &plan->in.io_md, dt, act);
+    dnnl_status_t s = md_act(&src, md_ref(&plan->in.io_md), dt, act);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&wei, wn, wd, dt,
-                dnnl_format_tag_any);
+        s = ACQUIRE(md_tagged(&wei, wn, wd, dt, dnnl_format_tag_any));
     if (s == dnnl_success) s = folded_out_md(plan, dt, &dst);
-    if (s == dnnl_success && p->has_bias) s = md_plain(&bias, 1, bd, dnnl_f32);
-    if (s == dnnl_success)
-        s = dnnl_dilated_convolution_forward_desc_init(&cd,
-                dnnl_forward_inference, dnnl_convolution_direct, &src, &wei,
-                p->has_bias ? &bias : NULL, &dst, strides, dilates, pl, pr);
+    if (s == dnnl_success && p->has_bias) s = md_plain(&bias, 1, &bd, dnnl_f32);
     if (s == dnnl_success) s = user_scratchpad_attr(&attr);
     if (s == dnnl_success)
-        s = ACQUIRE(dnnl_primitive_desc_create(pd, &cd, attr, engine, NULL));
+        s = ACQUIRE(conv_forward_pd(pd, engine, dnnl_forward_inference,
+                md_ref(&src), md_ref(&wei), md_ref(&bias), md_ref(&dst),
+                strides, dilates, pl, pr, attr));
     dnnl_primitive_attr_destroy(attr);
+    md_free(&src);
+    md_free(&wei);
+    md_free(&dst);
+    md_free(&bias);
     return s;
 }
 
@@ -210,9 +211,9 @@ static int phase_views(const dgrad_plan_t *plan, int64_t ph, int piece,
         phase_copy_t *pc) {
     const dgrad_problem_t *p = &plan->p;
     const fold_t *f = &plan->fold;
-    const int64_t *os = plan->out.io_md.format_desc.blocking.strides;
+    const int64_t *os = plan->out.io_strides;
     int64_t r[DGRAD_MAX_SPATIAL], cg = p->Cout / p->G;
-    dnnl_dims_t d, fs, ts;
+    int64_t d[MAX_NDIMS], fs[MAX_NDIMS], ts[MAX_NDIMS];
     int nd = 3 + p->nsp;
     /* Forward output strides, channels-last: C 1, last axis Cf, ... */
     int64_t qs[DGRAD_MAX_SPATIAL], acc = f->Cf;
@@ -242,12 +243,11 @@ static int phase_views(const dgrad_plan_t *plan, int64_t ph, int piece,
         pc->from_off += ((a + p->PB[i] - r[i]) / S - f->q0[i]) * qs[i];
         pc->to_off += a * os[2 + i];
     }
-    dnnl_data_type_t from_dt = plan->out.conv_md.data_type,
-                     to_dt = plan->out.io_md.data_type;
-    dnnl_status_t s = dnnl_memory_desc_init_by_strides(&pc->from_md, nd, d,
-            from_dt, fs);
+    dnnl_data_type_t from_dt = md_data_type(md_ref(&plan->out.conv_md)),
+                     to_dt = md_data_type(md_ref(&plan->out.io_md));
+    dnnl_status_t s = ACQUIRE(md_strided(&pc->from_md, nd, d, from_dt, fs));
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_strides(&pc->to_md, nd, d, to_dt, ts);
+        s = ACQUIRE(md_strided(&pc->to_md, nd, d, to_dt, ts));
     return s == dnnl_success ? 0 : -1;
 }
 
@@ -258,16 +258,19 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
         const_dnnl_primitive_desc_t pd, const char **what) {
     const dgrad_problem_t *p = &plan->p;
     fold_t *f = &plan->fold;
-    dnnl_dims_t wd;
+    int64_t wd[MAX_NDIMS];
     *what = "folded forward convolution creation";
-    plan->in.conv_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_src_md,
-            0);
-    plan->wei.conv_md = *dnnl_primitive_desc_query_md(pd,
-            dnnl_query_weights_md, 0);
-    plan->out.conv_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md,
-            0);
-    dnnl_status_t s = md_plain(&plan->wei.io_md, folded_wei_dims(plan, wd),
-            wd, plan->wei.conv_md.data_type);
+    dnnl_status_t s = ACQUIRE(md_copy(&plan->in.conv_md,
+            pd_md(pd, dnnl_query_src_md)));
+    if (s == dnnl_success)
+        s = ACQUIRE(md_copy(&plan->wei.conv_md,
+                pd_md(pd, dnnl_query_weights_md)));
+    if (s == dnnl_success)
+        s = ACQUIRE(md_copy(&plan->out.conv_md,
+                pd_md(pd, dnnl_query_dst_md)));
+    if (s == dnnl_success)
+        s = md_plain(&plan->wei.io_md, folded_wei_dims(plan, wd), wd,
+                md_data_type(md_ref(&plan->wei.conv_md)));
     snprintf(plan->impl, sizeof plan->impl, "fold:%s", pd_impl_name(pd));
     if (s == dnnl_success)
         s = make_step(&plan->conv, (dnnl_primitive_desc_t)pd,
@@ -276,10 +279,9 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
     *what = "reorder creation";
     s = make_reorder(plan, &plan->in, 0);
     if (s == dnnl_success) s = make_reorder(plan, &plan->wei, 0);
-    plan->prepared_weights_bytes = dnnl_memory_desc_get_size(
-            &plan->wei.conv_md);
+    plan->prepared_weights_bytes = md_size(md_ref(&plan->wei.conv_md));
     /* Sizes the execute path needs, computed once (see primitives.c). */
-    f->weights_bytes = dnnl_memory_desc_get_size(&plan->wei.io_md);
+    f->weights_bytes = md_size(md_ref(&plan->wei.io_md));
     if (s != dnnl_success) return s;
     int pieces = 1 << p->nsp, n = 0;
     for (int64_t ph = 0; ph < f->P; ph++)
@@ -290,20 +292,26 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
         for (int k = 0; k < pieces && s == dnnl_success; k++) {
             phase_copy_t *pc = &f->copies[f->n_copies];
             if (!piece_exists(p, ph, k)) continue;
-            if (phase_views(plan, ph, k, pc) != 0) {
-                s = dnnl_invalid_arguments;
-                break;
-            }
+            /* A copy counts (and is destroyed with the plan) once whole;
+             * a partial one is released here. */
             dnnl_primitive_desc_t rpd = NULL;
-            s = reorder_pd(&rpd, &pc->from_md, &pc->to_md);
+            s = phase_views(plan, ph, k, pc) != 0 ? dnnl_invalid_arguments
+                    : reorder_pd(&rpd, md_ref(&pc->from_md),
+                            md_ref(&pc->to_md));
             if (s == dnnl_success)
                 s = make_step(&pc->step, rpd, &plan->scratch_size);
             dnnl_primitive_desc_destroy(rpd);
-            if (s == dnnl_success) f->n_copies++;
+            if (s == dnnl_success) {
+                f->n_copies++;
+            } else {
+                md_free(&pc->from_md);
+                md_free(&pc->to_md);
+                md_free(&pc->step.scratch_md);
+            }
         }
     if (s == dnnl_success && p->has_bias) {
-        dnnl_dims_t bd = {f->Cf};
-        s = md_plain(&plan->bias_md, 1, bd, dnnl_f32);
+        int64_t bd = f->Cf;
+        s = md_plain(&plan->bias_md, 1, &bd, dnnl_f32);
         plan->bias_bytes = (size_t)f->Cf * sizeof(float);
     }
     return s;
@@ -324,8 +332,7 @@ static int64_t tap_of(const dgrad_problem_t *p, const fold_t *f, int i,
 void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded) {
     const dgrad_problem_t *p = &plan->p;
     const fold_t *f = &plan->fold;
-    dgrad_data_type_t dt = plan->wei.io_md.data_type == dnnl_f32 ? dgrad_f32
-            : p->dt;
+    dgrad_data_type_t dt = plan->staged ? dgrad_f32 : p->dt;
     size_t es = dgrad_data_type_size(dt);
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, win = 1;
     int64_t ic_total = f->mode == FOLD_GROUPED ? icg : p->Cin;

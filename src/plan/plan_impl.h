@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <oneapi/dnnl/dnnl.h>
-
+#include "alloc.h"
 #include "onednn.h"
+#include "onednn_compat.h"
 
 /* Alignment of every buffer dgrad allocates for oneDNN. */
 #define ALIGNMENT 64
@@ -30,14 +30,14 @@ typedef struct chunking {
     dnnl_dims_t from_stride;  /* element strides of the two tensors */
     dnnl_dims_t to_stride;
     size_t from_elsize, to_elsize;
-    dnnl_memory_desc_t from_md, to_md; /* of one chunk */
+    md_t from_md, to_md; /* of one chunk */
 } chunking_t;
 
 /* One primitive with the scratchpad it wants (user scratchpad mode, so the
  * buffer comes from each execute and executes can run concurrently). */
 typedef struct step {
     dnnl_primitive_t prim;
-    dnnl_memory_desc_t scratch_md;
+    md_t scratch_md;
     size_t scratch_bytes; /* of scratch_md (oneDNN computes it slowly) */
     char impl[48]; /* oneDNN implementation name */
     int64_t n_chunks; /* > 1: a reorder run in chunks (see chunking_t) */
@@ -55,8 +55,9 @@ typedef struct convert {
 
 /* How one tensor gets between the user's buffer and the primitive. */
 typedef struct tensor_path {
-    dnnl_memory_desc_t io_md;   /* user memory, or the f32 staging copy */
-    dnnl_memory_desc_t conv_md; /* the primitive's layout and type */
+    md_t io_md;   /* user memory, or the f32 staging copy */
+    md_t conv_md; /* the primitive's layout and type */
+    int64_t io_strides[MAX_NDIMS]; /* io_md's, for dgrad's own loops */
     step_t reorder;             /* io <-> conv; prim NULL when equal */
     convert_t cv;               /* user <-> staging, when plan->staged */
 } tensor_path_t;
@@ -110,7 +111,7 @@ typedef enum fold_mode {
  * view of the output (strides times S), at element offsets. */
 typedef struct phase_copy {
     step_t step;
-    dnnl_memory_desc_t from_md, to_md;
+    md_t from_md, to_md;
     int64_t from_off, to_off;
 } phase_copy_t;
 
@@ -147,7 +148,7 @@ struct dgrad_plan {
     int64_t out_offset;            /* elements from out to the sub-box */
     char impl[128];
     tensor_path_t in, wei, out;    /* out covers the sub-box only */
-    dnnl_memory_desc_t bias_md;    /* f32 [1, Cout, 1...]; folded: [P*Cout] */
+    md_t bias_md;                  /* f32 [1, Cout, 1...]; folded: [P*Cout] */
     step_t conv, bias_add;
     fold_t fold;                   /* mode FOLD_NONE: backward data */
     int direct;                    /* dgrad's own loop (direct.c) */
@@ -223,21 +224,19 @@ dgrad_status_t check_problem(const dgrad_problem_t *p);
 
 int compute_region(dgrad_plan_t *plan, int extend_tail);
 dnnl_status_t init_io_mds(dgrad_plan_t *plan, int staged);
-dnnl_status_t md_any(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like,
-        dnnl_data_type_t dt);
+dnnl_status_t md_any(md_t *md, md_ref_t like, dnnl_data_type_t dt);
 /* Dense channels-last like @p like; an activation's desc for a layout
  * candidate's mode. */
-dnnl_status_t md_nxc(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *like,
-        dnnl_data_type_t dt);
-dnnl_status_t md_act(dnnl_memory_desc_t *md, const dnnl_memory_desc_t *io,
-        dnnl_data_type_t dt, act_mode_t m);
+dnnl_status_t md_nxc(md_t *md, md_ref_t like, dnnl_data_type_t dt);
+dnnl_status_t md_act(md_t *md, md_ref_t io, dnnl_data_type_t dt,
+        act_mode_t m);
 void canonical_dims(const dgrad_problem_t *p, int64_t in[5], int64_t wei[6],
         int64_t out[5]);
 int64_t span_of(int nd, const int64_t *dims, const int64_t *strides);
 void dense_like(int nd, const int64_t *old_dims, const int64_t *old_strides,
         const int64_t *dims, int64_t *strides);
 int layouts_nested(const dgrad_problem_t *p);
-void md_format(char *buf, size_t size, const dnnl_memory_desc_t *md);
+void md_format(char *buf, size_t size, md_ref_t md);
 
 /* -------------------------------------------------------- primitives.c */
 
@@ -252,8 +251,8 @@ dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
 dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
         size_t *scratch_size);
 dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t, int to_io);
-dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
-        const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to);
+dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd, md_ref_t from,
+        md_ref_t to);
 dgrad_plan_t *plan_alloc(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int extend_tail);
 void plan_destroy(dgrad_plan_t *plan);
@@ -286,8 +285,9 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
  * (oneDNN 2.6's jit reorders stop at 2^31 bytes); a policy with a lower
  * chunk_bytes chunks jit reorders too (tests). */
 #define DGRAD_PLAN_CHUNK_BYTES ((int64_t)1 << 30)
-int plan_chunks(const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to,
-        int64_t max_bytes, chunking_t *ch);
+int plan_chunks(md_ref_t from, md_ref_t to, int64_t max_bytes,
+        chunking_t *ch);
+void chunking_free(chunking_t *ch);
 
 /* -------------------------------------------------------- candidates.c */
 

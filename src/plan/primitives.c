@@ -27,8 +27,8 @@ dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr) {
 
 /* Spatial parameters in oneDNN terms for the sub-box: pl = PB + lo,
  * pr = F - hi - PB (both >= 0), dilation D - 1. */
-static void conv_params(const dgrad_plan_t *plan, dnnl_dims_t strides,
-        dnnl_dims_t dilates, dnnl_dims_t pl, dnnl_dims_t pr) {
+static void conv_params(const dgrad_plan_t *plan, int64_t *strides,
+        int64_t *dilates, int64_t *pl, int64_t *pr) {
     const dgrad_problem_t *p = &plan->p;
     for (int i = 0; i < p->nsp; i++) {
         strides[i] = p->S[i];
@@ -41,17 +41,13 @@ static void conv_params(const dgrad_plan_t *plan, dnnl_dims_t strides,
 /* Forward convolution pd used as the backward pd's hint. Best effort: a
  * NULL hint is acceptable to oneDNN's backward-data implementations. */
 static dnnl_primitive_desc_t forward_hint(const dgrad_plan_t *plan,
-        const dnnl_memory_desc_t *in, const dnnl_memory_desc_t *wei,
-        const dnnl_memory_desc_t *out) {
-    dnnl_dims_t strides, dilates, pl, pr;
-    dnnl_convolution_desc_t fwd;
+        md_ref_t in, md_ref_t wei, md_ref_t out) {
+    int64_t strides[DGRAD_MAX_SPATIAL], dilates[DGRAD_MAX_SPATIAL];
+    int64_t pl[DGRAD_MAX_SPATIAL], pr[DGRAD_MAX_SPATIAL];
     dnnl_primitive_desc_t pd = NULL;
     conv_params(plan, strides, dilates, pl, pr);
-    if (dnnl_dilated_convolution_forward_desc_init(&fwd,
-                dnnl_forward_training, dnnl_convolution_direct, out, wei,
-                NULL, in, strides, dilates, pl, pr) != dnnl_success)
-        return NULL;
-    if (ACQUIRE(dnnl_primitive_desc_create(&pd, &fwd, NULL, engine, NULL))
+    if (ACQUIRE(conv_forward_pd(&pd, engine, dnnl_forward_training, out,
+                wei, NULL, in, strides, dilates, pl, pr, NULL))
             != dnnl_success)
         return NULL;
     return pd;
@@ -61,27 +57,31 @@ static dnnl_primitive_desc_t forward_hint(const dgrad_plan_t *plan,
 dnnl_status_t create_conv_pd(const dgrad_plan_t *plan,
         dnnl_data_type_t dt, const layout_cand_t *lc,
         dnnl_primitive_desc_t *pd) {
-    dnnl_memory_desc_t in, wei = plan->wei.io_md, out;
-    dnnl_dims_t strides, dilates, pl, pr;
-    dnnl_convolution_desc_t bwd;
+    md_t in = MD_EMPTY, wei = MD_EMPTY, out = MD_EMPTY;
+    int64_t strides[DGRAD_MAX_SPATIAL], dilates[DGRAD_MAX_SPATIAL];
+    int64_t pl[DGRAD_MAX_SPATIAL], pr[DGRAD_MAX_SPATIAL];
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t hint = NULL;
-    dnnl_status_t s = md_act(&in, &plan->in.io_md, dt, lc->act);
+    dnnl_status_t s = md_act(&in, md_ref(&plan->in.io_md), dt, lc->act);
     *pd = NULL;
-    if (s == dnnl_success) s = md_act(&out, &plan->out.io_md, dt, lc->act);
-    if (s == dnnl_success && !lc->wei_io) s = md_any(&wei, &plan->wei.io_md, dt);
-    conv_params(plan, strides, dilates, pl, pr);
     if (s == dnnl_success)
-        s = dnnl_dilated_convolution_backward_data_desc_init(&bwd,
-                dnnl_convolution_direct, &out, &wei, &in, strides, dilates,
-                pl, pr);
+        s = md_act(&out, md_ref(&plan->out.io_md), dt, lc->act);
+    if (s == dnnl_success)
+        s = lc->wei_io ? ACQUIRE(md_copy(&wei, md_ref(&plan->wei.io_md)))
+                       : md_any(&wei, md_ref(&plan->wei.io_md), dt);
+    conv_params(plan, strides, dilates, pl, pr);
     if (s == dnnl_success) s = user_scratchpad_attr(&attr);
     if (s == dnnl_success) {
-        hint = forward_hint(plan, &in, &wei, &out);
-        s = ACQUIRE(dnnl_primitive_desc_create(pd, &bwd, attr, engine, hint));
+        hint = forward_hint(plan, md_ref(&in), md_ref(&wei), md_ref(&out));
+        s = ACQUIRE(conv_backward_data_pd(pd, engine, md_ref(&out),
+                md_ref(&wei), md_ref(&in), strides, dilates, pl, pr, hint,
+                attr));
     }
     dnnl_primitive_desc_destroy(hint);
     dnnl_primitive_attr_destroy(attr);
+    md_free(&in);
+    md_free(&wei);
+    md_free(&out);
     return s;
 }
 
@@ -103,12 +103,12 @@ int impl_rank(const_dnnl_primitive_desc_t pd) {
 /* Turns @p pd into a step (the primitive keeps its own copy of the pd). */
 dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
         size_t *scratch_size) {
-    const dnnl_memory_desc_t *md =
-            dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    md_ref_t md = pd_md(pd, dnnl_query_scratchpad_md);
     if (!md) return dnnl_runtime_error;
-    step->scratch_md = *md;
+    dnnl_status_t s = ACQUIRE(md_copy(&step->scratch_md, md));
+    if (s != dnnl_success) return s;
     snprintf(step->impl, sizeof step->impl, "%s", pd_impl_name(pd));
-    size_t size = dnnl_memory_desc_get_size(md);
+    size_t size = md_size(md);
     step->scratch_bytes = size;
     if (size > *scratch_size) *scratch_size = size;
     return ACQUIRE(dnnl_primitive_create(&step->prim, pd));
@@ -119,8 +119,8 @@ int impl_is_generic(const char *impl) {
     return strstr(impl, "simple") || strstr(impl, "ref");
 }
 
-dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
-        const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to) {
+dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd, md_ref_t from,
+        md_ref_t to) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t s = user_scratchpad_attr(&attr);
     if (s == dnnl_success)
@@ -136,28 +136,33 @@ dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd,
  * jit implementation is taken instead, if there is one. */
 dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
         int to_io) {
-    const dnnl_memory_desc_t *from = to_io ? &t->conv_md : &t->io_md;
-    const dnnl_memory_desc_t *to = to_io ? &t->io_md : &t->conv_md;
+    md_ref_t from = md_ref(to_io ? &t->conv_md : &t->io_md);
+    md_ref_t to = md_ref(to_io ? &t->io_md : &t->conv_md);
     dnnl_primitive_desc_t pd = NULL, chunk_pd = NULL;
-    if (dnnl_memory_desc_equal(from, to)) return dnnl_success;
+    if (md_equal(from, to)) return dnnl_success;
     dnnl_status_t s = reorder_pd(&pd, from, to);
-    chunking_t ch;
+    chunking_t ch = {0};
     int64_t limit = plan->policy.chunk_bytes;
-    int too_big = (int64_t)dnnl_memory_desc_get_size(from) >= limit
-            || (int64_t)dnnl_memory_desc_get_size(to) >= limit;
+    int too_big = (int64_t)md_size(from) >= limit
+            || (int64_t)md_size(to) >= limit;
     if (s == dnnl_success && too_big
             && (impl_is_generic(pd_impl_name(pd))
                     || limit < DGRAD_PLAN_CHUNK_BYTES)
             && plan_chunks(from, to, limit, &ch)
-            && reorder_pd(&chunk_pd, &ch.from_md, &ch.to_md) == dnnl_success
+            && reorder_pd(&chunk_pd, md_ref(&ch.from_md), md_ref(&ch.to_md))
+                    == dnnl_success
             && !impl_is_generic(pd_impl_name(chunk_pd))) {
         dnnl_primitive_desc_destroy(pd);
         pd = chunk_pd;
         chunk_pd = NULL;
+        chunking_free(&t->reorder.chunks);
         t->reorder.chunks = ch;
+        memset(&ch, 0, sizeof ch);
         t->reorder.n_chunks = 1;
-        for (int i = 0; i < ch.ndims; i++) t->reorder.n_chunks *= ch.count[i];
+        for (int i = 0; i < t->reorder.chunks.ndims; i++)
+            t->reorder.n_chunks *= t->reorder.chunks.count[i];
     }
+    chunking_free(&ch);
     if (s == dnnl_success) s = make_step(&t->reorder, pd, &plan->scratch_size);
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(chunk_pd);
@@ -178,20 +183,17 @@ static const dnnl_format_tag_t bias_tags[3][4] = {
 
 /* Binary add pd for the result layout with the bias in layout @p tag. */
 static dnnl_status_t create_bias_pd(const dgrad_plan_t *plan,
-        dnnl_format_tag_t tag, dnnl_memory_desc_t *bias_md,
-        dnnl_primitive_desc_t *pd) {
-    const dnnl_memory_desc_t *dst = &plan->out.conv_md;
-    dnnl_dims_t dims = {1, plan->p.Cout, 1, 1, 1};
-    dnnl_binary_desc_t bd;
+        dnnl_format_tag_t tag, md_t *bias_md, dnnl_primitive_desc_t *pd) {
+    md_ref_t dst = md_ref(&plan->out.conv_md);
+    int64_t dims[5] = {1, plan->p.Cout, 1, 1, 1};
     dnnl_primitive_attr_t attr = NULL;
-    dnnl_status_t s = dnnl_memory_desc_init_by_tag(bias_md, dst->ndims,
-            dims, dnnl_f32, tag);
+    dnnl_status_t s = ACQUIRE(md_tagged(bias_md, md_ndims(dst), dims,
+            dnnl_f32, tag));
     *pd = NULL;
-    if (s == dnnl_success)
-        s = dnnl_binary_desc_init(&bd, dnnl_binary_add, dst, bias_md, dst);
     if (s == dnnl_success) s = user_scratchpad_attr(&attr);
     if (s == dnnl_success)
-        s = ACQUIRE(dnnl_primitive_desc_create(pd, &bd, attr, engine, NULL));
+        s = ACQUIRE(binary_pd(pd, engine, dnnl_binary_add, dst,
+                md_ref(bias_md), dst, attr));
     dnnl_primitive_attr_destroy(attr);
     return s;
 }
@@ -209,8 +211,8 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
      * fails with it; 8b, 4b and every other channel count are right), and
      * with one channel every layout is the same scalar. */
     int n_tags = plan->p.Cout == 1 ? 1 : 4;
+    md_t md = MD_EMPTY;
     for (int i = 0; i < n_tags; i++) {
-        dnnl_memory_desc_t md;
         dnnl_primitive_desc_t cand = NULL;
         if (create_bias_pd(plan, tags[i], &md, &cand) != dnnl_success)
             continue;
@@ -221,9 +223,10 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
         }
         dnnl_primitive_desc_destroy(pd);
         pd = cand;
-        plan->bias_md = md;
+        md_move(&plan->bias_md, &md);
         if (fast) break;
     }
+    md_free(&md);
     if (!pd) return dnnl_unimplemented;
     dnnl_status_t s = make_step(&plan->bias_add, pd, &plan->scratch_size);
     dnnl_primitive_desc_destroy(pd);
@@ -236,15 +239,18 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
 dnnl_status_t build_primitives(dgrad_plan_t *plan,
         const_dnnl_primitive_desc_t pd, const char **what) {
     *what = "convolution backward data creation";
-    plan->in.conv_md = *dnnl_primitive_desc_query_md(pd,
-            dnnl_query_diff_dst_md, 0);
-    plan->wei.conv_md = *dnnl_primitive_desc_query_md(pd,
-            dnnl_query_weights_md, 0);
-    plan->out.conv_md = *dnnl_primitive_desc_query_md(pd,
-            dnnl_query_diff_src_md, 0);
+    dnnl_status_t s = ACQUIRE(md_copy(&plan->in.conv_md,
+            pd_md(pd, dnnl_query_diff_dst_md)));
+    if (s == dnnl_success)
+        s = ACQUIRE(md_copy(&plan->wei.conv_md,
+                pd_md(pd, dnnl_query_weights_md)));
+    if (s == dnnl_success)
+        s = ACQUIRE(md_copy(&plan->out.conv_md,
+                pd_md(pd, dnnl_query_diff_src_md)));
     snprintf(plan->impl, sizeof plan->impl, "%s", pd_impl_name(pd));
-    dnnl_status_t s = make_step(&plan->conv, (dnnl_primitive_desc_t)pd,
-            &plan->scratch_size);
+    if (s == dnnl_success)
+        s = make_step(&plan->conv, (dnnl_primitive_desc_t)pd,
+                &plan->scratch_size);
     if (s != dnnl_success) return s;
     *what = "reorder creation";
     s = make_reorder(plan, &plan->in, 0);
@@ -254,18 +260,26 @@ dnnl_status_t build_primitives(dgrad_plan_t *plan,
      * dnnl_memory_desc_get_size took 16% of a microsecond execute under
      * `perf record build/dgrad bench` on an ONNX example). */
     plan->prepared_weights_bytes = plan->wei.reorder.prim || plan->staged
-            ? dnnl_memory_desc_get_size(&plan->wei.conv_md) : 0;
+            ? md_size(md_ref(&plan->wei.conv_md)) : 0;
     if (s != dnnl_success || !plan->p.has_bias) return s;
     *what = "bias binary add creation";
     s = make_bias_add(plan);
     if (s == dnnl_success)
-        plan->bias_bytes = dnnl_memory_desc_get_size(&plan->bias_md);
+        plan->bias_bytes = md_size(md_ref(&plan->bias_md));
     return s;
+}
+
+static void step_free(step_t *step) {
+    dnnl_primitive_destroy(step->prim);
+    step->prim = NULL;
+    md_free(&step->scratch_md);
+    chunking_free(&step->chunks);
 }
 
 void plan_destroy(dgrad_plan_t *plan) {
     step_t *steps[] = {&plan->conv, &plan->bias_add, &plan->in.reorder,
             &plan->wei.reorder, &plan->out.reorder};
+    tensor_path_t *paths[] = {&plan->in, &plan->wei, &plan->out};
     ctx_destroy(atomic_load(&plan->spare));
     while (plan->pool) {
         exec_ctx_t *next = plan->pool->next;
@@ -273,9 +287,17 @@ void plan_destroy(dgrad_plan_t *plan) {
         plan->pool = next;
     }
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
-        dnnl_primitive_destroy(steps[i]->prim);
-    for (int i = 0; i < plan->fold.n_copies; i++)
-        dnnl_primitive_destroy(plan->fold.copies[i].step.prim);
+        step_free(steps[i]);
+    for (int i = 0; i < 3; i++) {
+        md_free(&paths[i]->io_md);
+        md_free(&paths[i]->conv_md);
+    }
+    md_free(&plan->bias_md);
+    for (int i = 0; i < plan->fold.n_copies; i++) {
+        step_free(&plan->fold.copies[i].step);
+        md_free(&plan->fold.copies[i].from_md);
+        md_free(&plan->fold.copies[i].to_md);
+    }
     free(plan->fold.copies);
     free(plan->direct_taps);
     pthread_mutex_destroy(&plan->pool_lock);

@@ -246,7 +246,7 @@ static void verbose_candidate(const dgrad_problem_t *problem,
     char desc[512], md[3][64];
     describe_problem(problem, desc, sizeof desc);
     const tensor_path_t *tp[3] = {&cand->in, &cand->wei, &cand->out};
-    for (int t = 0; t < 3; t++) md_format(md[t], sizeof md[t], &tp[t]->conv_md);
+    for (int t = 0; t < 3; t++) md_format(md[t], sizeof md[t], md_ref(&tp[t]->conv_md));
     fprintf(stderr, "dgrad layout search: %s: %s in %s wei %s out %s%s%s",
             desc, cand->impl, md[0], md[1], md[2],
             cand->staged ? " (f32 staged)" : "",
