@@ -9,6 +9,7 @@
  *   backend.c     the plugin table dgrad is timed through
  *   dgrad_op.c    the ConvolutionBackwardData op built through it
  *   raw.c         the raw oneDNN baseline
+ *   graph.c       the anchor: oneDNN Graph's own partition (oneDNN 3)
  *   measure.c     one problem: buffers, compiles, peak memory, interleaved
  *                 timing, the output check
  *   machine.c     peaks (sgemm, bf16 matmul, triad), load, clock
@@ -160,6 +161,22 @@ const char *bench_raw_baseline_name(bench_raw_layout_t raw_layout,
 
 /* --------------------------------------------------------------- options */
 
+/* ---------------------------------------------------------- oneDNN Graph */
+
+/* oneDNN Graph's own ConvolutionBackwardData partition for the problem, on
+ * the user's buffers (@p in, @p wei read, @p out written) in the user's
+ * type and layouts, weights marked constant when dgrad's are. Only in
+ * builds against oneDNN 3 with its graph API (bench_graph_available);
+ * otherwise, or when oneDNN Graph refuses the op, returns NULL with the
+ * reason in @p err. */
+typedef struct bench_graph bench_graph_t;
+bench_graph_t *bench_graph_create(const bench_desc_t *d, dgrad_data_type_t dt,
+        bench_layout_t layout, bench_wlayout_t wlayout, int constant_weights,
+        void *in, void *wei, void *out, char *err, size_t err_size);
+int bench_graph_execute(bench_graph_t *g);
+void bench_graph_destroy(bench_graph_t *g);
+int bench_graph_available(void);
+
 typedef struct bench_options {
     dgrad_data_type_t dt;
     bench_layout_t layout;
@@ -172,6 +189,7 @@ typedef struct bench_options {
     bench_backend_kind_t backend;
     const char *core_lib;
     int check, quiet, no_raw, raw_prepacked;
+    int no_graph; /* no oneDNN Graph anchor (it runs where available) */
     bench_raw_layout_t raw_layout;
     int list_problems; /* print the problems as JSON lines, run nothing */
 } bench_options_t;
@@ -250,9 +268,10 @@ typedef struct bench_result {
     int ran;        /* dgrad ran */
     int reps;       /* samples taken */
     int raw_ok;     /* the baseline ran */
+    int graph_ok;   /* oneDNN Graph's partition ran */
     int check;      /* 1 ok, 0 failed, -1 not checked */
     double max_err;
-    bench_stats_t dg, raw, f32;
+    bench_stats_t dg, raw, f32, graph;
     int has_f32;
     double flops, bytes, gflops, raw_gflops, roof_gflops, roof_pct;
     double roof_ms; /* the roofline time: what the hardware allows */

@@ -12,6 +12,8 @@
 
 #include <oneapi/dnnl/dnnl.h>
 
+#include "plan/onednn_compat.h"
+
 #include "bench.h"
 
 double bench_now_ms(void) {
@@ -78,9 +80,8 @@ double bench_calibrate_sgemm(void) {
  * AVX512-BF16 when the CPU has them). 0 when oneDNN has none. */
 double bench_calibrate_bf16(void) {
     const dnnl_dim_t n = 2048;
-    dnnl_dims_t dims = {n, n};
-    dnnl_memory_desc_t a_md, b_md, c_md;
-    dnnl_matmul_desc_t mm;
+    int64_t dims[2] = {n, n};
+    md_t a_md = MD_EMPTY, b_md = MD_EMPTY, c_md = MD_EMPTY;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t prim = NULL;
     dnnl_stream_t stream = NULL;
@@ -89,17 +90,19 @@ double bench_calibrate_bf16(void) {
     double best = 0;
     dnnl_status_t s = dnnl_engine_create(&engine, dnnl_cpu, 0);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&a_md, 2, dims, dnnl_bf16, dnnl_ab);
+        s = md_tagged(&a_md, 2, dims, dnnl_bf16, dnnl_ab);
+    if (s == dnnl_success) s = md_tagged(&b_md, 2, dims, dnnl_bf16, dnnl_ab);
+    if (s == dnnl_success) s = md_tagged(&c_md, 2, dims, dnnl_f32, dnnl_ab);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&b_md, 2, dims, dnnl_bf16, dnnl_ab);
-    if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&c_md, 2, dims, dnnl_f32, dnnl_ab);
-    if (s == dnnl_success) s = dnnl_matmul_desc_init(&mm, &a_md, &b_md, NULL, &c_md);
-    if (s == dnnl_success) s = dnnl_primitive_desc_create(&pd, &mm, NULL, engine, NULL);
+        s = matmul_pd(&pd, engine, md_ref(&a_md), md_ref(&b_md), NULL,
+                md_ref(&c_md), NULL);
     if (s == dnnl_success) s = dnnl_primitive_create(&prim, pd);
-    if (s == dnnl_success) s = dnnl_memory_create(&a, &a_md, engine, DNNL_MEMORY_ALLOCATE);
-    if (s == dnnl_success) s = dnnl_memory_create(&b, &b_md, engine, DNNL_MEMORY_ALLOCATE);
-    if (s == dnnl_success) s = dnnl_memory_create(&c, &c_md, engine, DNNL_MEMORY_ALLOCATE);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&a, md_ref(&a_md), engine, DNNL_MEMORY_ALLOCATE);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&b, md_ref(&b_md), engine, DNNL_MEMORY_ALLOCATE);
+    if (s == dnnl_success)
+        s = dnnl_memory_create(&c, md_ref(&c_md), engine, DNNL_MEMORY_ALLOCATE);
     if (s == dnnl_success) s = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
     if (s == dnnl_success) {
         void *pa = NULL, *pb = NULL;
@@ -129,6 +132,9 @@ double bench_calibrate_bf16(void) {
     dnnl_primitive_destroy(prim);
     dnnl_primitive_desc_destroy(pd);
     dnnl_engine_destroy(engine);
+    md_free(&a_md);
+    md_free(&b_md);
+    md_free(&c_md);
     return best;
 }
 

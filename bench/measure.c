@@ -108,6 +108,7 @@ typedef struct participant {
 } participant_t;
 
 static int run_raw(void *raw) { return bench_raw_execute(raw); }
+static int run_graph(void *g) { return bench_graph_execute(g); }
 
 /* Warm-up, then @p reps samples per participant in rotating order. Each
  * sample times `inner` back-to-back executions (enough to last
@@ -150,6 +151,7 @@ typedef struct buffers {
     void *in, *wei, *out;          /* user type */
     float *in32, *wei32, *f32_out; /* f16: f32 copies */
     void *raw_out_dt;              /* raw output in the user type */
+    void *graph_out;               /* oneDNN Graph's output (user type) */
 } buffers_t;
 
 static void buffers_free(buffers_t *b) {
@@ -160,6 +162,7 @@ static void buffers_free(buffers_t *b) {
     free(b->wei32);
     free(b->f32_out);
     free(b->raw_out_dt);
+    free(b->graph_out);
 }
 
 /* Median of @p reps compiles of the same op and tensors again (plan
@@ -190,7 +193,7 @@ static int time_cached_compiles(const bench_op_t *op, int reps,
  * in 16-bit types. */
 static void check_output(bench_result_t *res, const void *out,
         dgrad_data_type_t dt, const void *raw_out, dgrad_data_type_t raw_dt,
-        size_t n) {
+        size_t n, const char *baseline) {
     double maxref = 0, maxdiff = 0;
     for (size_t i = 0; i < n; i++) {
         double ref = dgrad_load(raw_out, raw_dt, (int64_t)i);
@@ -199,12 +202,16 @@ static void check_output(bench_result_t *res, const void *out,
         if (!(diff <= maxdiff)) maxdiff = diff; /* NaN sticks */
         if (fabs(ref) > maxref) maxref = fabs(ref);
     }
-    res->max_err = maxdiff / (maxref > 1 ? maxref : 1);
+    double err = maxdiff / (maxref > 1 ? maxref : 1);
     double tol = dt == dgrad_f32 ? 1e-5 : 2e-2;
-    res->check = res->max_err <= tol;
-    if (!res->check)
-        snprintf(res->error, sizeof res->error, "output differs from raw "
-                "oneDNN: relative error %.3g > %.3g", res->max_err, tol);
+    if (!(err <= tol)) {
+        res->check = 0;
+        snprintf(res->error, sizeof res->error, "output differs from %s: "
+                "relative error %.3g > %.3g", baseline, err, tol);
+    } else if (res->check != 0) {
+        res->check = 1;
+    }
+    if (!(err <= res->max_err)) res->max_err = err;
 }
 
 void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
@@ -220,14 +227,15 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     buffers_t b = {0};
     bench_op_t main_op = {0}, f32_op = {0};
     bench_raw_t *raw = NULL;
+    bench_graph_t *graph = NULL;
     char err[512] = "";
-    participant_t parts[3];
+    participant_t parts[4];
     double *samples = NULL;
     int np = 0;
 
     memset(res, 0, sizeof *res);
     res->check = -1;
-    res->dg = res->raw = res->f32 = (bench_stats_t){NAN, NAN, NAN};
+    res->dg = res->raw = res->f32 = res->graph = (bench_stats_t){NAN, NAN, NAN};
     res->compile_ms = res->cached_us = res->raw_compile_ms = NAN;
     res->mem_mb = res->raw_mem_mb = NAN;
     res->flops = bench_desc_flops(d);
@@ -241,13 +249,15 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     b.wei = bench_alloc(n_wei * es);
     b.out = bench_alloc(n_out * es);
     b.raw_out_dt = bench_alloc(n_out * dgrad_data_type_size(raw_dt));
+    int want_graph = bench_graph_available() && !o->no_graph;
+    if (want_graph) b.graph_out = bench_alloc(n_out * es);
     if (dt == dgrad_f16) {
         b.in32 = bench_alloc(n_in * 4);
         b.wei32 = bench_alloc(n_wei * 4);
         b.f32_out = bench_alloc(n_out * 4);
     }
     if (!b.in || !b.wei || !b.out || !b.raw_out_dt
-            || (dt == dgrad_f16 && (!b.in32 || !b.wei32 || !b.f32_out))) {
+            || (want_graph && !b.graph_out) || (dt == dgrad_f16 && (!b.in32 || !b.wei32 || !b.f32_out))) {
         snprintf(res->error, sizeof res->error, "out of memory for buffers");
         goto done;
     }
@@ -316,6 +326,22 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         err[0] = 0;
     }
 
+    /* The anchor: oneDNN Graph's own partition on the same user buffers
+     * (the user's type) and its own output. */
+    if (want_graph) {
+        memset(b.graph_out, 0, n_out * es);
+        graph = bench_graph_create(d, dt, o->layout, o->wlayout,
+                o->constant_weights, b.in, b.wei, b.graph_out, err,
+                sizeof err);
+        if (graph && bench_graph_execute(graph) == 0) {
+            res->graph_ok = 1;
+        } else {
+            fprintf(stderr, "dgrad bench: %s: no oneDNN Graph anchor: %s\n",
+                    pr->text, graph ? "its execution failed" : err);
+            err[0] = 0;
+        }
+    }
+
     /* f16: dgrad in f32 on the same values, for the f16/f32 ratio. */
     if (dt == dgrad_f16) {
         if (bench_op_build(&f32_op, be, d, dgrad_f32, o, err, sizeof err)
@@ -328,7 +354,7 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         res->has_f32 = 1;
     }
 
-    samples = malloc(sizeof(double) * 3 * (size_t)o->reps);
+    samples = malloc(sizeof(double) * 4 * (size_t)o->reps);
     if (!samples) goto fail;
     parts[np++] = (participant_t){bench_op_execute, &main_op, 1, samples};
     if (res->raw_ok)
@@ -336,6 +362,9 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     if (res->has_f32)
         parts[np++] = (participant_t){bench_op_execute, &f32_op, 1,
                 samples + 2 * o->reps};
+    if (res->graph_ok)
+        parts[np++] = (participant_t){run_graph, graph, 1,
+                samples + 3 * o->reps};
     int reps = o->reps;
     if (time_interleaved(parts, np, o, &reps)) {
         snprintf(err, sizeof err, "execute failed while timing: %s",
@@ -347,6 +376,8 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     res->dg = stats_of(parts[0].samples, reps);
     for (int i = 1; i < np; i++) {
         if (parts[i].run == run_raw) res->raw = stats_of(parts[i].samples, reps);
+        else if (parts[i].run == run_graph)
+            res->graph = stats_of(parts[i].samples, reps);
         else res->f32 = stats_of(parts[i].samples, reps);
     }
     res->gflops = res->flops / (res->dg.med * 1e6);
@@ -361,8 +392,11 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
                     "into the user's layout failed");
             goto fail;
         }
-        check_output(res, b.out, dt, b.raw_out_dt, raw_dt, n_out);
+        check_output(res, b.out, dt, b.raw_out_dt, raw_dt, n_out,
+                "raw oneDNN");
     }
+    if (o->check && res->graph_ok)
+        check_output(res, b.out, dt, b.graph_out, dt, n_out, "oneDNN Graph");
     goto done;
 fail:
     snprintf(res->error, sizeof res->error, "%s", err[0] ? err : "failed");
@@ -371,5 +405,6 @@ done:
     bench_op_destroy(&main_op);
     bench_op_destroy(&f32_op);
     bench_raw_destroy(raw);
+    bench_graph_destroy(graph);
     buffers_free(&b);
 }

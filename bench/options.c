@@ -53,6 +53,8 @@ static const char *usage_text =
         "  --core-lib PATH         libdgrad.so for --backend core\n"
         "  --no-check              skip the dgrad vs raw oneDNN output comparison\n"
         "  --no-raw                time dgrad alone (profiling); no baseline\n"
+        "  --no-graph              no oneDNN Graph anchor (timed, as graph ms,\n"
+        "                          wherever dgrad is built on oneDNN 3)\n"
         "  --raw-weights user|prepacked  the baseline reads the user's weights\n"
         "                          (default), or weights reordered once into the\n"
         "                          primitive's preferred layout (format_tag_any),\n"
@@ -130,7 +132,7 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             snprintf(key, sizeof key, "%s", a);
         }
         static const char *flags[] = {"--constant-weights", "--no-check",
-                "--no-raw", "--quiet", "-q", "--help", "-h",
+                "--no-raw", "--no-graph", "--quiet", "-q", "--help", "-h",
                 "--list-problems"};
         static const char *valued[] = {"--batch", "--dt", "--data-format",
                 "--weights-format", "--reps", "--warmup", "--cached-reps",
@@ -166,6 +168,8 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             o->list_problems = 1;
         } else if (!strcmp(key, "--no-raw")) {
             o->no_raw = 1;
+        } else if (!strcmp(key, "--no-graph")) {
+            o->no_graph = 1;
         } else if (!strcmp(key, "--quiet") || !strcmp(key, "-q")) {
             o->quiet = 1;
         } else if (!strcmp(key, "--batch")) {

@@ -25,6 +25,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "bench.h"
+#include "plan/onednn_compat.h"
 
 static dnnl_engine_t engine;
 
@@ -48,7 +49,7 @@ struct bench_raw {
 /* Reorders @p from once into @p to, on @p stream, and waits. */
 static dnnl_status_t reorder_once(dnnl_stream_t stream, dnnl_memory_t from,
         dnnl_memory_t to) {
-    const dnnl_memory_desc_t *from_md, *to_md;
+    md_ref_t from_md, to_md;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t r = NULL;
     dnnl_status_t s = dnnl_memory_get_memory_desc(from, &from_md);
@@ -69,11 +70,10 @@ static dnnl_status_t reorder_once(dnnl_stream_t stream, dnnl_memory_t from,
 
 /* A memory object in layout @p md on a buffer of its own (*@p own), filled
  * from the user's buffer @p user (layout @p user_md) when that is given. */
-static dnnl_status_t own_memory(bench_raw_t *raw, const dnnl_memory_desc_t *md,
-        void **own, const dnnl_memory_desc_t *user_md, void *user,
-        dnnl_memory_t *mem) {
+static dnnl_status_t own_memory(bench_raw_t *raw, md_ref_t md, void **own,
+        md_ref_t user_md, void *user, dnnl_memory_t *mem) {
     dnnl_memory_t from = NULL;
-    *own = bench_alloc(dnnl_memory_desc_get_size(md));
+    *own = bench_alloc(md_size(md));
     if (!*own) return dnnl_out_of_memory;
     dnnl_status_t s = dnnl_memory_create(mem, md, engine, *own);
     if (s == dnnl_success && user) {
@@ -100,8 +100,8 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         bench_raw_layout_t raw_layout, int prepacked, void *in, void *wei,
         void *out, char *err, size_t err_size) {
     dnnl_data_type_t ddt = dt == dgrad_bf16 ? dnnl_bf16 : dnnl_f32;
-    dnnl_dims_t in_dims = {d->mb, d->ic}, out_dims = {d->mb, d->oc},
-                wei_dims = {0}, strides, dilates, pl, pr;
+    int64_t in_dims[5] = {d->mb, d->ic}, out_dims[5] = {d->mb, d->oc},
+            wei_dims[6] = {0}, strides[3], dilates[3], pl[3], pr[3];
     int g = d->g > 1, nd = 2 + d->nsp;
     if (g) wei_dims[0] = d->g;
     wei_dims[g] = d->ic / d->g;
@@ -115,52 +115,41 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         pl[a] = d->p[a];
         pr[a] = bench_desc_pad_end(d, a);
     }
-    dnnl_memory_desc_t in_md, wei_md, out_md, in_any, wei_any, out_any;
+    md_t in_md = MD_EMPTY, wei_md = MD_EMPTY, out_md = MD_EMPTY;
+    md_t in_any = MD_EMPTY, wei_any = MD_EMPTY, out_any = MD_EMPTY;
     int preferred = raw_layout == bench_raw_preferred;
-    dnnl_convolution_desc_t fwd, bwd;
     dnnl_primitive_desc_t hint = NULL, pd = NULL;
     bench_raw_t *raw = calloc(1, sizeof *raw);
     const char *what = "engine creation";
     dnnl_status_t s = raw ? get_engine() : dnnl_out_of_memory;
     if (s == dnnl_success) {
         what = "memory descriptors";
-        s = dnnl_memory_desc_init_by_tag(&in_md, nd, in_dims, ddt,
-                data_tags[layout][d->nsp - 1]);
+        s = md_tagged(&in_md, nd, in_dims, ddt, data_tags[layout][d->nsp - 1]);
     }
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&out_md, nd, out_dims, ddt,
+        s = md_tagged(&out_md, nd, out_dims, ddt,
                 data_tags[layout][d->nsp - 1]);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&wei_md, nd + g, wei_dims, ddt,
+        s = md_tagged(&wei_md, nd + g, wei_dims, ddt,
                 wei_tags[g][wlayout][d->nsp - 1]);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&in_any, nd, in_dims, ddt,
-                dnnl_format_tag_any);
+        s = md_tagged(&in_any, nd, in_dims, ddt, dnnl_format_tag_any);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&out_any, nd, out_dims, ddt,
-                dnnl_format_tag_any);
+        s = md_tagged(&out_any, nd, out_dims, ddt, dnnl_format_tag_any);
     if (s == dnnl_success)
-        s = dnnl_memory_desc_init_by_tag(&wei_any, nd + g, wei_dims, ddt,
-                dnnl_format_tag_any);
+        s = md_tagged(&wei_any, nd + g, wei_dims, ddt, dnnl_format_tag_any);
     /* The layouts the primitive is asked for. */
-    const dnnl_memory_desc_t *imd = preferred ? &in_any : &in_md,
-                             *omd = preferred ? &out_any : &out_md,
-                             *wmd = preferred || prepacked ? &wei_any : &wei_md;
+    int wei_given = !preferred && !prepacked;
+    md_ref_t imd = md_ref(preferred ? &in_any : &in_md),
+             omd = md_ref(preferred ? &out_any : &out_md),
+             wmd = md_ref(wei_given ? &wei_md : &wei_any);
     if (s == dnnl_success) {
         what = "forward hint";
-        if (dnnl_dilated_convolution_forward_desc_init(&fwd,
-                    dnnl_forward_training, dnnl_convolution_direct, omd,
-                    wmd, NULL, imd, strides, dilates, pl, pr)
-                        == dnnl_success)
-            dnnl_primitive_desc_create(&hint, &fwd, NULL, engine, NULL);
-        what = "convolution backward data descriptor";
-        s = dnnl_dilated_convolution_backward_data_desc_init(&bwd,
-                dnnl_convolution_direct, omd, wmd, imd, strides,
-                dilates, pl, pr);
-    }
-    if (s == dnnl_success) {
+        conv_forward_pd(&hint, engine, dnnl_forward_training, omd, wmd, NULL,
+                imd, strides, dilates, pl, pr, NULL);
         what = "primitive descriptor";
-        s = dnnl_primitive_desc_create(&pd, &bwd, NULL, engine, hint);
+        s = conv_backward_data_pd(&pd, engine, omd, wmd, imd, strides,
+                dilates, pl, pr, hint, NULL);
     }
     if (s == dnnl_success) {
         const char *impl = NULL;
@@ -176,34 +165,37 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
     }
     if (s == dnnl_success && !preferred) {
         what = "memory objects";
-        s = dnnl_memory_create(&raw->in, &in_md, engine, in);
+        s = dnnl_memory_create(&raw->in, md_ref(&in_md), engine, in);
         if (s == dnnl_success)
-            s = dnnl_memory_create(&raw->out, &out_md, engine, out);
+            s = dnnl_memory_create(&raw->out, md_ref(&out_md), engine, out);
     }
     if (s == dnnl_success && preferred) {
         what = "reorders into the preferred layouts";
-        s = own_memory(raw,
-                dnnl_primitive_desc_query_md(pd, dnnl_query_diff_dst_md, 0),
-                &raw->own_in, &in_md, in, &raw->in);
+        s = own_memory(raw, pd_md(pd, dnnl_query_diff_dst_md), &raw->own_in,
+                md_ref(&in_md), in, &raw->in);
         if (s == dnnl_success)
-            s = own_memory(raw,
-                    dnnl_primitive_desc_query_md(pd, dnnl_query_diff_src_md,
-                            0),
+            s = own_memory(raw, pd_md(pd, dnnl_query_diff_src_md),
                     &raw->own_out, NULL, NULL, &raw->out);
         if (s == dnnl_success)
-            s = dnnl_memory_create(&raw->user_out, &out_md, engine, out);
+            s = dnnl_memory_create(&raw->user_out, md_ref(&out_md), engine,
+                    out);
     }
-    if (s == dnnl_success && wmd == &wei_md) {
+    if (s == dnnl_success && wei_given) {
         what = "memory objects";
-        s = dnnl_memory_create(&raw->wei, &wei_md, engine, wei);
+        s = dnnl_memory_create(&raw->wei, md_ref(&wei_md), engine, wei);
     } else if (s == dnnl_success) {
         what = "weights prepacking";
-        s = own_memory(raw,
-                dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0),
-                &raw->own_wei, &wei_md, wei, &raw->wei);
+        s = own_memory(raw, pd_md(pd, dnnl_query_weights_md), &raw->own_wei,
+                md_ref(&wei_md), wei, &raw->wei);
     }
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(hint);
+    md_free(&in_md);
+    md_free(&wei_md);
+    md_free(&out_md);
+    md_free(&in_any);
+    md_free(&wei_any);
+    md_free(&out_any);
     if (s != dnnl_success) {
         snprintf(err, err_size, "oneDNN %s failed (%s)", what,
                 dnnl_status2str(s));

@@ -39,12 +39,18 @@ void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
     fprintf(f, "\n");
 }
 
+/* Whether the table has oneDNN Graph's columns (builds on oneDNN 3). */
+static int graph_column(const bench_options_t *o) {
+    return bench_graph_available() && !o->no_graph;
+}
+
 void bench_print_header(FILE *f, const bench_options_t *o) {
     fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6s %8s %8s %6s %9s %9s %7s",
             "problem", "dgrad impl", "dgrad ms", "[min..max]", "raw impl",
             "raw ms", "ratio", "added us", "GFLOP/s", "roof%", "compile",
             "cached", "mem MB");
     if (o->dt == dgrad_f16) fprintf(f, " %7s", "f16/f32");
+    if (graph_column(o)) fprintf(f, " %9s %7s", "graph ms", "/graph");
     fprintf(f, "  %s\n", "check");
 }
 
@@ -87,6 +93,11 @@ void bench_print_row(FILE *f, const bench_problem_t *p,
             r->dg.med / r->raw.med, added_us(r), r->gflops, r->roof_pct, comp,
             cached, r->mem_mb);
     if (o->dt == dgrad_f16) fprintf(f, " %7.3f", r->dg.med / r->f32.med);
+    if (graph_column(o)) {
+        char g[16];
+        fmt_ms(g, sizeof g, r->graph.med);
+        fprintf(f, " %9s %7.3f", g, r->dg.med / r->graph.med);
+    }
     fprintf(f, "  %s\n", r->check < 0 ? "-" : r->check ? "ok" : "FAIL");
 }
 
@@ -139,14 +150,14 @@ static int print_added_cost(FILE *f, const bench_result_t *r, int n) {
 
 int bench_print_summary(FILE *f, const bench_problem_t *p,
         const bench_result_t *r, int n, double seconds) {
-    double *ratios = calloc((size_t)n * 4, sizeof(double));
+    double *ratios = calloc((size_t)n * 5, sizeof(double));
     if (!ratios) {
         fprintf(stderr, "dgrad bench: out of memory\n");
         return -1;
     }
-    int failed = 0, nr = 0, nd = 0, nf = 0, nroof = 0;
+    int failed = 0, nr = 0, nd = 0, nf = 0, nroof = 0, ng = 0;
     double *r_all = ratios, *r_dw = ratios + n, *r_f16 = ratios + 2 * n,
-           *roofs = ratios + 3 * n;
+           *roofs = ratios + 3 * n, *r_graph = ratios + 4 * n;
     double cached_max = 0;
     for (int i = 0; i < n; i++) {
         const bench_result_t *x = &r[i];
@@ -158,6 +169,7 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
                 r_dw[nd++] = x->dg.med / x->raw.med;
         }
         if (x->has_f32) r_f16[nf++] = x->dg.med / x->f32.med;
+        if (x->graph_ok) r_graph[ng++] = x->dg.med / x->graph.med;
         roofs[nroof++] = x->roof_pct;
         if (x->cached_us > cached_max) cached_max = x->cached_us;
     }
@@ -171,6 +183,9 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
     if (nf)
         fprintf(f, "  geomean dgrad f16/f32 time ratio: %.3f (%d)\n",
                 geomean(r_f16, nf), nf);
+    if (ng)
+        fprintf(f, "  geomean dgrad/oneDNN Graph time ratio: %.3f (%d "
+                "problems)\n", geomean(r_graph, ng), ng);
     if (nr && print_added_cost(f, r, n)) {
         free(ratios);
         fprintf(stderr, "dgrad bench: out of memory\n");
@@ -203,7 +218,7 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
      * working. */
     fputs("problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,"
           "gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,"
-          "roofline_us,added_us\n", f);
+          "roofline_us,added_us,graph_ms\n", f);
     const char *baseline = o->no_raw ? "none"
             : bench_raw_baseline_name(o->raw_layout, o->raw_prepacked);
     for (int i = 0; i < n; i++) {
@@ -228,6 +243,8 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
         csv_num(f, x->roof_ms * 1e3, "%.6g");
         fputc(',', f);
         csv_num(f, x->ran ? added_us(x) : nan_, "%.6g");
+        fputc(',', f);
+        csv_num(f, x->ran ? x->graph.med : nan_, "%.6g");
         fputc('\n', f);
     }
     if (fclose(f) != 0) {

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <oneapi/dnnl/dnnl_version.h>
+
 #include "dgrad/dgrad.h"
 #include "dgrad/dgrad_plugin.h"
 #include "error.h"
@@ -225,8 +227,12 @@ static const dgrad_plugin_api_t api_v1 = {
         .abi_major = DGRAD_PLUGIN_ABI_MAJOR,
         .abi_minor = DGRAD_PLUGIN_ABI_MINOR,
         .plugin_name = "dgrad",
+        /* Semantic-version build metadata names the oneDNN it was built
+         * against, e.g. "0.1.0+onednn.2.6.3". */
         .plugin_version = STRINGIFY(DGRAD_VERSION_MAJOR) "." STRINGIFY(
-                DGRAD_VERSION_MINOR) "." STRINGIFY(DGRAD_VERSION_PATCH),
+                DGRAD_VERSION_MINOR) "." STRINGIFY(DGRAD_VERSION_PATCH)
+                "+onednn." STRINGIFY(DNNL_VERSION_MAJOR) "." STRINGIFY(
+                        DNNL_VERSION_MINOR) "." STRINGIFY(DNNL_VERSION_PATCH),
 
         .last_error_message = dgrad_last_error_message,
         .status_name = dgrad_status_name,

@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
-# Builds dgrad and runs every test. --sanitize builds and runs them with
-# AddressSanitizer (leak checks included) and UndefinedBehaviorSanitizer;
-# any report fails the run.
+# Builds dgrad and runs every test (unit tests, conformance suites, tools).
+#   --sanitize  with AddressSanitizer (leak checks included) and
+#               UndefinedBehaviorSanitizer; any report fails the run
+#   --onednn3   against oneDNN 3 (built once into a cache by
+#               scripts/build-onednn3.sh, about 30 minutes the first time),
+#               then the demo on it too
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=$(scripts/build.sh "$@" | tail -n 1)
-if [ "${1:-}" = "--sanitize" ]; then
+sanitize=0
+onednn3=0
+for arg in "$@"; do
+    case "$arg" in
+        --sanitize) sanitize=1 ;;
+        --onednn3) onednn3=1 ;;
+    esac
+done
+if [ "$sanitize" = 1 ]; then
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 ctest --test-dir "$build_dir" --output-on-failure --verbose
+if [ "$onednn3" = 1 ] && [ "$sanitize" = 0 ]; then
+    "$build_dir/dgrad" --version
+    "$build_dir/dgrad" demo
+fi

@@ -8,6 +8,8 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
+
+#include "plan/onednn_compat.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +40,8 @@ static void forward(const adj_case_t *c, const long *X, const long *pl,
     DNNL_OK(dnnl_engine_create(&eng, dnnl_cpu, 0));
     DNNL_OK(dnnl_stream_create(&strm, eng, dnnl_stream_default_flags));
     int nd = 2 + c->nsp;
-    dnnl_dims_t sd = {c->N, c->Cx}, dd = {c->N, c->Cy}, wd = {0};
-    dnnl_dims_t st = {0}, di = {0}, l = {0}, r = {0};
+    int64_t sd[5] = {c->N, c->Cx}, dd[5] = {c->N, c->Cy}, wd[6] = {0};
+    int64_t st[3] = {0}, di[3] = {0}, l[3] = {0}, r[3] = {0};
     int wn = 0;
     if (c->G > 1) wd[wn++] = c->G;
     wd[wn++] = c->Cy / c->G;
@@ -55,22 +57,19 @@ static void forward(const adj_case_t *c, const long *X, const long *pl,
     }
     static const dnnl_format_tag_t plain[] = {dnnl_a, dnnl_ab, dnnl_abc,
         dnnl_abcd, dnnl_abcde, dnnl_abcdef};
-    dnnl_memory_desc_t smd, wmd, dmd;
-    DNNL_OK(dnnl_memory_desc_init_by_tag(&smd, nd, sd, dnnl_f32, plain[nd - 1]));
-    DNNL_OK(dnnl_memory_desc_init_by_tag(&dmd, nd, dd, dnnl_f32, plain[nd - 1]));
-    DNNL_OK(dnnl_memory_desc_init_by_tag(&wmd, wn, wd, dnnl_f32, plain[wn - 1]));
-    dnnl_convolution_desc_t cd;
-    DNNL_OK(dnnl_dilated_convolution_forward_desc_init(&cd,
-            dnnl_forward_inference, dnnl_convolution_direct, &smd, &wmd, NULL,
-            &dmd, st, di, l, r));
+    md_t smd = MD_EMPTY, wmd = MD_EMPTY, dmd = MD_EMPTY;
+    DNNL_OK(md_tagged(&smd, nd, sd, dnnl_f32, plain[nd - 1]));
+    DNNL_OK(md_tagged(&dmd, nd, dd, dnnl_f32, plain[nd - 1]));
+    DNNL_OK(md_tagged(&wmd, wn, wd, dnnl_f32, plain[wn - 1]));
     dnnl_primitive_desc_t pd;
-    DNNL_OK(dnnl_primitive_desc_create(&pd, &cd, NULL, eng, NULL));
+    DNNL_OK(conv_forward_pd(&pd, eng, dnnl_forward_inference, md_ref(&smd),
+            md_ref(&wmd), NULL, md_ref(&dmd), st, di, l, r, NULL));
     dnnl_primitive_t prim;
     DNNL_OK(dnnl_primitive_create(&prim, pd));
     dnnl_memory_t ms, mw, md;
-    DNNL_OK(dnnl_memory_create(&ms, &smd, eng, (void *)src));
-    DNNL_OK(dnnl_memory_create(&mw, &wmd, eng, (void *)wei));
-    DNNL_OK(dnnl_memory_create(&md, &dmd, eng, dst));
+    DNNL_OK(dnnl_memory_create(&ms, md_ref(&smd), eng, (void *)src));
+    DNNL_OK(dnnl_memory_create(&mw, md_ref(&wmd), eng, (void *)wei));
+    DNNL_OK(dnnl_memory_create(&md, md_ref(&dmd), eng, dst));
     dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, ms}, {DNNL_ARG_WEIGHTS, mw},
         {DNNL_ARG_DST, md}};
     DNNL_OK(dnnl_primitive_execute(prim, strm, 3, args));
@@ -82,6 +81,9 @@ static void forward(const adj_case_t *c, const long *X, const long *pl,
     dnnl_primitive_desc_destroy(pd);
     dnnl_stream_destroy(strm);
     dnnl_engine_destroy(eng);
+    md_free(&smd);
+    md_free(&wmd);
+    md_free(&dmd);
 }
 
 static void check_adjoint(const adj_case_t *c) {

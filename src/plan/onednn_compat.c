@@ -4,7 +4,6 @@
  */
 #include "onednn_compat.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static void copy_dims(dnnl_dims_t to, int n, const int64_t *from) {
@@ -283,10 +282,4 @@ int md_equal(md_ref_t a, md_ref_t b) {
 
 md_ref_t pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what) {
     return dnnl_primitive_desc_query_md(pd, what, 0);
-}
-
-void onednn_version_text(char *buf, size_t size) {
-    const dnnl_version_t *v = dnnl_version();
-    snprintf(buf, size, "oneDNN %d.%d.%d (%.12s)", v->major, v->minor,
-            v->patch, v->hash ? v->hash : "unknown");
 }

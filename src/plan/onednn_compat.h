@@ -116,7 +116,4 @@ dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         md_ref_t src, md_ref_t wei, md_ref_t bias, md_ref_t dst,
         const_dnnl_primitive_attr_t attr);
 
-/* "oneDNN 2.6.3 (<git hash>)": the library loaded at run time. */
-void onednn_version_text(char *buf, size_t size);
-
 #endif
