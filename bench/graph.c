@@ -1,250 +1,52 @@
 /*
- * The anchor: oneDNN Graph's own partition for the problem. The op is
- * described through the dnnl_graph C API exactly as a graph compiler hands
- * it to dgrad (ConvolutionBackwardData with the run's data and weights
- * formats, explicit pads, the output shape as dst_shape), the graph is
- * finalized and partitioned, the one partition compiled for the user's
- * logical tensors (weights marked constant when dgrad's are) and executed
- * on the user's buffers. Built only against oneDNN 3 with its graph API
- * (DGRAD_HAVE_ONEDNN_GRAPH); otherwise creation says why there is none.
+ * The anchor in `dgrad bench`: oneDNN Graph's own partition for the
+ * problem (tools/graph_anchor.c), in the run's formats and type on the
+ * user's buffers.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench.h"
-
-#if DGRAD_HAVE_ONEDNN_GRAPH
-
-#include <oneapi/dnnl/dnnl_debug.h>
-#include <oneapi/dnnl/dnnl_graph.h>
-
-enum { LT_IN = 1, LT_WEI = 2, LT_OUT = 3 };
+#include "graph_anchor.h"
 
 struct bench_graph {
-    dnnl_engine_t engine;
-    dnnl_stream_t stream;
-    dnnl_graph_graph_t graph;
-    dnnl_graph_partition_t partition;
-    dnnl_graph_compiled_partition_t compiled;
-    dnnl_graph_tensor_t inputs[2], output;
-    size_t n_partitions;
+    graph_anchor_t *a;
 };
-
-static dnnl_data_type_t graph_dt(dgrad_data_type_t dt) {
-    return dt == dgrad_bf16 ? dnnl_bf16 : dt == dgrad_f16 ? dnnl_f16 : dnnl_f32;
-}
-
-/* The three logical tensors in the dialect's order of dims: data
- * [N, C, X...] (NCX) or [N, X..., C] (NXC), weights OIX [Cin, Cout/G, K...]
- * or XIO [K..., Cout/G, Cin] (Cin: the op's input channels), dense. */
-static dnnl_status_t logical_tensors(const bench_desc_t *d,
-        dnnl_data_type_t dt, bench_layout_t layout, bench_wlayout_t wlayout,
-        int constant_weights, dnnl_graph_logical_tensor_t lt[3]) {
-    int nd = 2 + d->nsp, nxc = layout == bench_nxc;
-    dnnl_dims_t in = {d->mb}, out = {d->mb}, wei = {0};
-    in[nxc ? nd - 1 : 1] = d->ic;
-    out[nxc ? nd - 1 : 1] = d->oc;
-    for (int a = 0; a < d->nsp; a++) {
-        in[(nxc ? 1 : 2) + a] = d->i[a];
-        out[(nxc ? 1 : 2) + a] = d->o[a];
-    }
-    if (wlayout == bench_oix) {
-        wei[0] = d->ic;
-        wei[1] = d->oc / d->g;
-        for (int a = 0; a < d->nsp; a++) wei[2 + a] = d->k[a];
-    } else {
-        for (int a = 0; a < d->nsp; a++) wei[a] = d->k[a];
-        wei[d->nsp] = d->oc / d->g;
-        wei[d->nsp + 1] = d->ic;
-    }
-    dnnl_status_t s = dnnl_graph_logical_tensor_init_with_dims(&lt[0], LT_IN,
-            dt, nd, in, dnnl_graph_layout_type_strided,
-            dnnl_graph_tensor_property_undef);
-    if (s == dnnl_success)
-        s = dnnl_graph_logical_tensor_init_with_dims(&lt[1], LT_WEI, dt, nd,
-                wei, dnnl_graph_layout_type_strided,
-                constant_weights ? dnnl_graph_tensor_property_constant
-                                 : dnnl_graph_tensor_property_undef);
-    if (s == dnnl_success)
-        s = dnnl_graph_logical_tensor_init_with_dims(&lt[2], LT_OUT, dt, nd,
-                out, dnnl_graph_layout_type_strided,
-                dnnl_graph_tensor_property_undef);
-    return s;
-}
-
-/* The ConvolutionBackwardData op with its attributes. */
-static dnnl_status_t make_op(const bench_desc_t *d, bench_layout_t layout,
-        bench_wlayout_t wlayout, const dnnl_graph_logical_tensor_t lt[3],
-        dnnl_graph_op_t *op) {
-    int64_t strides[BENCH_MAX_SP], pb[BENCH_MAX_SP], pe[BENCH_MAX_SP];
-    int64_t dil[BENCH_MAX_SP], shape[2 + BENCH_MAX_SP], groups = d->g;
-    int nd = 2 + d->nsp;
-    for (int a = 0; a < d->nsp; a++) {
-        strides[a] = d->s[a];
-        pb[a] = d->p[a];
-        pe[a] = bench_desc_pad_end(d, a);
-        dil[a] = d->d[a] + 1; /* oneDNN Graph counts from 1 */
-    }
-    memcpy(shape, lt[2].dims, sizeof(int64_t) * (size_t)nd);
-    const char *df = layout == bench_nxc ? "NXC" : "NCX";
-    const char *wf = wlayout == bench_xio ? "XIO" : "OIX";
-    size_t n = (size_t)d->nsp;
-    dnnl_status_t s = dnnl_graph_op_create(op, 1,
-            dnnl_graph_op_convolution_backward_data, "dgrad_bench_anchor");
-    if (s == dnnl_success) s = dnnl_graph_op_add_input(*op, &lt[0]);
-    if (s == dnnl_success) s = dnnl_graph_op_add_input(*op, &lt[1]);
-    if (s == dnnl_success) s = dnnl_graph_op_add_output(*op, &lt[2]);
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_strides,
-                strides, n);
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_pads_begin, pb,
-                n);
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_pads_end, pe,
-                n);
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_dilations,
-                dil, n);
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_groups,
-                &groups, 1);
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_dst_shape,
-                shape, (size_t)nd);
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_str(*op, dnnl_graph_op_attr_data_format,
-                df, strlen(df));
-    if (s == dnnl_success)
-        s = dnnl_graph_op_set_attr_str(*op, dnnl_graph_op_attr_weights_format,
-                wf, strlen(wf));
-    return s;
-}
 
 bench_graph_t *bench_graph_create(const bench_desc_t *d, dgrad_data_type_t dt,
         bench_layout_t layout, bench_wlayout_t wlayout, int constant_weights,
         void *in, void *wei, void *out, char *err, size_t err_size) {
-    bench_graph_t *g = calloc(1, sizeof *g);
-    dnnl_graph_logical_tensor_t lt[3], ports[4];
-    dnnl_graph_op_t op = NULL;
-    const char *what = "engine creation";
-    dnnl_status_t s = g ? dnnl_engine_create(&g->engine, dnnl_cpu, 0)
-                        : dnnl_out_of_memory;
-    if (s == dnnl_success) {
-        what = "stream creation";
-        s = dnnl_stream_create(&g->stream, g->engine,
-                dnnl_stream_default_flags);
+    graph_anchor_desc_t g = {.nsp = d->nsp, .n = d->mb, .g = d->g,
+            .cin = d->ic, .cout = d->oc, .nxc = layout == bench_nxc,
+            .xio = wlayout == bench_xio, .constant_weights = constant_weights,
+            .dt = dt};
+    for (int a = 0; a < d->nsp; a++) {
+        g.in[a] = d->i[a];
+        g.out[a] = d->o[a];
+        g.k[a] = d->k[a];
+        g.s[a] = d->s[a];
+        g.d[a] = d->d[a] + 1; /* bench descriptors count from 0 */
+        g.pb[a] = d->p[a];
+        g.pe[a] = bench_desc_pad_end(d, a);
     }
-    if (s == dnnl_success) {
-        what = "logical tensors";
-        s = logical_tensors(d, graph_dt(dt), layout, wlayout,
-                constant_weights, lt);
-    }
-    if (s == dnnl_success) {
-        what = "the op";
-        s = make_op(d, layout, wlayout, lt, &op);
-    }
-    if (s == dnnl_success) {
-        what = "the graph";
-        s = dnnl_graph_graph_create(&g->graph, dnnl_cpu);
-    }
-    if (s == dnnl_success) s = dnnl_graph_add_op(g->graph, op);
-    if (s == dnnl_success) s = dnnl_graph_graph_finalize(g->graph);
-    if (s == dnnl_success)
-        s = dnnl_graph_graph_filter(g->graph,
-                dnnl_graph_partition_policy_fusion);
-    if (s == dnnl_success)
-        s = dnnl_graph_graph_get_partition_num(g->graph, &g->n_partitions);
-    if (s == dnnl_success && g->n_partitions != 1) {
-        what = "partitioning (not one partition)";
-        s = dnnl_unimplemented;
-    }
-    if (s == dnnl_success)
-        s = dnnl_graph_graph_get_partitions(g->graph, 1, &g->partition);
-    uint8_t supported = 0;
-    if (s == dnnl_success)
-        s = dnnl_graph_partition_is_supported(g->partition, &supported);
-    if (s == dnnl_success && !supported) {
-        what = "partitioning (the backend does not support the op)";
-        s = dnnl_unimplemented;
-    }
-    /* The partition's input ports in its own order, matched by id. */
-    size_t n_in = 0;
-    if (s == dnnl_success)
-        s = dnnl_graph_partition_get_input_ports_num(g->partition, &n_in);
-    if (s == dnnl_success && n_in != 2) s = dnnl_unimplemented;
-    if (s == dnnl_success)
-        s = dnnl_graph_partition_get_input_ports(g->partition, 2, ports);
-    if (s == dnnl_success) {
-        what = "compilation";
-        s = dnnl_graph_compiled_partition_create(&g->compiled, g->partition);
-    }
-    const dnnl_graph_logical_tensor_t *ins[2], *outs[1] = {&lt[2]};
-    void *handles[2];
-    for (int i = 0; i < 2 && s == dnnl_success; i++) {
-        int w = ports[i].id == LT_WEI;
-        ins[i] = &lt[w];
-        handles[i] = w ? wei : in;
-    }
-    if (s == dnnl_success)
-        s = dnnl_graph_partition_compile(g->partition, g->compiled, 2, ins, 1,
-                outs, g->engine);
-    for (int i = 0; i < 2 && s == dnnl_success; i++) {
-        what = "tensors";
-        s = dnnl_graph_tensor_create(&g->inputs[i], ins[i], g->engine,
-                handles[i]);
-    }
-    if (s == dnnl_success)
-        s = dnnl_graph_tensor_create(&g->output, &lt[2], g->engine, out);
-    dnnl_graph_op_destroy(op);
-    if (s != dnnl_success) {
-        snprintf(err, err_size, "oneDNN Graph %s failed (%s)", what,
-                dnnl_status2str(s));
-        bench_graph_destroy(g);
+    graph_anchor_t *a = graph_anchor_create(&g, in, wei, out, err, err_size);
+    if (!a) return NULL;
+    bench_graph_t *b = malloc(sizeof *b);
+    if (!b) {
+        graph_anchor_destroy(a);
+        snprintf(err, err_size, "out of memory");
         return NULL;
     }
-    return g;
+    b->a = a;
+    return b;
 }
 
-int bench_graph_execute(bench_graph_t *g) {
-    const_dnnl_graph_tensor_t outs[1] = {g->output};
-    if (dnnl_graph_compiled_partition_execute(g->compiled, g->stream, 2,
-                (const_dnnl_graph_tensor_t *)g->inputs, 1, outs)
-            != dnnl_success)
-        return -1;
-    return dnnl_stream_wait(g->stream) == dnnl_success ? 0 : -1;
-}
+int bench_graph_execute(bench_graph_t *g) { return graph_anchor_execute(g->a); }
 
 void bench_graph_destroy(bench_graph_t *g) {
     if (!g) return;
-    for (int i = 0; i < 2; i++)
-        if (g->inputs[i]) dnnl_graph_tensor_destroy(g->inputs[i]);
-    if (g->output) dnnl_graph_tensor_destroy(g->output);
-    if (g->compiled) dnnl_graph_compiled_partition_destroy(g->compiled);
-    if (g->partition) dnnl_graph_partition_destroy(g->partition);
-    if (g->graph) dnnl_graph_graph_destroy(g->graph);
-    if (g->stream) dnnl_stream_destroy(g->stream);
-    if (g->engine) dnnl_engine_destroy(g->engine);
+    graph_anchor_destroy(g->a);
     free(g);
 }
 
-int bench_graph_available(void) { return 1; }
-
-#else /* no oneDNN Graph */
-
-bench_graph_t *bench_graph_create(const bench_desc_t *d, dgrad_data_type_t dt,
-        bench_layout_t layout, bench_wlayout_t wlayout, int constant_weights,
-        void *in, void *wei, void *out, char *err, size_t err_size) {
-    snprintf(err, err_size, "built without oneDNN Graph (oneDNN 3 with its "
-            "graph API: scripts/build.sh --onednn3)");
-    return NULL;
-}
-
-int bench_graph_execute(bench_graph_t *g) { return -1; }
-
-void bench_graph_destroy(bench_graph_t *g) {}
-
-int bench_graph_available(void) { return 0; }
-
-#endif
+int bench_graph_available(void) { return graph_anchor_available(); }

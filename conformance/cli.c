@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "conform.h"
+#include "graph_anchor.h"
 
 static const char *usage_text =
         "usage: dgrad conform [options] PATH...\n"
@@ -32,6 +33,12 @@ static const char *usage_text =
         "                     invalid cases: quick (minutes) or full (releases)\n"
         "  --junit FILE       also write a JUnit XML report to FILE\n"
         "  --filter TEXT      run only cases whose name contains TEXT\n"
+        "  --oracle NAME      what outputs are judged against: reference (the\n"
+        "                     oracle library and files' expected data, the\n"
+        "                     default) or onednn-graph (oneDNN Graph's own\n"
+        "                     ConvolutionBackwardData on the same data; builds\n"
+        "                     on oneDNN 3; problems it refuses are skipped\n"
+        "                     with its reason)\n"
         "  --inputs-dir DIR   batch files' --case= and --batch= paths are looked\n"
         "                     up next to the batch file, then in DIR (e.g.\n"
         "                     oneDNN's tests/benchdnn/inputs/graph)\n"
@@ -120,7 +127,7 @@ int cf_cli_parse(int argc, char **argv, cf_cli_t *cli, FILE *out, FILE *err) {
         /* Options with a value: --opt VALUE or --opt=VALUE. */
         static const char *const with_value[] = {"--dtypes", "--formats",
                 "--sweep", "--junit", "--filter", "--max-elements",
-                "--inputs-dir"};
+                "--inputs-dir", "--oracle"};
         const char *value = NULL;
         size_t k = 0, n = sizeof with_value / sizeof *with_value;
         for (; k < n; k++) {
@@ -153,6 +160,19 @@ int cf_cli_parse(int argc, char **argv, cf_cli_t *cli, FILE *out, FILE *err) {
             case 3: cli->junit = value; break;
             case 4: cli->options.filter = value; break;
             case 6: cli->inputs_dir = value; break;
+            case 7:
+                if (!strcmp(value, "reference"))
+                    cli->options.oracle = cf_oracle_reference;
+                else if (!strcmp(value, "onednn-graph"))
+                    cli->options.oracle = cf_oracle_onednn_graph;
+                else return usage_error(err, "bad --oracle '%s' (reference or "
+                        "onednn-graph)", value);
+                if (cli->options.oracle == cf_oracle_onednn_graph
+                        && !graph_anchor_available())
+                    return usage_error(err, "--oracle %s needs a build on "
+                            "oneDNN 3 with its graph API (scripts/build.sh "
+                            "--onednn3)", value);
+                break;
             default: {
                 char *end;
                 errno = 0;

@@ -296,6 +296,14 @@ long cf_report_count(const cf_report_t *r, cf_verdict_t verdict);
 int cf_report_write_junit(const cf_report_t *r, const char *path, char *err,
         size_t size);
 
+/* What a run's output is judged against: the oracle library's reference
+ * (and the file's expected data), or oneDNN Graph's own op on the same
+ * data (builds on oneDNN 3; --oracle onednn-graph). */
+typedef enum cf_oracle {
+    cf_oracle_reference = 0,
+    cf_oracle_onednn_graph = 1,
+} cf_oracle_t;
+
 /* -------------------------------------------------------------- runner */
 
 #define CF_LAYOUT_NATIVE 1u
@@ -312,6 +320,7 @@ typedef struct cf_options {
     int verbose;
     int64_t max_elements; /* larger tensors are compiled, not executed */
     const char *filter;   /* run only cases whose name contains it */
+    cf_oracle_t oracle;   /* what outputs are judged against */
 } cf_options_t;
 
 void cf_options_default(cf_options_t *o);

@@ -366,6 +366,20 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
             cf_report_add(r->report, &res);
             continue;
         }
+        if (r->opt.oracle == cf_oracle_onednn_graph) {
+            char refused[512];
+            int got = cf_oracle_graph(&g, &d, refused, sizeof refused);
+            if (got <= 0) {
+                cf_result_t res;
+                cf_result_init(&res, c, dt, "-");
+                cf_result_set(&res, got < 0 ? cf_fail : cf_skip,
+                        got < 0 ? "out_of_memory" : "oracle_refused",
+                        "oracle oneDNN Graph: %s", refused);
+                cf_report_add(r->report, &res);
+                cf_cdata_free(&d);
+                continue;
+            }
+        }
         if (r->opt.layouts & CF_LAYOUT_NATIVE) {
             run_t x = {r, c, &g, "native", &d};
             run_one(&x, dt);

@@ -58,6 +58,9 @@ typedef struct cdata {
     void *in, *wei, *bias;         /* canonical dense, in dt */
     double *ref, *abs_sum;         /* canonical dense output */
     double *expected;              /* canonical dense, or NULL */
+    /* --oracle onednn-graph: oneDNN Graph's output (canonical dense, in
+     * double), what the run is judged against; NULL otherwise. */
+    double *oracle;
     /* The inputs are the file's own: rounding the given values to dt gave
      * what rounding them to the file's type does, so its expected data
      * apply to this run. */
@@ -75,6 +78,11 @@ int cf_cdata_make(const cf_case_t *c, const cf_geom_t *g,
         dgrad_data_type_t dt, cdata_t *d, double **cache_ref,
         double **cache_abs);
 void cf_cdata_free(cdata_t *d);
+
+/* Fills d->oracle from oneDNN Graph's own ConvolutionBackwardData on
+ * @p d's data (oracle_graph.c). 1 on success; 0 when oneDNN Graph refuses
+ * the problem, -1 out of memory, both with the reason in @p why. */
+int cf_oracle_graph(const cf_geom_t *g, cdata_t *d, char *why, size_t size);
 
 /* Scatters canonical tensor @p role into a new buffer of logical tensor
  * @p lt (whose canonical strides the model gives); gaps hold NaN. NULL

@@ -48,6 +48,7 @@ void cf_cdata_free(cdata_t *d) {
         free(d->abs_sum);
     }
     free(d->expected);
+    free(d->oracle);
     memset(d, 0, sizeof *d);
 }
 
