@@ -54,12 +54,13 @@ expect 2 "unknown option '--frob'" -- --frob demo
 expect 2 "--plugin needs a value" -- --plugin
 expect 1 "cannot load plugin '$missing': no such file" -- --plugin "$missing" demo
 
-# --version: dgrad's version, the oneDNN this process runs on, the plugin.
+# --version: dgrad's version, the oneDNN this process runs on (2.6 or
+# later, or 3.x), the plugin with the oneDNN it was built against.
 expect 0 "^dgrad 0\.1\.0$
-^oneDNN 2\.6\.[0-9]+ \(OpenMP CPU runtime(, commit [0-9a-f]+)?\)$
-^plugin dgrad 0\.1\.0 \(ABI 1\.[0-9]+\) from /.*libdgrad_plugin\.so$" -- --version
+^oneDNN (2\.[6-9]|3\.[0-9]+)\.[0-9]+ \(OpenMP CPU runtime(, commit [0-9a-f]+)?\)$
+^plugin dgrad 0\.1\.0\+onednn\.(2\.[6-9]|3\.[0-9]+)\.[0-9]+ \(ABI 1\.[0-9]+\) from /.*libdgrad_plugin\.so$" -- --version
 expect 1 "^dgrad 0\.1\.0$
-^oneDNN 2\.6\.[0-9]+ 
+^oneDNN (2\.[6-9]|3\.[0-9]+)\.[0-9]+ 
 ^dgrad: cannot load plugin '$missing': no such file$" -- --plugin "$missing" --version
 expect 2 "--version takes no command \('demo' given\)" -- --version demo
 

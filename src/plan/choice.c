@@ -234,6 +234,33 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
     return best;
 }
 
+/* 16-bit problems: oneDNN's kernels in the type itself are not always
+ * faster than its f32 ones behind dgrad's conversions (oneDNN 3.7 runs
+ * bf16 depthwise as brgconv_strided, some 50x slower than 2.6's jit_dw),
+ * so the staged candidates are timed as well and the faster plan kept. */
+static dgrad_plan_t *challenge_with_staged(choosing_t *c, dgrad_plan_t *best,
+        double *best_ms) {
+    if (c->staged || c->problem->dt == dgrad_f32) return best;
+    cand_pd_t pds[MAX_CAND_PDS];
+    dnnl_status_t err = dnnl_success;
+    const char *what = "";
+    int n = all_candidates(c->problem, c->policy, 1, pds, &err), w = -1;
+    double ms = INFINITY;
+    dgrad_plan_t *staged = n > 0 ? search(c->problem, c->policy, 1,
+            c->weights_constant, pds, n, &w, &ms, &err, &what) : NULL;
+    destroy_pds(pds, n);
+    if (layout_search_verbose())
+        fprintf(stderr, "dgrad layout search: in the type %.4f ms, staged "
+                "through f32 %.4f ms\n", *best_ms, ms);
+    if (staged && ms < *best_ms) {
+        plan_destroy(best);
+        *best_ms = ms;
+        return staged;
+    }
+    plan_destroy(staged);
+    return best;
+}
+
 /* Timed: every candidate runs on scratch buffers, the fastest is kept;
  * up to some 100 us, one thread may beat the fork and join
  * (DGRAD_LAYOUT_SEARCH=verbose prints both times for each such plan). */
@@ -242,7 +269,8 @@ static dgrad_plan_t *choose_timed(choosing_t *c) {
     double ms = INFINITY;
     dgrad_plan_t *best = search(c->problem, c->policy, c->staged,
             c->weights_constant, c->pds, c->n, &w, &ms, &c->err, &c->what);
-    if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
+    if (best) best = challenge_with_staged(c, best, &ms);
+    if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS && !best->staged == !c->staged)
         best = keep_faster_threading(c->problem, c->policy, c->staged,
                 c->weights_constant, &c->pds[w], best);
     if (best && c->policy->own_loop)
