@@ -19,11 +19,13 @@ CONFIGS = [
 
 # A table row of `dgrad bench`: name, dgrad impl, ms, [min..max], raw impl,
 # raw ms, ratio, added us (absent in tables written before it), GFLOP/s,
-# roof%, compile, cached, mem, (f16/f32), check.
+# roof%, compile, cached, mem, (f16/f32), (graph ms, dgrad/graph: builds on
+# oneDNN 3), check.
 ROW = re.compile(r"^(?P<name>\S+)\s+(?P<impl>\S+)\s+[\d.]+\s+\[[^\]]*\]"
                  r"\s+(?P<raw_impl>\S+)\s+(?P<raw_ms>\S+)\s+\S+(?:\s+\S+)?"
                  r"\s+(?P<gflops>[\d.]+)\s+(?P<roof>[\d.]+)\s+\S+"
-                 r"\s+(?P<cached>[\d.]+)us\s+\S+(?:\s+(?P<f16>[\d.]+))?\s+\S+$")
+                 r"\s+(?P<cached>[\d.]+)us\s+\S+(?:\s+(?P<f16>[\d.]+))?"
+                 r"(?:\s+(?:[\d.]+|n/a)\s+(?:[\d.]+|nan))?\s+(?:ok|FAIL|-)$")
 
 
 def geomean(xs):
@@ -71,6 +73,7 @@ def load(directory, config):
         r["gflops"] = float(n["gflops"])
         r["roof"] = float(n["roofline_pct"])
         r["roof_us"] = float(n.get("roofline_us", "nan"))
+        r["graph"] = float(n["dgrad_ms"]) / float(n.get("graph_ms", "nan"))
         r["slower"] = r["ratio"] > 1.0
     return rows
 
@@ -78,11 +81,13 @@ def load(directory, config):
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     data = {c: load(directory, c) for c, _ in CONFIGS}
+    graph = any(r for c, _ in CONFIGS for r in (data[c] or [])
+                if math.isfinite(r["graph"]))
     print("| configuration | geomean dgrad/raw | same kernel as raw | "
           "same kernel, raw >= 20 us | depthwise | f16/f32 | roofline geomean | "
           "roofline geomean, roofline >= 10 us | slower than raw | "
-          "cached compile (largest median) |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "cached compile (largest median) |" + (" dgrad/oneDNN Graph |" if graph else ""))
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if graph else ""))
     for c, label in CONFIGS:
         rows = data[c]
         if not rows:
@@ -93,7 +98,9 @@ def main():
         f16 = geomean([r["f16_f32"] for r in rows])
         long = [r["roof"] / 100 for r in rows if r["roof_us"] >= 10]
         slower = [r for r in rows if r["slower"]]
-        print("| %s | %.3f | %.3f (%d) | %.3f (%d) | %.3f (%d) | %s | %.1f%% | %.1f%% (%d) | %d (max %.2f) | %.1f µs |" % (
+        g = [r["graph"] for r in rows if math.isfinite(r["graph"])]
+        print(("| %s | %.3f | %.3f (%d) | %.3f (%d) | %.3f (%d) | %s | %.1f%% | %.1f%% (%d) | %d (max %.2f) | %.1f µs |"
+               + (" %.3f (%d) |" % (geomean(g), len(g)) if graph else "")) % (
             label, geomean([r["ratio"] for r in rows]), geomean(same), len(same),
             geomean(big), len(big),
             geomean([r["ratio"] for r in rows if r["dw"]]),
