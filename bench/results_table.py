@@ -3,6 +3,7 @@
 a summary per configuration and one row per problem. Usage:
 results_table.py DIR (the directory holding <config>.csv and <config>.txt)."""
 import csv
+import json
 import math
 import os
 import re
@@ -78,6 +79,29 @@ def load(directory, config):
     return rows
 
 
+def suite_table(directory, data):
+    """dgrad/oneDNN Graph geomean per suite file and configuration (the
+    suites of problems.jsonl, written by run-suites.sh)."""
+    path = os.path.join(directory, "problems.jsonl")
+    if not os.path.exists(path):
+        return
+    suites = [os.path.splitext(os.path.basename(json.loads(line)["file"]))[0]
+              for line in open(path) if line.strip()]
+    names = list(dict.fromkeys(suites))
+    shown = [(c, label) for c, label in CONFIGS if data[c]]
+    print()
+    print("| suite | " + " | ".join(label for _, label in shown) + " |")
+    print("| --- |" + " --- |" * len(shown))
+    for name in names + ["all"]:
+        cells = []
+        for c, _ in shown:
+            rows = data[c]
+            g = [r["graph"] for r, s in zip(rows, suites)
+                 if (name == "all" or s == name) and math.isfinite(r["graph"])]
+            cells.append("%.3f (%d)" % (geomean(g), len(g)) if g else "")
+        print("| %s | %s |" % (name, " | ".join(cells)))
+
+
 def main():
     directory = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
     data = {c: load(directory, c) for c, _ in CONFIGS}
@@ -109,6 +133,8 @@ def main():
             100 * geomean(long), len(long), len(slower),
             max([r["ratio"] for r in slower] or [0.0]),
             max(r["cached_us"] for r in rows)))
+    if graph:
+        suite_table(directory, data)
     base = data["f32_nxc"]
     if not base:
         return

@@ -17,6 +17,8 @@ if [ ! -x "$bin" ]; then
 fi
 mkdir -p "$out"
 suite=${SUITE:-bench/suites/full.txt}
+# Which suite file each problem comes from (results_table.py groups by it).
+"$bin" bench --list-problems --batch "$suite" > "$out/problems.jsonl"
 run() {
     local name=$1
     shift
