@@ -1,37 +1,94 @@
 /*
  * `dgrad conform --oracle onednn-graph`: a case's expected output from
  * oneDNN Graph's own ConvolutionBackwardData (tools/graph_anchor.h) on the
- * same canonical data, instead of the oracle library's reference. The
- * canonical problem goes to oneDNN Graph as the oneDNN dialect writes it:
- * NCX data, OIX weights ([G, Cin/G, Cout/G, K...] dense is OIX
- * [Cin, Cout/G, K...]), explicit pads, dst_shape; a bias (ONNX) is added
- * afterwards in double, since ConvolutionBackwardData has none. Where
- * oneDNN Graph refuses the problem the run is skipped with its reason:
- * those are the cases on which the two disagree about meaning or range
- * (the README lists them).
+ * same canonical data, instead of the oracle library's reference.
+ *
+ * oneDNN Graph is given the case as the oneDNN dialect writes it: a
+ * ConvolutionBackwardData case's own attributes (strides, dilations, pads,
+ * auto_pad, groups), any other dialect's case as cf_model_translate puts
+ * it into that dialect (explicit pads where they express the problem,
+ * else SAME_*), so that oneDNN Graph applies its own padding rules; the
+ * output shape is dgrad's resolved one, as dst_shape. The data go in as
+ * NCX/OIX (canonical dense [G, Cin/G, Cout/G, K...] is OIX
+ * [Cin, Cout/G, K...]); a bias (ONNX) is added afterwards in double, since
+ * ConvolutionBackwardData has none. Where oneDNN Graph refuses the case,
+ * or the oneDNN dialect cannot express it, the run is skipped with the
+ * reason; where it computes something else, the run fails: each such
+ * difference of meaning is listed in the README.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "dtype.h"
 #include "graph_anchor.h"
 #include "runner.h"
 
-int cf_oracle_graph(const cf_geom_t *g, cdata_t *d, char *why, size_t size) {
+/* The first @p n values of integer-list attribute @p name of @p c, or
+ * @p fallback each when absent. 0 on a malformed list. */
+static int attr_list(const cf_case_t *c, const char *name, int n,
+        int64_t fallback, int64_t *out) {
+    int64_t v[CF_MAX_LIST];
+    int count = 0;
+    const char *text = cf_case_attr(c, name);
+    for (int i = 0; i < n; i++) out[i] = fallback;
+    if (!text) return 1;
+    if (!cf_parse_ints(text, v, CF_MAX_LIST, &count) || count < n) return 0;
+    for (int i = 0; i < n; i++) out[i] = v[i];
+    return 1;
+}
+
+/* oneDNN Graph's description of @p c (in the oneDNN dialect) with @p g's
+ * sizes. */
+static int describe(const cf_case_t *c, const cf_geom_t *g,
+        graph_anchor_desc_t *a, char *why, size_t size) {
+    int n = g->nsp;
+    if (!attr_list(c, "strides", n, 1, a->s)
+            || !attr_list(c, "dilations", n, 1, a->d)
+            || !attr_list(c, "pads_begin", n, 0, a->pb)
+            || !attr_list(c, "pads_end", n, 0, a->pe)) {
+        snprintf(why, size, "an attribute list cannot be read");
+        return 0;
+    }
+    const char *ap = cf_case_attr(c, "auto_pad");
+    a->auto_pad = NULL;
+    if (ap && !strcasecmp(ap, "SAME_UPPER")) a->auto_pad = "SAME_UPPER";
+    else if (ap && !strcasecmp(ap, "SAME_LOWER")) a->auto_pad = "SAME_LOWER";
+    else if (ap && !strcasecmp(ap, "VALID")) a->auto_pad = "VALID";
+    return 1;
+}
+
+int cf_oracle_graph(const cf_case_t *c, const cf_geom_t *g, cdata_t *d,
+        char *why, size_t size) {
     graph_anchor_desc_t a = {.nsp = g->nsp, .n = g->N, .g = g->G,
             .cin = g->Cin, .cout = g->Cout, .dt = d->dt};
     for (int i = 0; i < g->nsp; i++) {
-        int64_t natural = (g->X[i] - 1) * g->S[i] + (g->K[i] - 1) * g->D[i]
-                + 1;
         a.in[i] = g->X[i];
         a.out[i] = g->Y[i];
         a.k[i] = g->K[i];
-        a.s[i] = g->S[i];
-        a.d[i] = g->D[i];
-        a.pb[i] = g->PB[i];
-        a.pe[i] = natural - g->Y[i] - g->PB[i];
     }
+    const cf_case_t *in_onednn = c;
+    cf_case_t *t = NULL;
+    if (c->kind != dgrad_op_convolution_backward_data) {
+        char reason[256];
+        t = malloc(sizeof *t);
+        if (!t) {
+            snprintf(why, size, "out of memory");
+            return -1;
+        }
+        if (!cf_model_translate(c, g, 0, 0, t, reason, sizeof reason)) {
+            snprintf(why, size, "the oneDNN dialect cannot express the "
+                    "case: %s", reason);
+            free(t);
+            return 0;
+        }
+        in_onednn = t;
+    }
+    int described = describe(in_onednn, g, &a, why, size);
+    free(t);
+    if (!described) return 0;
+
     size_t es = dgrad_data_type_size(d->dt);
     void *out = malloc((size_t)(d->n_out > 0 ? d->n_out : 1) * es);
     d->oracle = malloc((size_t)(d->n_out > 0 ? d->n_out : 1) * sizeof(double));

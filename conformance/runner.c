@@ -368,7 +368,7 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
         }
         if (r->opt.oracle == cf_oracle_onednn_graph) {
             char refused[512];
-            int got = cf_oracle_graph(&g, &d, refused, sizeof refused);
+            int got = cf_oracle_graph(c, &g, &d, refused, sizeof refused);
             if (got <= 0) {
                 cf_result_t res;
                 cf_result_init(&res, c, dt, "-");

@@ -79,10 +79,12 @@ int cf_cdata_make(const cf_case_t *c, const cf_geom_t *g,
         double **cache_abs);
 void cf_cdata_free(cdata_t *d);
 
-/* Fills d->oracle from oneDNN Graph's own ConvolutionBackwardData on
- * @p d's data (oracle_graph.c). 1 on success; 0 when oneDNN Graph refuses
- * the problem, -1 out of memory, both with the reason in @p why. */
-int cf_oracle_graph(const cf_geom_t *g, cdata_t *d, char *why, size_t size);
+/* Fills d->oracle from oneDNN Graph's own ConvolutionBackwardData for case
+ * @p c (geometry @p g) on @p d's data (oracle_graph.c). 1 on success; 0
+ * when oneDNN Graph refuses the case or the oneDNN dialect cannot express
+ * it, -1 out of memory, both with the reason in @p why. */
+int cf_oracle_graph(const cf_case_t *c, const cf_geom_t *g, cdata_t *d,
+        char *why, size_t size);
 
 /* Scatters canonical tensor @p role into a new buffer of logical tensor
  * @p lt (whose canonical strides the model gives); gaps hold NaN. NULL

@@ -111,6 +111,9 @@ static dnnl_status_t make_op(const graph_anchor_desc_t *d,
     if (s == dnnl_success)
         s = dnnl_graph_op_set_attr_str(*op, dnnl_graph_op_attr_weights_format,
                 wf, strlen(wf));
+    if (s == dnnl_success && d->auto_pad)
+        s = dnnl_graph_op_set_attr_str(*op, dnnl_graph_op_attr_auto_pad,
+                d->auto_pad, strlen(d->auto_pad));
     return s;
 }
 

@@ -16,8 +16,9 @@
 
 /* The op in oneDNN Graph's terms: cin channels in (diff_dst), cout out
  * (diff_src), spatial arrays outermost first; d the dilations counted
- * from 1, pb/pe the pads at the beginning and end (pe follows from the
- * output size); nxc/xio the data and weights formats. */
+ * from 1, pb/pe the pads at the beginning and end, auto_pad its attribute
+ * (NULL: "None"); out is dst_shape's spatial part; nxc/xio the data and
+ * weights formats. */
 typedef struct graph_anchor_desc {
     int nsp;
     int64_t n, g, cin, cout;
@@ -25,6 +26,7 @@ typedef struct graph_anchor_desc {
     int64_t k[GRAPH_ANCHOR_MAX_SP], s[GRAPH_ANCHOR_MAX_SP];
     int64_t d[GRAPH_ANCHOR_MAX_SP], pb[GRAPH_ANCHOR_MAX_SP];
     int64_t pe[GRAPH_ANCHOR_MAX_SP];
+    const char *auto_pad;
     int nxc, xio, constant_weights;
     dgrad_data_type_t dt;
 } graph_anchor_desc_t;
