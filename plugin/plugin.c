@@ -14,6 +14,10 @@
 
 #include <oneapi/dnnl/dnnl_version.h>
 
+#if defined(DGRAD_ONEDNN_MAJOR) && DGRAD_ONEDNN_MAJOR != DNNL_VERSION_MAJOR
+#error "oneDNN headers of another major than the oneDNN CMake found"
+#endif
+
 #include "dgrad/dgrad.h"
 #include "dgrad/dgrad_plugin.h"
 #include "error.h"

@@ -123,7 +123,7 @@ static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
  * one step only, the last, so a failure before it leaves it untouched). */
 static int writes_user_output(const dgrad_plan_t *plan) {
     if (plan->direct) return !plan->staged;
-    return !plan->fold.mode && !plan->out.reorder.prim && !plan->staged
+    return !plan->fold.mode && !step_exists(&plan->out.reorder) && !plan->staged
             && !plan->p.has_bias;
 }
 
@@ -133,7 +133,7 @@ static int writes_user_output(const dgrad_plan_t *plan) {
 static int needs_conv_buf(const dgrad_plan_t *plan, int t) {
     if (t == T_OUT) return !writes_user_output(plan);
     if (t == T_WEI && (plan->fold.mode || plan->direct)) return 1;
-    return path_of(plan, t)->reorder.prim || plan->staged;
+    return step_exists(&path_of(plan, t)->reorder) || plan->staged;
 }
 
 /* A staging buffer is needed when two stand there: a conversion (or the
@@ -141,8 +141,8 @@ static int needs_conv_buf(const dgrad_plan_t *plan, int t) {
  * conversion. */
 static int needs_stage_buf(const dgrad_plan_t *plan, int t) {
     if (plan->fold.mode && t == T_OUT) return plan->staged;
-    if (plan->fold.mode && t == T_WEI) return plan->wei.reorder.prim != NULL;
-    return path_of(plan, t)->reorder.prim && plan->staged;
+    if (plan->fold.mode && t == T_WEI) return step_exists(&plan->wei.reorder);
+    return step_exists(&path_of(plan, t)->reorder) && plan->staged;
 }
 
 static size_t align_up(size_t n) {
@@ -328,6 +328,12 @@ static dnnl_status_t run_on(exec_ctx_t *c, bound_t *mem, int scratch_slot,
     dnnl_exec_arg_t args[N_SLOTS];
     dnnl_status_t s = dnnl_success;
     int n = 0;
+    if (step->own) {
+        s = fallible ? DGRAD_FALLIBLE(dnnl_success) : dnnl_success;
+        if (s == dnnl_success) own_reorder_run(step, ptr[0], (void *)ptr[1]);
+        else planning_fail(s);
+        return s;
+    }
     for (; n < nargs && s == dnnl_success; n++) {
         args[n].arg = arg[n];
         s = bind(&mem[n], ptr[n], &args[n].memory);
@@ -390,16 +396,16 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
         return dnnl_success;
     }
     if (plan->fold.mode && t == T_WEI) {
-        void *folded = tp->reorder.prim ? c->stage[t] : conv;
+        void *folded = step_exists(&tp->reorder) ? c->stage[t] : conv;
         fold_weights(plan, user, folded);
         io = folded;
     } else if (plan->staged) {
-        void *stage = tp->reorder.prim ? c->stage[t] : conv;
+        void *stage = step_exists(&tp->reorder) ? c->stage[t] : conv;
         convert(&tp->cv, plan->p.dt, 1, user, stage);
         io = stage;
     }
     *conv_ptr = io;
-    if (!tp->reorder.prim) return dnnl_success;
+    if (!step_exists(&tp->reorder)) return dnnl_success;
     *conv_ptr = conv;
     return run_reorder(c, t == T_IN ? S_IN : S_WEI, &tp->reorder, io, conv);
 }
@@ -435,12 +441,12 @@ static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
     const dgrad_plan_t *plan = c->plan;
     const tensor_path_t *tp = &plan->out;
     void *io = !plan->staged ? user_box
-            : tp->reorder.prim || plan->fold.mode ? (void *)c->stage[T_OUT]
+            : step_exists(&tp->reorder) || plan->fold.mode ? (void *)c->stage[T_OUT]
                                                   : (void *)c->conv[T_OUT];
     dnnl_status_t s = dnnl_success;
     if (plan->fold.mode)
         s = run_phase_copies(c, conv, io);
-    else if (tp->reorder.prim)
+    else if (step_exists(&tp->reorder))
         s = run_reorder(c, S_OUT, &tp->reorder, conv, io);
     if (s == dnnl_success && plan->staged)
         convert(&tp->cv, plan->p.dt, 0, io, user_box);
@@ -515,7 +521,7 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
         s = run_conv(c, conv_in, conv_wei, conv_out);
     if (s == dnnl_success && bias && !plan->fold.mode) {
         /* Into the user's box when no reorder or conversion follows. */
-        void *biased = plan->out.reorder.prim || plan->staged ? conv_out
+        void *biased = step_exists(&plan->out.reorder) || plan->staged ? conv_out
                                                               : out_box;
         s = run_bias(c, bias, conv_out, biased);
         conv_out = biased;

@@ -30,6 +30,10 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl_version.h>
 
+#if defined(DGRAD_ONEDNN_MAJOR) && DGRAD_ONEDNN_MAJOR != DNNL_VERSION_MAJOR
+#error "oneDNN headers of another major than the oneDNN CMake found"
+#endif
+
 #if DNNL_VERSION_MAJOR >= 3
 #define DGRAD_ONEDNN_V3 1
 typedef const_dnnl_memory_desc_t md_ref_t;

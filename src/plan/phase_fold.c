@@ -300,10 +300,15 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
                             md_ref(&pc->to_md));
             if (s == dnnl_success)
                 s = make_step(&pc->step, rpd, &plan->scratch_size);
+            if (s == dnnl_success)
+                s = reorder_make_safe(&pc->step, md_ref(&pc->from_md),
+                        md_ref(&pc->to_md));
             dnnl_primitive_desc_destroy(rpd);
             if (s == dnnl_success) {
                 f->n_copies++;
             } else {
+                dnnl_primitive_destroy(pc->step.prim);
+                pc->step.prim = NULL;
                 md_free(&pc->from_md);
                 md_free(&pc->to_md);
                 md_free(&pc->step.scratch_md);

@@ -37,6 +37,10 @@ typedef struct chunking {
  * buffer comes from each execute and executes can run concurrently). */
 typedef struct step {
     dnnl_primitive_t prim;
+    /* A reorder oneDNN got wrong here (reorder_check.c), run by dgrad's
+     * own copy between these layouts instead; prim is NULL. */
+    int own;
+    md_layout_t own_from, own_to;
     md_t scratch_md;
     size_t scratch_bytes; /* of scratch_md (oneDNN computes it slowly) */
     char impl[48]; /* oneDNN implementation name */
@@ -278,6 +282,26 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
 void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, void *out, char *scratch);
+
+/* ------------------------------------------------------ reorder_check.c */
+
+/* Whether reorders are checked before use (oneDNN 3.7.0-3.8.0, or
+ * DGRAD_CHECK_REORDERS=1; =0 never). */
+int reorder_check_wanted(void);
+/* Implementations whose results cannot be trusted on this oneDNN. */
+int impl_untrusted(const char *impl);
+/* Runs @p step's reorder from @p from to @p to once on scratch buffers and
+ * checks the result: dnnl_unimplemented when it is wrong. */
+dnnl_status_t reorder_check(const step_t *step, md_ref_t from, md_ref_t to);
+/* Checks @p step's reorder where wanted and, when oneDNN's is wrong,
+ * turns the step into dgrad's own copy (no primitive, no scratchpad). */
+dnnl_status_t reorder_make_safe(step_t *step, md_ref_t from, md_ref_t to);
+/* dgrad's own copy of one tensor between the step's layouts. */
+void own_reorder_run(const step_t *step, const void *from, void *to);
+/* Whether a step runs (a primitive, or dgrad's own copy). */
+static inline int step_exists(const step_t *s) {
+    return s->prim != NULL || s->own;
+}
 
 /* ------------------------------------------------------------ chunks.c */
 

@@ -164,6 +164,7 @@ dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
     }
     chunking_free(&ch);
     if (s == dnnl_success) s = make_step(&t->reorder, pd, &plan->scratch_size);
+    if (s == dnnl_success) s = reorder_make_safe(&t->reorder, from, to);
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(chunk_pd);
     return s;
@@ -259,7 +260,7 @@ dnnl_status_t build_primitives(dgrad_plan_t *plan,
     /* Sizes the execute path needs, computed once (oneDNN's
      * dnnl_memory_desc_get_size took 16% of a microsecond execute under
      * `perf record build/dgrad bench` on an ONNX example). */
-    plan->prepared_weights_bytes = plan->wei.reorder.prim || plan->staged
+    plan->prepared_weights_bytes = step_exists(&plan->wei.reorder) || plan->staged
             ? md_size(md_ref(&plan->wei.conv_md)) : 0;
     if (s != dnnl_success || !plan->p.has_bias) return s;
     *what = "bias binary add creation";

@@ -1,0 +1,237 @@
+/*
+ * A oneDNN reorder checked before a plan uses it. oneDNN 3.7.0 to 3.8.0
+ * have jit reorders ("jit:uni") that leave elements out: with 3.7.1 on an
+ * AMD Zen 5, plain 1x1x2x2 f32 weights reordered into ABcd16a16b keep only
+ * their first element, so a 2x2 transposed convolution computes with a
+ * 1x1 kernel (tests/test_onednn_compat.c, reorder_check_*; oneDNN issue
+ * #3280, fixed in 3.8.1). On those versions, and wherever
+ * DGRAD_CHECK_REORDERS=1 asks for it, every reorder dgrad makes is run
+ * once on scratch buffers: the source filled with distinct bit patterns,
+ * the destination with NaN, then each element of the destination (all
+ * of them up to CHECK_ALL elements, a spread sample beyond) must hold its
+ * source element and, checked in full, each padding element zero. A
+ * reorder that fails is replaced by dgrad's own copy between the two
+ * layouts (own_reorder_run: element by element, threaded, far slower than
+ * oneDNN's kernels, exact), which the timed choice then weighs like any
+ * other step.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tensors up to this many elements are checked element by element, with
+ * their padding; larger ones on a sample of this many elements. */
+#define CHECK_ALL ((int64_t)1 << 22)
+/* Larger tensors (bytes, either side) are not checked: the scratch
+ * buffers would double a plan's memory at planning. */
+#define CHECK_MAX_BYTES ((size_t)1 << 28)
+
+static int version_needs_check(void) {
+    const dnnl_version_t *v = dnnl_version();
+    return v->major == 3 && (v->minor == 7 || (v->minor == 8 && v->patch == 0));
+}
+
+/* oneDNN's plain-layout convolutions of 3.7 ("jit_uni_ncsp_convolution:
+ * conv+..." wrappers) reorder to blocked layouts inside, with the same
+ * jit reorders, which dgrad cannot check: on those versions they give
+ * wrong results (the ci:3d_dilated problem of bench/suites/ci_small.txt in
+ * NCX, against raw oneDNN on its preferred layouts) and are not offered. */
+int impl_untrusted(const char *impl) {
+    return version_needs_check() && strstr(impl, "jit_uni_ncsp_convolution");
+}
+
+int reorder_check_wanted(void) {
+    static int wanted = -1; /* racy but idempotent */
+    if (wanted < 0) {
+        const char *env = getenv("DGRAD_CHECK_REORDERS");
+        wanted = env && !strcmp(env, "1") ? 1
+                : env && !strcmp(env, "0") ? 0 : version_needs_check();
+    }
+    return wanted;
+}
+
+/* Element offset of logical index @p idx in layout @p l (oneDNN's blocked
+ * addressing: outer blocks by the strides, inner blocks nested in their
+ * order). */
+static int64_t offset_of(const md_layout_t *l, const int64_t *idx) {
+    int64_t blk[DNNL_MAX_NDIMS], off = l->offset0, inner = 0;
+    for (int d = 0; d < l->ndims; d++) blk[d] = 1;
+    for (int k = 0; k < l->inner_nblks; k++) blk[l->inner_idxs[k]] *= l->inner_blks[k];
+    for (int d = 0; d < l->ndims; d++) off += idx[d] / blk[d] * l->strides[d];
+    for (int k = 0; k < l->inner_nblks; k++) {
+        int d = (int)l->inner_idxs[k];
+        int64_t below = 1; /* blocks of the same dim nested inside */
+        for (int j = k + 1; j < l->inner_nblks; j++)
+            if (l->inner_idxs[j] == d) below *= l->inner_blks[j];
+        inner = inner * l->inner_blks[k] + idx[d] / below % l->inner_blks[k];
+    }
+    return off + inner;
+}
+
+/* A distinct finite bit pattern per offset, in elements of @p es bytes. */
+static uint32_t pattern(int64_t off, size_t es) {
+    uint32_t h = (uint32_t)off * 2654435761u;
+    /* f32: a normal positive number; 16-bit: below the first inf/NaN
+     * exponent of f16 and bf16, and not zero. */
+    return es == 4 ? 0x3f800000u | (h >> 9) : 1u + (h >> 16) % 0x7b00u;
+}
+
+static uint32_t load_bits(const char *buf, int64_t off, size_t es) {
+    if (es == 4) {
+        uint32_t v;
+        memcpy(&v, buf + off * 4, 4);
+        return v;
+    }
+    uint16_t v;
+    memcpy(&v, buf + off * 2, 2);
+    return v;
+}
+
+static void store_bits(char *buf, int64_t off, size_t es, uint32_t bits) {
+    if (es == 4) {
+        memcpy(buf + off * 4, &bits, 4);
+    } else {
+        uint16_t v = (uint16_t)bits;
+        memcpy(buf + off * 2, &v, 2);
+    }
+}
+
+/* Logical index number @p n (row-major over @p dims). */
+static void index_of(int nd, const int64_t *dims, int64_t n, int64_t *idx) {
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = dims[d] ? n % dims[d] : 0;
+        n = dims[d] ? n / dims[d] : 0;
+    }
+}
+
+/* Whether the reorder's destination is right: every element checked (or
+ * a sample), padding zero when checked in full. */
+static int destination_right(const md_layout_t *f, const md_layout_t *t,
+        const char *from, const char *to, size_t es) {
+    int64_t count = 1, padded = 1, idx[DNNL_MAX_NDIMS];
+    for (int d = 0; d < t->ndims; d++) {
+        count *= t->dims[d];
+        padded *= t->padded_dims[d];
+    }
+    int full = count <= CHECK_ALL;
+    int64_t n = full ? count : CHECK_ALL, step = full ? 1 : count / n;
+    for (int64_t i = 0; i < n; i++) {
+        index_of(t->ndims, t->dims, i * step + (full ? 0 : i % step), idx);
+        if (load_bits(to, offset_of(t, idx), es)
+                != load_bits(from, offset_of(f, idx), es))
+            return 0;
+    }
+    if (!full || padded == count) return 1;
+    for (int64_t i = 0; i < padded; i++) {
+        index_of(t->ndims, t->padded_dims, i, idx);
+        int pad = 0;
+        for (int d = 0; d < t->ndims; d++) pad |= idx[d] >= t->dims[d];
+        if (pad && load_bits(to, offset_of(t, idx), es) != 0) return 0;
+    }
+    return 1;
+}
+
+dnnl_status_t reorder_check(const step_t *step, md_ref_t from, md_ref_t to) {
+    md_layout_t f, t;
+    if (!md_layout(from, &f) || !md_layout(to, &t) || f.ndims != t.ndims
+            || f.dt != t.dt)
+        return dnnl_success; /* not a layout copy dgrad can address */
+    size_t es = dnnl_data_type_size(f.dt);
+    size_t fb = md_size(from), tb = md_size(to);
+    if ((es != 4 && es != 2) || fb > CHECK_MAX_BYTES || tb > CHECK_MAX_BYTES)
+        return dnnl_success;
+    char *fbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, fb + ALIGNMENT));
+    char *tbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, tb + ALIGNMENT));
+    char *sbuf = step->scratch_bytes ? allocated(dgrad_aligned_alloc(
+            ALIGNMENT, step->scratch_bytes + ALIGNMENT)) : NULL;
+    dnnl_memory_t m[3] = {NULL, NULL, NULL};
+    dnnl_stream_t stream = NULL;
+    dnnl_status_t s = fbuf && tbuf && (sbuf || !step->scratch_bytes)
+            ? dnnl_success : dnnl_out_of_memory;
+    if (s == dnnl_success) {
+        for (int64_t o = 0; o < (int64_t)(fb / es); o++)
+            store_bits(fbuf, o, es, pattern(o, es));
+        memset(tbuf, 0xff, tb); /* NaN in every type */
+        s = ACQUIRE(dnnl_stream_create(&stream, engine,
+                dnnl_stream_default_flags));
+    }
+    if (s == dnnl_success) s = ACQUIRE(dnnl_memory_create(&m[0], from, engine, fbuf));
+    if (s == dnnl_success) s = ACQUIRE(dnnl_memory_create(&m[1], to, engine, tbuf));
+    if (s == dnnl_success && sbuf)
+        s = ACQUIRE(dnnl_memory_create(&m[2], md_ref(&step->scratch_md),
+                engine, sbuf));
+    if (s == dnnl_success) {
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m[0]}, {DNNL_ARG_TO, m[1]},
+                {DNNL_ARG_SCRATCHPAD, m[2]}};
+        s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim, stream,
+                sbuf ? 3 : 2, args));
+        if (s == dnnl_success) s = dnnl_stream_wait(stream);
+        if (s != dnnl_success) planning_fail(s);
+    }
+    if (s == dnnl_success && !destination_right(&f, &t, fbuf, tbuf, es)) {
+        if (layout_search_verbose())
+            fprintf(stderr, "dgrad layout search: reorder %s gives wrong "
+                    "results here: refused\n", step->impl);
+        s = dnnl_unimplemented;
+    }
+    for (int i = 0; i < 3; i++) dnnl_memory_destroy(m[i]);
+    dnnl_stream_destroy(stream);
+    free(fbuf);
+    free(tbuf);
+    free(sbuf);
+    return s;
+}
+
+dnnl_status_t reorder_make_safe(step_t *step, md_ref_t from, md_ref_t to) {
+    if (!reorder_check_wanted()) return dnnl_success;
+    /* A chunked reorder runs one primitive on every chunk: its chunk is
+     * checked; dgrad's copy takes the whole tensor at once. */
+    int chunked = step->n_chunks > 1;
+    dnnl_status_t s = reorder_check(step,
+            chunked ? md_ref(&step->chunks.from_md) : from,
+            chunked ? md_ref(&step->chunks.to_md) : to);
+    if (s != dnnl_unimplemented) return s;
+    if (!md_layout(from, &step->own_from) || !md_layout(to, &step->own_to))
+        return dnnl_unimplemented;
+    dnnl_primitive_destroy(step->prim);
+    step->prim = NULL;
+    step->own = 1;
+    step->scratch_bytes = 0;
+    step->n_chunks = 1;
+    chunking_free(&step->chunks);
+    snprintf(step->impl, sizeof step->impl, "dgrad:copy");
+    return dnnl_success;
+}
+
+void own_reorder_run(const step_t *step, const void *from, void *to) {
+    const md_layout_t *f = &step->own_from, *t = &step->own_to;
+    size_t es = dnnl_data_type_size(f->dt);
+    int64_t count = 1, padded = 1;
+    for (int d = 0; d < t->ndims; d++) {
+        count *= t->dims[d];
+        padded *= t->padded_dims[d];
+    }
+    /* Padding first (zero, as oneDNN's reorders leave it), then every
+     * element. */
+    if (padded != count) {
+        #pragma omp parallel for schedule(static)
+        for (int64_t i = 0; i < padded; i++) {
+            int64_t idx[DNNL_MAX_NDIMS];
+            int pad = 0;
+            index_of(t->ndims, t->padded_dims, i, idx);
+            for (int d = 0; d < t->ndims; d++) pad |= idx[d] >= t->dims[d];
+            if (pad) store_bits(to, offset_of(t, idx), es, 0);
+        }
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < count; i++) {
+        int64_t idx[DNNL_MAX_NDIMS];
+        index_of(t->ndims, t->dims, i, idx);
+        store_bits(to, offset_of(t, idx), es,
+                load_bits(from, offset_of(f, idx), es));
+    }
+}
