@@ -36,7 +36,7 @@ extract readme-example "$work/api_example.c"
 extract readme-host-example "$work/host_example.c"
 
 # The host prints the plugin's name and the ConvTranspose result it checked.
-host_output='^dgrad [0-9.]+, .+: y = \[1 3 2; 4 10 6; 3 7 4\]$'
+host_output='^dgrad [0-9.]+(\+onednn\.[0-9.]+)?, .+: y = \[1 3 2; 4 10 6; 3 7 4\]$'
 run_host() { # run_host HOST PLUGIN HOW
     local out
     out=$("$1" "$2")
@@ -70,6 +70,6 @@ run_host "$work/host_example_pc" "$pc_plugin" "pkg-config"
 
 # The installed command finds the installed plugin next to itself.
 version=$(env -u DGRAD_PLUGIN "$prefix/bin/dgrad" --version)
-grep -qE "^plugin dgrad [0-9.]+ \(ABI [0-9.]+\) from $prefix/bin/\.\./lib.*/libdgrad_plugin\.so$" \
+grep -qE "^plugin dgrad [0-9.]+\+onednn\.[0-9.]+ \(ABI [0-9.]+\) from $prefix/bin/\.\./lib.*/libdgrad_plugin\.so$" \
     <<<"$version" || { echo "installed dgrad --version printed: $version" >&2; exit 1; }
 echo "installed to $prefix: find_package and pkg-config consumers, host on the installed plugin, dgrad --version: ok"

@@ -17,6 +17,7 @@
 
 #include "dtype.h"
 #include "onednn.h"
+#include "plan/onednn_compat.h"
 #include "reference.h"
 
 /* The policy this file's plans are requested with (each test runs in a
@@ -725,7 +726,15 @@ Test(onednn, onednn_failure_is_reported) {
             .Y = {5}};
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan), dgrad_unimplemented);
+    dgrad_status_t st = dgrad_plan_get(&p, dgrad_weights_variable, policy(),
+            &plan);
+    if (st == dgrad_success && DNNL_VERSION_MAJOR >= 3) {
+        /* oneDNN 3 builds it: then it must compute it. */
+        dgrad_plan_release(plan);
+        check_shape(&s);
+        cr_skip_test("oneDNN 3 accepts this dilation (result checked)");
+    }
+    cr_assert_eq(st, dgrad_unimplemented);
     cr_assert_null(plan);
     cr_assert(strstr(dgrad_last_error_message(), "invalid_arguments"), "%s",
             dgrad_last_error_message());
