@@ -1,0 +1,128 @@
+/*
+ * Reorders checked before use and dgrad's own copy (src/plan/
+ * reorder_check.c). The copy is compared with ABcd16a16b addresses written
+ * out by hand here (not through the layer's own addressing), padding
+ * included; the check passes oneDNN's correct reorders and, on oneDNN
+ * 3.7.0-3.8.0, catches the defective one (1x1x2x2 f32 weights into
+ * ABcd16a16b keep one element of four, oneDNN issue #3280), which
+ * reorder_make_safe then replaces by the copy.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan/plan_impl.h"
+
+/* Offset of [a][b][h][w] in ABcd16a16b with dims A x B x H x W. */
+static int64_t abcd16a16b(int64_t B, int64_t H, int64_t W, int64_t a,
+        int64_t b, int64_t h, int64_t w) {
+    int64_t bb = (B + 15) / 16;
+    return (((a / 16 * bb + b / 16) * H + h) * W + w) * 256 + a % 16 * 16
+            + b % 16;
+}
+
+/* A step reordering plain @p dims (abcd) into ABcd16a16b. */
+static void make_blocked_step(const int64_t *dims, md_t *from, md_t *to,
+        step_t *step) {
+    cr_assert_eq(engine_init(), dnnl_success);
+    cr_assert_eq(md_tagged(from, 4, dims, dnnl_f32, dnnl_abcd), dnnl_success);
+    cr_assert_eq(md_tagged(to, 4, dims, dnnl_f32, dnnl_ABcd16a16b),
+            dnnl_success);
+    dnnl_primitive_desc_t pd = NULL;
+    size_t scratch = 0;
+    memset(step, 0, sizeof *step);
+    cr_assert_eq(reorder_pd(&pd, md_ref(from), md_ref(to)), dnnl_success);
+    cr_assert_eq(make_step(step, pd, &scratch), dnnl_success);
+    dnnl_primitive_desc_destroy(pd);
+}
+
+static void free_step(step_t *step, md_t *from, md_t *to) {
+    dnnl_primitive_destroy(step->prim);
+    md_free(&step->scratch_md);
+    md_free(from);
+    md_free(to);
+}
+
+/* dgrad's copy of the step against the hand-written addresses, padding
+ * zero. */
+static void check_copy(const step_t *step, const int64_t *d) {
+    int64_t n = d[0] * d[1] * d[2] * d[3];
+    int64_t blocked = (d[0] + 15) / 16 * 16 * ((d[1] + 15) / 16 * 16) * d[2]
+            * d[3];
+    float *src = malloc((size_t)n * 4), *dst = malloc((size_t)blocked * 4);
+    for (int64_t i = 0; i < n; i++) src[i] = (float)(i + 1);
+    for (int64_t i = 0; i < blocked; i++) dst[i] = NAN;
+    own_reorder_run(step, src, dst);
+    int64_t seen = 0;
+    for (int64_t a = 0; a < d[0]; a++)
+        for (int64_t b = 0; b < d[1]; b++)
+            for (int64_t h = 0; h < d[2]; h++)
+                for (int64_t w = 0; w < d[3]; w++) {
+                    float want = src[((a * d[1] + b) * d[2] + h) * d[3] + w];
+                    float got = dst[abcd16a16b(d[1], d[2], d[3], a, b, h, w)];
+                    cr_assert_eq(got, want, "[%ld][%ld][%ld][%ld]", (long)a,
+                            (long)b, (long)h, (long)w);
+                    seen++;
+                }
+    for (int64_t i = 0; i < blocked; i++)
+        if (dst[i] == 0) seen++;
+    cr_assert_eq(seen, blocked, "padding not zero");
+    free(src);
+    free(dst);
+}
+
+Test(reorder_check, own_copy_writes_blocked_weights_and_zero_padding) {
+    const int64_t shapes[3][4] = {{1, 1, 2, 2}, {1, 1, 3, 3}, {20, 3, 2, 5}};
+    for (int s = 0; s < 3; s++) {
+        md_t from = MD_EMPTY, to = MD_EMPTY;
+        step_t step;
+        make_blocked_step(shapes[s], &from, &to, &step);
+        cr_assert(md_layout(md_ref(&from), &step.own_from));
+        cr_assert(md_layout(md_ref(&to), &step.own_to));
+        step.own = 1;
+        check_copy(&step, shapes[s]);
+        free_step(&step, &from, &to);
+    }
+}
+
+Test(reorder_check, passes_a_right_reorder_and_catches_a_wrong_one) {
+    /* Plain to channels-last: right in every oneDNN dgrad was tried on. */
+    const int64_t dims[4] = {2, 5, 3, 4};
+    md_t from = MD_EMPTY, to = MD_EMPTY;
+    cr_assert_eq(engine_init(), dnnl_success);
+    cr_assert_eq(md_tagged(&from, 4, dims, dnnl_f32, dnnl_abcd), dnnl_success);
+    cr_assert_eq(md_tagged(&to, 4, dims, dnnl_f32, dnnl_acdb), dnnl_success);
+    dnnl_primitive_desc_t pd = NULL;
+    size_t scratch = 0;
+    step_t step;
+    memset(&step, 0, sizeof step);
+    cr_assert_eq(reorder_pd(&pd, md_ref(&from), md_ref(&to)), dnnl_success);
+    cr_assert_eq(make_step(&step, pd, &scratch), dnnl_success);
+    dnnl_primitive_desc_destroy(pd);
+    cr_assert_eq(reorder_check(&step, md_ref(&from), md_ref(&to)),
+            dnnl_success);
+    free_step(&step, &from, &to);
+
+    /* The defective case: caught on 3.7.0-3.8.0 and made safe. */
+    const int64_t w[4] = {1, 1, 2, 2};
+    make_blocked_step(w, &from, &to, &step);
+    const dnnl_version_t *v = dnnl_version();
+    int defective = v->major == 3 && (v->minor == 7
+            || (v->minor == 8 && v->patch == 0));
+    dnnl_status_t s = reorder_check(&step, md_ref(&from), md_ref(&to));
+    if (!defective) {
+        cr_assert_eq(s, dnnl_success, "oneDNN %d.%d.%d", v->major, v->minor,
+                v->patch);
+        free_step(&step, &from, &to);
+        return;
+    }
+    cr_assert_eq(s, dnnl_unimplemented);
+    cr_assert_eq(reorder_make_safe(&step, md_ref(&from), md_ref(&to)),
+            dnnl_success);
+    cr_assert(step.own);
+    cr_assert_null(step.prim);
+    cr_assert_str_eq(step.impl, "dgrad:copy");
+    check_copy(&step, w);
+    free_step(&step, &from, &to);
+}
