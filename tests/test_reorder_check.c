@@ -38,6 +38,7 @@ static void make_blocked_step(const int64_t *dims, md_t *from, md_t *to,
 }
 
 static void free_step(step_t *step, md_t *from, md_t *to) {
+    for (int a = 0; a < MAX_NDIMS; a++) free(step->own_tab[a]);
     dnnl_primitive_destroy(step->prim);
     md_free(&step->scratch_md);
     md_free(from);
@@ -78,9 +79,9 @@ Test(reorder_check, own_copy_writes_blocked_weights_and_zero_padding) {
         md_t from = MD_EMPTY, to = MD_EMPTY;
         step_t step;
         make_blocked_step(shapes[s], &from, &to, &step);
-        cr_assert(md_layout(md_ref(&from), &step.own_from));
-        cr_assert(md_layout(md_ref(&to), &step.own_to));
-        step.own = 1;
+        /* Made into dgrad's copy whatever oneDNN's reorder does. */
+        cr_assert_eq(own_copy_make(&step, md_ref(&from), md_ref(&to)),
+                dnnl_success);
         check_copy(&step, shapes[s]);
         free_step(&step, &from, &to);
     }

@@ -41,6 +41,11 @@ typedef struct step {
      * own copy between these layouts instead; prim is NULL. */
     int own;
     md_layout_t own_from, own_to;
+    /* Per axis, the element offset each index adds in either layout
+     * (blocked addressing is a sum over axes): own_tab[a] holds
+     * from-offsets then to-offsets for the dims[a] indices of axis a;
+     * allocated with the step. */
+    int64_t *own_tab[MAX_NDIMS];
     md_t scratch_md;
     size_t scratch_bytes; /* of scratch_md (oneDNN computes it slowly) */
     char impl[48]; /* oneDNN implementation name */
@@ -290,12 +295,17 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
 int reorder_check_wanted(void);
 /* Implementations whose results cannot be trusted on this oneDNN. */
 int impl_untrusted(const char *impl);
+/* Whether creating a 1x1 forward convolution can crash this oneDNN. */
+int onednn_1x1_forward_crashes(void);
 /* Runs @p step's reorder from @p from to @p to once on scratch buffers and
  * checks the result: dnnl_unimplemented when it is wrong. */
 dnnl_status_t reorder_check(const step_t *step, md_ref_t from, md_ref_t to);
 /* Checks @p step's reorder where wanted and, when oneDNN's is wrong,
  * turns the step into dgrad's own copy (no primitive, no scratchpad). */
 dnnl_status_t reorder_make_safe(step_t *step, md_ref_t from, md_ref_t to);
+/* Turns @p step into dgrad's own copy from @p from to @p to (its
+ * primitive destroyed, its offset tables made). */
+dnnl_status_t own_copy_make(step_t *step, md_ref_t from, md_ref_t to);
 /* dgrad's own copy of one tensor between the step's layouts. */
 void own_reorder_run(const step_t *step, const void *from, void *to);
 /* Whether a step runs (a primitive, or dgrad's own copy). */

@@ -273,6 +273,10 @@ dnnl_status_t build_primitives(dgrad_plan_t *plan,
 static void step_free(step_t *step) {
     dnnl_primitive_destroy(step->prim);
     step->prim = NULL;
+    for (int a = 0; a < MAX_NDIMS; a++) {
+        free(step->own_tab[a]);
+        step->own_tab[a] = NULL;
+    }
     md_free(&step->scratch_md);
     chunking_free(&step->chunks);
 }

@@ -44,6 +44,14 @@ int impl_untrusted(const char *impl) {
     return version_needs_check() && strstr(impl, "jit_uni_ncsp_convolution");
 }
 
+/* oneDNN 3.7's brgemm 1x1 forward convolution divides by zero while
+ * choosing its blocking for some shapes on this machine (SIGFPE in
+ * brg_blocking_t::est_eff_1x1 creating the folded convolution of
+ * unet:up1_1024to512, K = S = 2, whose window is 1x1; `dgrad bench
+ * mb1ic1024ih28oc512oh56kh2sh2ph0` on oneDNN 3.7.1, AMD EPYC Zen 5): the
+ * fold does not offer 1x1 windows there. */
+int onednn_1x1_forward_crashes(void) { return version_needs_check(); }
+
 int reorder_check_wanted(void) {
     static int wanted = -1; /* racy but idempotent */
     if (wanted < 0) {
@@ -186,6 +194,14 @@ dnnl_status_t reorder_check(const step_t *step, md_ref_t from, md_ref_t to) {
     return s;
 }
 
+/* The offset axis @p a at index @p i adds in layout @p l: its outer
+ * block's stride share and its digits within the inner blocks. */
+static int64_t axis_offset(const md_layout_t *l, int a, int64_t i) {
+    int64_t idx[DNNL_MAX_NDIMS] = {0}, zero[DNNL_MAX_NDIMS] = {0};
+    idx[a] = i;
+    return offset_of(l, idx) - offset_of(l, zero);
+}
+
 dnnl_status_t reorder_make_safe(step_t *step, md_ref_t from, md_ref_t to) {
     if (!reorder_check_wanted()) return dnnl_success;
     /* A chunked reorder runs one primitive on every chunk: its chunk is
@@ -194,9 +210,23 @@ dnnl_status_t reorder_make_safe(step_t *step, md_ref_t from, md_ref_t to) {
     dnnl_status_t s = reorder_check(step,
             chunked ? md_ref(&step->chunks.from_md) : from,
             chunked ? md_ref(&step->chunks.to_md) : to);
-    if (s != dnnl_unimplemented) return s;
-    if (!md_layout(from, &step->own_from) || !md_layout(to, &step->own_to))
+    return s == dnnl_unimplemented ? own_copy_make(step, from, to) : s;
+}
+
+dnnl_status_t own_copy_make(step_t *step, md_ref_t from, md_ref_t to) {
+    md_layout_t *f = &step->own_from, *t = &step->own_to;
+    if (!md_layout(from, f) || !md_layout(to, t) || t->ndims > MAX_NDIMS)
         return dnnl_unimplemented;
+    for (int a = 0; a < t->ndims; a++) {
+        int64_t n = t->padded_dims[a];
+        step->own_tab[a] = allocated(dgrad_malloc(
+                (size_t)(2 * n > 0 ? 2 * n : 1) * sizeof(int64_t)));
+        if (!step->own_tab[a]) return dnnl_out_of_memory;
+        for (int64_t i = 0; i < n; i++) {
+            step->own_tab[a][i] = i < f->dims[a] ? axis_offset(f, a, i) : 0;
+            step->own_tab[a][n + i] = axis_offset(t, a, i);
+        }
+    }
     dnnl_primitive_destroy(step->prim);
     step->prim = NULL;
     step->own = 1;
@@ -207,31 +237,39 @@ dnnl_status_t reorder_make_safe(step_t *step, md_ref_t from, md_ref_t to) {
     return dnnl_success;
 }
 
+/* Copies (or zeroes, in the padding) one run along the innermost axis at
+ * outer offsets @p fo and @p to_off. */
+static void copy_run(const step_t *step, const char *from, char *to,
+        int64_t fo, int64_t to_off, int pad, size_t es) {
+    const md_layout_t *t = &step->own_to;
+    int last = t->ndims - 1;
+    int64_t n = t->padded_dims[last], d = t->dims[last];
+    const int64_t *ft = step->own_tab[last], *tt = step->own_tab[last] + n;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits = pad || i >= d ? 0 : load_bits(from, fo + ft[i], es);
+        store_bits(to, to_off + tt[i], es, bits);
+    }
+}
+
 void own_reorder_run(const step_t *step, const void *from, void *to) {
     const md_layout_t *f = &step->own_from, *t = &step->own_to;
     size_t es = dnnl_data_type_size(f->dt);
-    int64_t count = 1, padded = 1;
-    for (int d = 0; d < t->ndims; d++) {
-        count *= t->dims[d];
-        padded *= t->padded_dims[d];
-    }
-    /* Padding first (zero, as oneDNN's reorders leave it), then every
-     * element. */
-    if (padded != count) {
-        #pragma omp parallel for schedule(static)
-        for (int64_t i = 0; i < padded; i++) {
-            int64_t idx[DNNL_MAX_NDIMS];
-            int pad = 0;
-            index_of(t->ndims, t->padded_dims, i, idx);
-            for (int d = 0; d < t->ndims; d++) pad |= idx[d] >= t->dims[d];
-            if (pad) store_bits(to, offset_of(t, idx), es, 0);
-        }
-    }
+    int nd = t->ndims;
+    /* Every index of the padded outer axes; padding gets zeros, as
+     * oneDNN's reorders leave it. */
+    int64_t outer = 1;
+    for (int a = 0; a < nd - 1; a++) outer *= t->padded_dims[a];
     #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < count; i++) {
-        int64_t idx[DNNL_MAX_NDIMS];
-        index_of(t->ndims, t->dims, i, idx);
-        store_bits(to, offset_of(t, idx), es,
-                load_bits(from, offset_of(f, idx), es));
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t rest = o, fo = f->offset0, tof = t->offset0;
+        int pad = 0;
+        for (int a = nd - 2; a >= 0; a--) {
+            int64_t n = t->padded_dims[a], i = rest % n;
+            rest /= n;
+            pad |= i >= t->dims[a];
+            fo += step->own_tab[a][i];
+            tof += step->own_tab[a][n + i];
+        }
+        copy_run(step, from, to, fo, tof, pad, es);
     }
 }
