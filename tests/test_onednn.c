@@ -742,6 +742,19 @@ Test(onednn, onednn_failure_is_reported) {
     cr_assert_eq(dgrad_plan_cache_size(), 0);
 }
 
+Test(onednn, one_by_one_window_that_crashed_onednn_3_7) {
+    /* U-Net's first up-convolution (K = S = 2) at 2x2: its folded
+     * forward convolution has a 1x1 window, and creating that on oneDNN
+     * 3.7.1 died with SIGFPE inside oneDNN (src/plan/onednn_defects.c;
+     * also at 28x28, U-Net's size). Planned and computed on every
+     * version. */
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 1024,
+            .Cout = 512, .X = {2, 2}, .K = {2, 2}, .S = {2, 2},
+            .D = {1, 1}, .act_layout = NXC};
+    set_natural_y(&s, 0);
+    check_shape(&s);
+}
+
 Test(onednn, null_arguments) {
     dgrad_plan_t *plan = NULL;
     cr_assert_eq(dgrad_plan_get(NULL, dgrad_weights_variable, policy(), &plan), dgrad_invalid_arguments);

@@ -11,6 +11,19 @@ static void copy_dims(dnnl_dims_t to, int n, const int64_t *from) {
     for (int i = 0; i < n && i < DNNL_MAX_NDIMS; i++) to[i] = from[i];
 }
 
+/* A convolution's spatial parameters as oneDNN takes them. */
+typedef struct conv_spatial {
+    dnnl_dims_t strides, dilates, pad_l, pad_r;
+} conv_spatial_t;
+
+static void conv_spatial(conv_spatial_t *c, int nsp, const int64_t *strides,
+        const int64_t *dilates, const int64_t *pad_l, const int64_t *pad_r) {
+    copy_dims(c->strides, nsp, strides);
+    copy_dims(c->dilates, nsp, dilates);
+    copy_dims(c->pad_l, nsp, pad_l);
+    copy_dims(c->pad_r, nsp, pad_r);
+}
+
 #if DGRAD_ONEDNN_V3
 
 void md_free(md_t *m) {
@@ -107,13 +120,11 @@ dnnl_status_t conv_forward_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         const int64_t *pad_l, const int64_t *pad_r,
         const_dnnl_primitive_attr_t attr) {
     int nsp = md_ndims(dst) - 2;
-    dnnl_dims_t s, d, l, r;
-    copy_dims(s, nsp, strides);
-    copy_dims(d, nsp, dilates);
-    copy_dims(l, nsp, pad_l);
-    copy_dims(r, nsp, pad_r);
+    conv_spatial_t c;
+    conv_spatial(&c, nsp, strides, dilates, pad_l, pad_r);
     return dnnl_convolution_forward_primitive_desc_create(pd, eng, prop,
-            dnnl_convolution_direct, src, wei, bias, dst, s, d, l, r, attr);
+            dnnl_convolution_direct, src, wei, bias, dst, c.strides, c.dilates,
+            c.pad_l, c.pad_r, attr);
 }
 
 dnnl_status_t conv_backward_data_pd(dnnl_primitive_desc_t *pd,
@@ -122,14 +133,11 @@ dnnl_status_t conv_backward_data_pd(dnnl_primitive_desc_t *pd,
         const int64_t *pad_r, const_dnnl_primitive_desc_t hint,
         const_dnnl_primitive_attr_t attr) {
     int nsp = md_ndims(diff_src) - 2;
-    dnnl_dims_t s, d, l, r;
-    copy_dims(s, nsp, strides);
-    copy_dims(d, nsp, dilates);
-    copy_dims(l, nsp, pad_l);
-    copy_dims(r, nsp, pad_r);
+    conv_spatial_t c;
+    conv_spatial(&c, nsp, strides, dilates, pad_l, pad_r);
     return dnnl_convolution_backward_data_primitive_desc_create(pd, eng,
-            dnnl_convolution_direct, diff_src, wei, diff_dst, s, d, l, r,
-            hint, attr);
+            dnnl_convolution_direct, diff_src, wei, diff_dst, c.strides,
+            c.dilates, c.pad_l, c.pad_r, hint, attr);
 }
 
 dnnl_status_t binary_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
@@ -217,14 +225,12 @@ dnnl_status_t conv_forward_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         const int64_t *pad_l, const int64_t *pad_r,
         const_dnnl_primitive_attr_t attr) {
     int nsp = md_ndims(dst) - 2;
-    dnnl_dims_t s, d, l, r;
+    conv_spatial_t c;
     dnnl_convolution_desc_t cd;
-    copy_dims(s, nsp, strides);
-    copy_dims(d, nsp, dilates);
-    copy_dims(l, nsp, pad_l);
-    copy_dims(r, nsp, pad_r);
+    conv_spatial(&c, nsp, strides, dilates, pad_l, pad_r);
     dnnl_status_t st = dnnl_dilated_convolution_forward_desc_init(&cd, prop,
-            dnnl_convolution_direct, src, wei, bias, dst, s, d, l, r);
+            dnnl_convolution_direct, src, wei, bias, dst, c.strides, c.dilates,
+            c.pad_l, c.pad_r);
     if (st != dnnl_success) return st;
     return dnnl_primitive_desc_create(pd, &cd, attr, eng, NULL);
 }
@@ -235,14 +241,12 @@ dnnl_status_t conv_backward_data_pd(dnnl_primitive_desc_t *pd,
         const int64_t *pad_r, const_dnnl_primitive_desc_t hint,
         const_dnnl_primitive_attr_t attr) {
     int nsp = md_ndims(diff_src) - 2;
-    dnnl_dims_t s, d, l, r;
+    conv_spatial_t c;
     dnnl_convolution_desc_t cd;
-    copy_dims(s, nsp, strides);
-    copy_dims(d, nsp, dilates);
-    copy_dims(l, nsp, pad_l);
-    copy_dims(r, nsp, pad_r);
+    conv_spatial(&c, nsp, strides, dilates, pad_l, pad_r);
     dnnl_status_t st = dnnl_dilated_convolution_backward_data_desc_init(&cd,
-            dnnl_convolution_direct, diff_src, wei, diff_dst, s, d, l, r);
+            dnnl_convolution_direct, diff_src, wei, diff_dst, c.strides,
+            c.dilates, c.pad_l, c.pad_r);
     if (st != dnnl_success) return st;
     return dnnl_primitive_desc_create(pd, &cd, attr, eng, hint);
 }

@@ -263,14 +263,8 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
     fold_t *f = &plan->fold;
     int64_t wd[MAX_NDIMS];
     *what = "folded forward convolution creation";
-    dnnl_status_t s = ACQUIRE(md_copy(&plan->in.conv_md,
-            pd_md(pd, dnnl_query_src_md)));
-    if (s == dnnl_success)
-        s = ACQUIRE(md_copy(&plan->wei.conv_md,
-                pd_md(pd, dnnl_query_weights_md)));
-    if (s == dnnl_success)
-        s = ACQUIRE(md_copy(&plan->out.conv_md,
-                pd_md(pd, dnnl_query_dst_md)));
+    dnnl_status_t s = take_conv_mds(plan, pd, dnnl_query_src_md,
+            dnnl_query_dst_md);
     if (s == dnnl_success)
         s = md_plain(&plan->wei.io_md, folded_wei_dims(plan, wd), wd,
                 md_data_type(md_ref(&plan->wei.conv_md)));

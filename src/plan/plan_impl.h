@@ -37,7 +37,7 @@ typedef struct chunking {
  * buffer comes from each execute and executes can run concurrently). */
 typedef struct step {
     dnnl_primitive_t prim;
-    /* A reorder oneDNN got wrong here (reorder_check.c), run by dgrad's
+    /* A reorder oneDNN got wrong here (onednn_defects.c), run by dgrad's
      * own copy between these layouts instead; prim is NULL. */
     int own;
     md_layout_t own_from, own_to;
@@ -254,6 +254,9 @@ dnnl_status_t create_conv_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
 const char *pd_impl_name(const_dnnl_primitive_desc_t pd);
 int impl_rank(const_dnnl_primitive_desc_t pd);
 int impl_is_generic(const char *impl);
+dnnl_status_t take_conv_mds(dgrad_plan_t *plan,
+        const_dnnl_primitive_desc_t pd, dnnl_query_t in_q,
+        dnnl_query_t out_q);
 dnnl_status_t build_primitives(dgrad_plan_t *plan,
         const_dnnl_primitive_desc_t pd, const char **what);
 dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
@@ -288,7 +291,7 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
 void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, void *out, char *scratch);
 
-/* ------------------------------------------------------ reorder_check.c */
+/* ----------------------------------------------------- onednn_defects.c */
 
 /* Whether reorders are checked before use (oneDNN 3.7.0-3.8.0, or
  * DGRAD_CHECK_REORDERS=1; =0 never). */

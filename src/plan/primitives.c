@@ -39,12 +39,17 @@ static void conv_params(const dgrad_plan_t *plan, int64_t *strides,
 }
 
 /* Forward convolution pd used as the backward pd's hint. Best effort: a
- * NULL hint is acceptable to oneDNN's backward-data implementations. */
+ * NULL hint is acceptable to oneDNN's backward-data implementations, and
+ * 1x1 kernels get none where creating one can crash oneDNN
+ * (onednn_defects.c). */
 static dnnl_primitive_desc_t forward_hint(const dgrad_plan_t *plan,
         md_ref_t in, md_ref_t wei, md_ref_t out) {
     int64_t strides[DGRAD_MAX_SPATIAL], dilates[DGRAD_MAX_SPATIAL];
     int64_t pl[DGRAD_MAX_SPATIAL], pr[DGRAD_MAX_SPATIAL];
     dnnl_primitive_desc_t pd = NULL;
+    int kernel_1x1 = 1;
+    for (int i = 0; i < plan->p.nsp; i++) kernel_1x1 &= plan->p.K[i] == 1;
+    if (kernel_1x1 && onednn_1x1_forward_crashes()) return NULL;
     conv_params(plan, strides, dilates, pl, pr);
     if (ACQUIRE(conv_forward_pd(&pd, engine, dnnl_forward_training, out,
                 wei, NULL, in, strides, dilates, pl, pr, NULL))
@@ -234,20 +239,28 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
     return s;
 }
 
+/* The convolution's layouts of the three tensors, kept by the plan: the
+ * input (query @p in_q), the weights, the output (@p out_q). */
+dnnl_status_t take_conv_mds(dgrad_plan_t *plan,
+        const_dnnl_primitive_desc_t pd, dnnl_query_t in_q,
+        dnnl_query_t out_q) {
+    dnnl_status_t s = ACQUIRE(md_copy(&plan->in.conv_md, pd_md(pd, in_q)));
+    if (s == dnnl_success)
+        s = ACQUIRE(md_copy(&plan->wei.conv_md,
+                pd_md(pd, dnnl_query_weights_md)));
+    if (s == dnnl_success)
+        s = ACQUIRE(md_copy(&plan->out.conv_md, pd_md(pd, out_q)));
+    return s;
+}
+
 /* Builds the primitives of a plan around its convolution pd: the
  * convolution, the reorders its layouts need, the bias add. Names the
  * failing step through @p what. */
 dnnl_status_t build_primitives(dgrad_plan_t *plan,
         const_dnnl_primitive_desc_t pd, const char **what) {
     *what = "convolution backward data creation";
-    dnnl_status_t s = ACQUIRE(md_copy(&plan->in.conv_md,
-            pd_md(pd, dnnl_query_diff_dst_md)));
-    if (s == dnnl_success)
-        s = ACQUIRE(md_copy(&plan->wei.conv_md,
-                pd_md(pd, dnnl_query_weights_md)));
-    if (s == dnnl_success)
-        s = ACQUIRE(md_copy(&plan->out.conv_md,
-                pd_md(pd, dnnl_query_diff_src_md)));
+    dnnl_status_t s = take_conv_mds(plan, pd, dnnl_query_diff_dst_md,
+            dnnl_query_diff_src_md);
     snprintf(plan->impl, sizeof plan->impl, "%s", pd_impl_name(pd));
     if (s == dnnl_success)
         s = make_step(&plan->conv, (dnnl_primitive_desc_t)pd,

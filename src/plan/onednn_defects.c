@@ -1,9 +1,17 @@
 /*
+ * What some oneDNN versions get wrong, and how the lowering steers clear
+ * (one predicate for the affected versions, the evidence beside each
+ * measure):
+ * - reorders checked before a plan uses them, and dgrad's own copy where
+ *   oneDNN's is wrong (below);
+ * - implementations not offered (impl_untrusted);
+ * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes).
+ *
  * A oneDNN reorder checked before a plan uses it. oneDNN 3.7.0 to 3.8.0
  * have jit reorders ("jit:uni") that leave elements out: with 3.7.1 on an
  * AMD Zen 5, plain 1x1x2x2 f32 weights reordered into ABcd16a16b keep only
  * their first element, so a 2x2 transposed convolution computes with a
- * 1x1 kernel (tests/test_onednn_compat.c, reorder_check_*; oneDNN issue
+ * 1x1 kernel (tests/test_onednn_defects.c; oneDNN issue
  * #3280, fixed in 3.8.1). On those versions, and wherever
  * DGRAD_CHECK_REORDERS=1 asks for it, every reorder dgrad makes is run
  * once on scratch buffers: the source filled with distinct bit patterns,
@@ -19,6 +27,7 @@
 
 #include "plan_impl.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,17 +58,20 @@ int impl_untrusted(const char *impl) {
  * brg_blocking_t::est_eff_1x1 creating the folded convolution of
  * unet:up1_1024to512, K = S = 2, whose window is 1x1; `dgrad bench
  * mb1ic1024ih28oc512oh56kh2sh2ph0` on oneDNN 3.7.1, AMD EPYC Zen 5): the
- * fold does not offer 1x1 windows there. */
+ * fold does not offer 1x1 windows there, and no 1x1 problem gets a
+ * forward hint (primitives.c). */
 int onednn_1x1_forward_crashes(void) { return version_needs_check(); }
 
 int reorder_check_wanted(void) {
-    static int wanted = -1; /* racy but idempotent */
-    if (wanted < 0) {
+    static atomic_int wanted = -1; /* read once per process */
+    int w = atomic_load(&wanted);
+    if (w < 0) {
         const char *env = getenv("DGRAD_CHECK_REORDERS");
-        wanted = env && !strcmp(env, "1") ? 1
+        w = env && !strcmp(env, "1") ? 1
                 : env && !strcmp(env, "0") ? 0 : version_needs_check();
+        atomic_store(&wanted, w);
     }
-    return wanted;
+    return w;
 }
 
 /* Element offset of logical index @p idx in layout @p l (oneDNN's blocked

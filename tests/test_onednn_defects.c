@@ -1,6 +1,6 @@
 /*
  * Reorders checked before use and dgrad's own copy (src/plan/
- * reorder_check.c). The copy is compared with ABcd16a16b addresses written
+ * onednn_defects.c). The copy is compared with ABcd16a16b addresses written
  * out by hand here (not through the layer's own addressing), padding
  * included; the check passes oneDNN's correct reorders and, on oneDNN
  * 3.7.0-3.8.0, catches the defective one (1x1x2x2 f32 weights into
