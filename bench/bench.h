@@ -264,6 +264,20 @@ typedef struct bench_machine {
     const char *gflops_source, *gbs_source; /* "given", "dnnl_sgemm", ... */
 } bench_machine_t;
 
+/* arbiter.c: where dgrad's output (@p out, type @p dt) and a baseline's
+ * (@p base_out, @p base_dt) differ by more than @p tolerance (absolute),
+ * the reference computes the elements of the largest differences (up to
+ * 32) from the same inputs, in the user's layouts; the counts say who is
+ * wrong there. */
+typedef struct bench_verdict {
+    int checked, dgrad_wrong, baseline_wrong;
+} bench_verdict_t;
+bench_verdict_t bench_arbiter_decide(const bench_desc_t *d,
+        dgrad_data_type_t dt, bench_layout_t layout, bench_wlayout_t wl,
+        const void *in, const void *wei, const void *out,
+        const void *base_out, dgrad_data_type_t base_dt, size_t n,
+        double tolerance);
+
 typedef struct bench_result {
     int ran;        /* dgrad ran */
     int reps;       /* samples taken */

@@ -5,7 +5,9 @@
  * included; the check passes oneDNN's correct reorders and, on oneDNN
  * 3.7.0-3.8.0, catches the defective one (1x1x2x2 f32 weights into
  * ABcd16a16b keep one element of four, oneDNN issue #3280), which
- * reorder_make_safe then replaces by the copy.
+ * reorder_make_safe then replaces by the copy. Convolutions given an
+ * output whose batch stride is not the dense one (the box of a plan that
+ * computes its tail) either compute right or are distrusted (pd_untrusted).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -126,4 +128,92 @@ Test(reorder_check, passes_a_right_reorder_and_catches_a_wrong_one) {
     cr_assert_str_eq(step.impl, "dgrad:copy");
     check_copy(&step, w);
     free_step(&step, &from, &to);
+}
+
+/* A grouped backward-data convolution in channels-last whose diff_src
+ * images are one row taller than the box oneDNN writes (batch stride
+ * 168 for a dense 144), the layouts of an output-tail plan: whichever
+ * implementation oneDNN picks, dgrad either distrusts it or its result is
+ * right in every element of the box and untouched outside it. On oneDNN
+ * 3.7.1 the pick is gemm:jit, which writes the second image at the dense
+ * offset. */
+Test(pd_untrusted, relaxed_batch_stride_computes_right_or_is_refused) {
+    enum { N = 2, G = 2, OC = 2, IC = 3, H = 3, W = 2, KH = 3, KW = 2, S = 2,
+        IH = 5, IW = 4, ROWS = IH + 1 };
+    const int64_t pad_l[2] = {1, 0};
+    const int64_t pad_r[2] = {(H - 1) * S + KH - IH - pad_l[0],
+            (W - 1) * S + KW - IW - pad_l[1]};
+    const int64_t strides[2] = {S, S}, dilates[2] = {0, 0};
+    const int64_t dd[4] = {N, G * OC, H, W}, sd[4] = {N, G * IC, IH, IW},
+            wd[5] = {G, OC, IC, KH, KW};
+    const int64_t s_str[4] = {(int64_t)ROWS * IW * G * IC, 1, IW * G * IC,
+            G * IC};
+    md_t dmd = MD_EMPTY, smd = MD_EMPTY, wmd = MD_EMPTY;
+    cr_assert_eq(engine_init(), dnnl_success);
+    cr_assert_eq(md_tagged(&dmd, 4, dd, dnnl_f32, dnnl_acdb), dnnl_success);
+    cr_assert_eq(md_strided(&smd, 4, sd, dnnl_f32, s_str), dnnl_success);
+    cr_assert_eq(md_tagged(&wmd, 5, wd, dnnl_f32, dnnl_decab), dnnl_success);
+    dnnl_primitive_desc_t hint = NULL, pd = NULL;
+    dnnl_status_t st = conv_forward_pd(&hint, engine, dnnl_forward_training,
+            md_ref(&smd), md_ref(&wmd), NULL, md_ref(&dmd), strides, dilates,
+            pad_l, pad_r, NULL);
+    if (st == dnnl_success)
+        st = conv_backward_data_pd(&pd, engine, md_ref(&smd), md_ref(&wmd),
+                md_ref(&dmd), strides, dilates, pad_l, pad_r, hint, NULL);
+    dnnl_primitive_desc_destroy(hint);
+    if (st != dnnl_success || pd_untrusted(pd)) {
+        /* Refused by oneDNN or by dgrad: nothing to run. */
+        dnnl_primitive_desc_destroy(pd);
+        md_free(&dmd), md_free(&smd), md_free(&wmd);
+        return;
+    }
+    static float x[N * H * W * G * OC], w[G * OC * IC * KH * KW],
+            y[N * ROWS * IW * G * IC], want[N * ROWS * IW * G * IC];
+    for (int i = 0; i < N * H * W * G * OC; i++) x[i] = (float)(i * 7 % 11 - 5);
+    /* w in decab order: [kh][kw][ic][g][oc]. */
+    for (int i = 0; i < G * OC * IC * KH * KW; i++) w[i] = (float)(i * 5 % 7 - 3);
+    for (int i = 0; i < N * ROWS * IW * G * IC; i++) y[i] = want[i] = -7.0f;
+    for (int n = 0; n < N; n++)
+        for (int ih = 0; ih < IH; ih++)
+            for (int iw = 0; iw < IW; iw++)
+                for (int c = 0; c < G * IC; c++)
+                    want[((n * ROWS + ih) * IW + iw) * G * IC + c] = 0.0f;
+    for (int n = 0; n < N; n++) for (int g = 0; g < G; g++)
+    for (int oc = 0; oc < OC; oc++) for (int h = 0; h < H; h++)
+    for (int ww = 0; ww < W; ww++) for (int ic = 0; ic < IC; ic++)
+    for (int kh = 0; kh < KH; kh++) for (int kw = 0; kw < KW; kw++) {
+        int ih = h * S - (int)pad_l[0] + kh, iw = ww * S - (int)pad_l[1] + kw;
+        if (ih < 0 || ih >= IH || iw < 0 || iw >= IW) continue;
+        want[((n * ROWS + ih) * IW + iw) * G * IC + g * IC + ic] +=
+                x[((n * H + h) * W + ww) * G * OC + g * OC + oc]
+                * w[(((kh * KW + kw) * IC + ic) * G + g) * OC + oc];
+    }
+    dnnl_primitive_t prim = NULL;
+    dnnl_stream_t stream = NULL;
+    dnnl_memory_t mx = NULL, mw = NULL, my = NULL;
+    cr_assert_eq(dnnl_primitive_create(&prim, pd), dnnl_success);
+    cr_assert_eq(dnnl_stream_create(&stream, engine,
+            dnnl_stream_default_flags), dnnl_success);
+    cr_assert_eq(dnnl_memory_create(&mx, md_ref(&dmd), engine, x),
+            dnnl_success);
+    cr_assert_eq(dnnl_memory_create(&mw, md_ref(&wmd), engine, w),
+            dnnl_success);
+    cr_assert_eq(dnnl_memory_create(&my, md_ref(&smd), engine, y),
+            dnnl_success);
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_DIFF_DST, mx},
+            {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, my}};
+    cr_assert_eq(dnnl_primitive_execute(prim, stream, 3, args), dnnl_success);
+    cr_assert_eq(dnnl_stream_wait(stream), dnnl_success);
+    int bad = 0, first = -1;
+    for (int i = 0; i < N * ROWS * IW * G * IC; i++)
+        if (y[i] != want[i] && bad++ == 0) first = i;
+    cr_expect_eq(bad, 0, "%s, trusted by dgrad, got %d of %d elements "
+            "wrong (first at %d: %g, want %g)", pd_impl_name(pd), bad,
+            N * ROWS * IW * G * IC, first, first >= 0 ? y[first] : 0.0,
+            first >= 0 ? want[first] : 0.0);
+    dnnl_memory_destroy(mx), dnnl_memory_destroy(mw), dnnl_memory_destroy(my);
+    dnnl_stream_destroy(stream);
+    dnnl_primitive_destroy(prim);
+    dnnl_primitive_desc_destroy(pd);
+    md_free(&dmd), md_free(&smd), md_free(&wmd);
 }

@@ -399,10 +399,17 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
         }
     }
     if (!best) {
-        int unused;
-        best = rank_build(problem, policy, c.staged, c.pds, c.n, &unused,
+        int chosen = -1;
+        best = rank_build(problem, policy, c.staged, c.pds, c.n, &chosen,
                 &c.err, &c.what);
         choice = "ranking";
+        /* A single candidate still gets its thread count chosen where a
+         * problem of microseconds is timed (or the policy says one). */
+        if (best && chosen >= 0 && (policy->threading == 1
+                    || (policy->layout_search
+                            && problem_macs(problem) < policy->min_macs)))
+            best = keep_faster_threading(problem, policy, c.staged,
+                    weights_constant, &c.pds[chosen], best);
     }
     destroy_pds(c.pds, c.n);
     if (!best)

@@ -4,7 +4,7 @@
  * measure):
  * - reorders checked before a plan uses them, and dgrad's own copy where
  *   oneDNN's is wrong (below);
- * - implementations not offered (impl_untrusted);
+ * - primitives not offered (pd_untrusted);
  * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes).
  *
  * A oneDNN reorder checked before a plan uses it. oneDNN 3.7.0 to 3.8.0
@@ -49,8 +49,48 @@ static int version_needs_check(void) {
  * jit reorders, which dgrad cannot check: on those versions they give
  * wrong results (the ci:3d_dilated problem of bench/suites/ci_small.txt in
  * NCX, against raw oneDNN on its preferred layouts) and are not offered. */
-int impl_untrusted(const char *impl) {
+static int ncsp_wrapper_untrusted(const char *impl) {
     return version_needs_check() && strstr(impl, "jit_uni_ncsp_convolution");
+}
+
+/* 1 when the first dimension of @p md (images) is more than one and its
+ * stride is not the dense one, as in the output box of a plan whose tail
+ * dgrad computes (an image of the caller's output is larger than the
+ * box). A layout it cannot read counts as such; none (a query the pd
+ * does not answer) does not. */
+static int batch_stride_relaxed(md_ref_t md) {
+    md_layout_t l;
+    if (!md || md_ndims(md) == 0) return 0;
+    if (!md_layout(md, &l)) return 1;
+    if (l.dims[0] <= 1) return 0;
+    int64_t dense = 1;
+    for (int d = 1; d < l.ndims; d++) dense *= l.padded_dims[d];
+    return l.strides[0] != dense;
+}
+
+/* oneDNN 3's gemm convolutions in channels-last ("gemm:jit" and
+ * "gemm:ref") accept data whose batch stride is not the dense one, then
+ * step from image to image by the dense size: the second image on is
+ * written (or read) in the wrong place. Seen on 3.7.1 (the output-tail
+ * case onednn_nxc_xio_groups_output_tail of
+ * conformance/suites/vectors/edge_cases.json, 140 of 336 elements wrong
+ * from image 1 on; a standalone oneDNN program with diff_src strides
+ * {168, 1, 24, 6} for dims {2, 6, 6, 4} gets 137 of 288 wrong on one
+ * thread and on two); 2.6 refuses such layouts there. Later 3.x versions
+ * were not checked, so every 3.x is taken as affected. */
+static int gemm_batch_stride_ignored(const_dnnl_primitive_desc_t pd,
+        const char *impl) {
+    if (dnnl_version()->major < 3 || !strstr(impl, "gemm")) return 0;
+    const dnnl_query_t data[] = {dnnl_query_src_md, dnnl_query_dst_md,
+            dnnl_query_diff_src_md, dnnl_query_diff_dst_md};
+    for (size_t i = 0; i < sizeof data / sizeof data[0]; i++)
+        if (batch_stride_relaxed(pd_md(pd, data[i]))) return 1;
+    return 0;
+}
+
+int pd_untrusted(const_dnnl_primitive_desc_t pd) {
+    const char *impl = pd_impl_name(pd);
+    return ncsp_wrapper_untrusted(impl) || gemm_batch_stride_ignored(pd, impl);
 }
 
 /* oneDNN 3.7's brgemm 1x1 forward convolution divides by zero while

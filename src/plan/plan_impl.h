@@ -296,8 +296,9 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
 /* Whether reorders are checked before use (oneDNN 3.7.0-3.8.0, or
  * DGRAD_CHECK_REORDERS=1; =0 never). */
 int reorder_check_wanted(void);
-/* Implementations whose results cannot be trusted on this oneDNN. */
-int impl_untrusted(const char *impl);
+/* Whether @p pd's results cannot be trusted on this oneDNN (its
+ * implementation, or the layouts it was given). */
+int pd_untrusted(const_dnnl_primitive_desc_t pd);
 /* Whether creating a 1x1 forward convolution can crash this oneDNN. */
 int onednn_1x1_forward_crashes(void);
 /* Runs @p step's reorder from @p from to @p to once on scratch buffers and
