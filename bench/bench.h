@@ -284,6 +284,9 @@ typedef struct bench_result {
     int raw_ok;     /* the baseline ran */
     int graph_ok;   /* oneDNN Graph's partition ran */
     int check;      /* 1 ok, 0 failed, -1 not checked */
+    /* The baseline's output is wrong where dgrad's is right (arbiter.c):
+     * its time is no comparison and stays out of the summary's ratios. */
+    int raw_wrong, graph_wrong;
     double max_err;
     bench_stats_t dg, raw, f32, graph;
     int has_f32;

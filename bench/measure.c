@@ -192,11 +192,11 @@ static int time_cached_compiles(const bench_op_t *op, int reps,
  * to the largest baseline value (at least 1), within 1e-5 in f32 and 2e-2
  * in 16-bit types. Where they differ by more, the reference decides
  * (arbiter.c): the check fails only where dgrad is wrong; a wrong
- * baseline is reported on stderr. */
+ * baseline is reported on stderr and marked in @p base_wrong. */
 static void check_output(bench_result_t *res, const bench_problem_t *pr,
         const bench_options_t *o, const buffers_t *b, dgrad_data_type_t dt,
         const void *base_out, dgrad_data_type_t base_dt, size_t n,
-        const char *baseline) {
+        const char *baseline, int *base_wrong) {
     double maxref = 0, maxdiff = 0;
     for (size_t i = 0; i < n; i++) {
         double ref = dgrad_load(base_out, base_dt, (int64_t)i);
@@ -217,6 +217,7 @@ static void check_output(bench_result_t *res, const bench_problem_t *pr,
                     "elements of the largest differences, with %s at %d)\n",
                     pr->text, baseline, err, v.checked, baseline,
                     v.checked - v.baseline_wrong);
+            *base_wrong = 1;
             if (res->check != 0) res->check = 1;
             return;
         }
@@ -410,11 +411,11 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
             goto fail;
         }
         check_output(res, pr, o, &b, dt, b.raw_out_dt, raw_dt, n_out,
-                "raw oneDNN");
+                "raw oneDNN", &res->raw_wrong);
     }
     if (o->check && res->graph_ok)
         check_output(res, pr, o, &b, dt, b.graph_out, dt, n_out,
-                "oneDNN Graph");
+                "oneDNN Graph", &res->graph_wrong);
     goto done;
 fail:
     snprintf(res->error, sizeof res->error, "%s", err[0] ? err : "failed");

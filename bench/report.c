@@ -129,7 +129,8 @@ static int print_added_cost(FILE *f, const bench_result_t *r, int n) {
     int k = 0, within = 0;
     if (!v) return -1;
     for (int i = 0; i < n; i++)
-        if (r[i].ran && r[i].raw_ok && r[i].roof_ms * 1e3 < SMALL_ROOF_US) {
+        if (r[i].ran && r[i].raw_ok && !r[i].raw_wrong
+                && r[i].roof_ms * 1e3 < SMALL_ROOF_US) {
             v[k] = added_us(&r[i]);
             within += v[k] <= TARGET_ADDED_US;
             k++;
@@ -156,6 +157,7 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
         return -1;
     }
     int failed = 0, nr = 0, nd = 0, nf = 0, nroof = 0, ng = 0;
+    int raw_wrong = 0, graph_wrong = 0;
     double *r_all = ratios, *r_dw = ratios + n, *r_f16 = ratios + 2 * n,
            *roofs = ratios + 3 * n, *r_graph = ratios + 4 * n;
     double cached_max = 0;
@@ -163,13 +165,16 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
         const bench_result_t *x = &r[i];
         if (!x->ran || x->check == 0) failed++;
         if (!x->ran) continue;
-        if (x->raw_ok) {
+        raw_wrong += x->raw_ok && x->raw_wrong;
+        graph_wrong += x->graph_ok && x->graph_wrong;
+        if (x->raw_ok && !x->raw_wrong) {
             r_all[nr++] = x->dg.med / x->raw.med;
             if (bench_desc_is_depthwise(&p[i].d))
                 r_dw[nd++] = x->dg.med / x->raw.med;
         }
         if (x->has_f32) r_f16[nf++] = x->dg.med / x->f32.med;
-        if (x->graph_ok) r_graph[ng++] = x->dg.med / x->graph.med;
+        if (x->graph_ok && !x->graph_wrong)
+            r_graph[ng++] = x->dg.med / x->graph.med;
         roofs[nroof++] = x->roof_pct;
         if (x->cached_us > cached_max) cached_max = x->cached_us;
     }
@@ -183,9 +188,15 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
     if (nf)
         fprintf(f, "  geomean dgrad f16/f32 time ratio: %.3f (%d)\n",
                 geomean(r_f16, nf), nf);
+    if (raw_wrong)
+        fprintf(f, "  raw oneDNN's output wrong (dgrad's right) on %d "
+                "problems: not in its ratios\n", raw_wrong);
     if (ng)
         fprintf(f, "  geomean dgrad/oneDNN Graph time ratio: %.3f (%d "
                 "problems)\n", geomean(r_graph, ng), ng);
+    if (graph_wrong)
+        fprintf(f, "  oneDNN Graph's output wrong (dgrad's right) on %d "
+                "problems: not in its ratio\n", graph_wrong);
     if (nr && print_added_cost(f, r, n)) {
         free(ratios);
         fprintf(stderr, "dgrad bench: out of memory\n");
@@ -218,7 +229,7 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
      * working. */
     fputs("problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,"
           "gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,"
-          "roofline_us,added_us,graph_ms\n", f);
+          "roofline_us,added_us,graph_ms,raw_wrong,graph_wrong\n", f);
     const char *baseline = o->no_raw ? "none"
             : bench_raw_baseline_name(o->raw_layout, o->raw_prepacked);
     for (int i = 0; i < n; i++) {
@@ -245,7 +256,7 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
         csv_num(f, x->ran ? added_us(x) : nan_, "%.6g");
         fputc(',', f);
         csv_num(f, x->ran ? x->graph.med : nan_, "%.6g");
-        fputc('\n', f);
+        fprintf(f, ",%d,%d\n", x->raw_wrong, x->graph_wrong);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "dgrad bench: error writing %s\n", path);

@@ -70,11 +70,15 @@ def load(directory, config):
         named = re.search(r"\dn(.+)$", n["problem"])
         if named:
             r["name"] = named.group(1).strip('"')
-        r["ratio"] = float(n["ratio"])
+        # A baseline whose output was wrong (raw_wrong / graph_wrong, CSVs
+        # from the arbiter on) is no comparison.
+        r["ratio"] = (float("nan") if n.get("raw_wrong") == "1"
+                      else float(n["ratio"]))
         r["gflops"] = float(n["gflops"])
         r["roof"] = float(n["roofline_pct"])
         r["roof_us"] = float(n.get("roofline_us", "nan"))
-        r["graph"] = float(n["dgrad_ms"]) / float(n.get("graph_ms", "nan"))
+        r["graph"] = (float("nan") if n.get("graph_wrong") == "1"
+                      else float(n["dgrad_ms"]) / float(n.get("graph_ms", "nan")))
         r["slower"] = r["ratio"] > 1.0
     return rows
 

@@ -3,7 +3,7 @@
 #
 #   scripts/check-bench-csv.sh CSV EXPECTED_ROWS
 #       checks CSV: the header exactly as bench/README.md gives it, EXPECTED_ROWS
-#       rows of 15 fields, known dt/format/baseline names, numeric fields
+#       rows of 17 fields, known dt/format/baseline names, numeric fields
 #       that parse (dgrad time, compile times and roofline time positive,
 #       GFLOP/s and roofline % non-negative; the raw oneDNN time, the ratio
 #       and the added time may be "nan" when oneDNN has no baseline for a
@@ -11,7 +11,8 @@
 #       added_us = 1000 x (dgrad_ms - onednn_ms), roofline_us = 10 x
 #       roofline_pct x dgrad_ms (to the printed digits); graph_ms (oneDNN
 #       Graph's partition) positive, or "nan" where there is none (builds
-#       on oneDNN 2, or an op oneDNN Graph refuses).
+#       on oneDNN 2, or an op oneDNN Graph refuses); raw_wrong and
+#       graph_wrong 0 or 1 (1 where that baseline's output is wrong).
 #   scripts/check-bench-csv.sh CSV EXPECTED_ROWS BASELINE
 #       the same, and every row's raw_baseline is BASELINE.
 #   scripts/check-bench-csv.sh --run DGRAD BATCH [BENCH OPTIONS...]
@@ -20,7 +21,7 @@
 #       the baseline the options ask for (--raw-layout, --raw-weights).
 set -euo pipefail
 
-header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,roofline_us,added_us,graph_ms'
+header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,roofline_us,added_us,graph_ms,raw_wrong,graph_wrong'
 
 count_problems() {
     # Problem tokens of a batch file: '#' starts a comment, blank-separated
@@ -78,7 +79,7 @@ check() {
         NR == 1 { next }
         {
             rows++
-            if (NF != 15) { bad("expected 15 fields, got " NF); next }
+            if (NF != 17) { bad("expected 17 fields, got " NF); next }
             if ($1 == "") bad("empty problem")
             if ($2 !~ /^(f32|bf16|f16)$/) bad("bad dt \"" $2 "\"")
             if ($3 !~ /^(NXC|NCX)$/) bad("bad data_format \"" $3 "\"")
@@ -102,6 +103,9 @@ check() {
                 if (!num($f) || (f != 14 && $f + 0 <= 0)) bad("field " f " (\"" $f "\") is not a positive number or nan")
             }
             if ($15 != "nan" && (!num($15) || $15 + 0 <= 0)) bad("graph_ms \"" $15 "\" is not a positive number or nan")
+            if ($16 !~ /^[01]$/) bad("raw_wrong \"" $16 "\" is not 0 or 1")
+            if ($17 !~ /^[01]$/) bad("graph_wrong \"" $17 "\" is not 0 or 1")
+            if ($17 == 1 && $15 == "nan") bad("graph_wrong 1 without a graph_ms")
             # Derived fields agree with the times they come from (printed
             # with 5-6 significant digits).
             if (num($5) && num($6) && num($7) && !close_to($7, $5 / $6, 1e-3, 0))
