@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,4 +255,46 @@ static void relaxed_batch_stride_case(dgrad_data_type_t dt,
 Test(pd_untrusted, relaxed_batch_stride_computes_right_or_is_refused) {
     relaxed_batch_stride_case(dgrad_f32, dnnl_decab);
     relaxed_batch_stride_case(dgrad_bf16, dnnl_format_tag_any);
+}
+
+/* Where oneDNN's first implementation is one dgrad distrusts (on 3.7,
+ * plain NCHW data gets the jit_uni_ncsp_convolution wrapper), the next one
+ * oneDNN offers is taken (on 3.7.1: gemm:jit), with the forward hint
+ * still alive; a trusted first pick is kept as it is. */
+Test(pd_untrusted, an_untrusted_pick_gives_way_to_the_next) {
+    const int64_t dd[4] = {1, 1, 3, 3}, sd[4] = {1, 2, 5, 5},
+            wd[4] = {1, 2, 3, 3};
+    const int64_t strides[2] = {1, 1}, dilates[2] = {0, 0},
+            pad[2] = {0, 0};
+    md_t dmd = MD_EMPTY, smd = MD_EMPTY, wmd = MD_EMPTY;
+    cr_assert_eq(engine_init(), dnnl_success);
+    cr_assert_eq(md_tagged(&dmd, 4, dd, dnnl_f32, dnnl_abcd), dnnl_success);
+    cr_assert_eq(md_tagged(&smd, 4, sd, dnnl_f32, dnnl_abcd), dnnl_success);
+    /* Weights [O=diff_dst channels][I=diff_src channels][kh][kw]. */
+    cr_assert_eq(md_tagged(&wmd, 4, wd,
+            dnnl_f32, dnnl_format_tag_any), dnnl_success);
+    dnnl_primitive_desc_t hint = NULL, pd = NULL;
+    cr_assert_eq(conv_forward_pd(&hint, engine, dnnl_forward_training,
+            md_ref(&smd), md_ref(&wmd), NULL, md_ref(&dmd), strides, dilates,
+            pad, pad, NULL), dnnl_success);
+    cr_assert_eq(conv_backward_data_pd(&pd, engine, md_ref(&smd),
+            md_ref(&wmd), md_ref(&dmd), strides, dilates, pad, pad, hint,
+            NULL), dnnl_success);
+    char first[128];
+    snprintf(first, sizeof first, "%s", pd_impl_name(pd));
+    int was_untrusted = pd_untrusted(pd);
+    cr_assert_eq(pd_trusted_or_next(&pd, dnnl_success), dnnl_success,
+            "no trusted implementation after %s", first);
+    dnnl_primitive_desc_destroy(hint);
+    cr_log_info("first %s, taken %s", first, pd_impl_name(pd));
+    cr_expect_not(pd_untrusted(pd), "%s", pd_impl_name(pd));
+    if (was_untrusted)
+        cr_expect_str_neq(pd_impl_name(pd), first);
+    else
+        cr_expect_str_eq(pd_impl_name(pd), first);
+    const dnnl_version_t *v = dnnl_version();
+    if (v->major == 3 && v->minor == 7)
+        cr_expect(was_untrusted, "3.7 picked %s for plain data", first);
+    dnnl_primitive_desc_destroy(pd);
+    md_free(&dmd), md_free(&smd), md_free(&wmd);
 }

@@ -164,11 +164,6 @@ static int candidate_pds(const dgrad_problem_t *problem,
     for (int i = 0; i < count; i++) {
         dnnl_primitive_desc_t pd = NULL;
         dnnl_status_t cs = candidate_pd(tmpl, staged, i, fold, &pd);
-        if (cs == dnnl_success && pd_untrusted(pd)) {
-            dnnl_primitive_desc_destroy(pd);
-            pd = NULL;
-            cs = dnnl_unimplemented;
-        }
         if (cs != dnnl_success) {
             if (*first_error == dnnl_success && !fold
                     && layout_cands[i].act != ACT_NXC)

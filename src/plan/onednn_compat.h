@@ -119,5 +119,10 @@ dnnl_status_t binary_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
 dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         md_ref_t src, md_ref_t wei, md_ref_t bias, md_ref_t dst,
         const_dnnl_primitive_attr_t attr);
+/* Turns @p pd into the next implementation oneDNN offers for the same
+ * operation (its layouts chosen anew): a status other than dnnl_success
+ * when there is none (dnnl_last_impl_reached on 3.x; on 2.x always,
+ * dnnl_unimplemented). */
+dnnl_status_t pd_next_impl(dnnl_primitive_desc_t pd);
 
 #endif

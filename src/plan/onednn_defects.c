@@ -95,6 +95,20 @@ int pd_untrusted(const_dnnl_primitive_desc_t pd) {
     return ncsp_wrapper_untrusted(impl) || batch_stride_ignored(pd);
 }
 
+dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s) {
+    if (s != dnnl_success) return s;
+    /* The layouts are the same for every implementation: none can be
+     * trusted with them. */
+    int next = !batch_stride_ignored(*pd);
+    while (pd_untrusted(*pd))
+        if (!next || pd_next_impl(*pd) != dnnl_success) {
+            dnnl_primitive_desc_destroy(*pd);
+            *pd = NULL;
+            return dnnl_unimplemented;
+        }
+    return dnnl_success;
+}
+
 /* oneDNN 3.7's brgemm 1x1 forward convolution divides by zero while
  * choosing its blocking for some shapes on this machine (SIGFPE in
  * brg_blocking_t::est_eff_1x1 creating the folded convolution of

@@ -153,6 +153,7 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
         s = ACQUIRE(conv_forward_pd(pd, engine, dnnl_forward_inference,
                 md_ref(&src), md_ref(&wei), md_ref(&bias), md_ref(&dst),
                 strides, dilates, pl, pr, attr));
+    s = pd_trusted_or_next(pd, s);
     dnnl_primitive_attr_destroy(attr);
     md_free(&src);
     md_free(&wei);

@@ -299,6 +299,11 @@ int reorder_check_wanted(void);
 /* Whether @p pd's results cannot be trusted on this oneDNN (its
  * implementation, or the layouts it was given). */
 int pd_untrusted(const_dnnl_primitive_desc_t pd);
+/* After a pd creation that returned @p s: an untrusted implementation
+ * gives way to the next one oneDNN offers (while a hint pd passed to the
+ * creation is still alive: oneDNN's iterator keeps a pointer to it);
+ * dnnl_unimplemented (and *@p pd NULL) when none is left. */
+dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s);
 /* Whether creating a 1x1 forward convolution can crash this oneDNN. */
 int onednn_1x1_forward_crashes(void);
 /* Runs @p step's reorder from @p from to @p to once on scratch buffers and

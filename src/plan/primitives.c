@@ -81,6 +81,7 @@ dnnl_status_t create_conv_pd(const dgrad_plan_t *plan,
         s = ACQUIRE(conv_backward_data_pd(pd, engine, md_ref(&out),
                 md_ref(&wei), md_ref(&in), strides, dilates, pl, pr, hint,
                 attr));
+        s = pd_trusted_or_next(pd, s);
     }
     dnnl_primitive_desc_destroy(hint);
     dnnl_primitive_attr_destroy(attr);
