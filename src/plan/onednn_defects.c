@@ -135,7 +135,7 @@ int reorder_check_wanted(void) {
  * order). */
 static int64_t offset_of(const md_layout_t *l, const int64_t *idx) {
     int64_t blk[DNNL_MAX_NDIMS], off = l->offset0, inner = 0;
-    for (int d = 0; d < l->ndims; d++) blk[d] = 1;
+    for (int d = 0; d < DNNL_MAX_NDIMS; d++) blk[d] = 1;
     for (int k = 0; k < l->inner_nblks; k++) blk[l->inner_idxs[k]] *= l->inner_blks[k];
     for (int d = 0; d < l->ndims; d++) off += idx[d] / blk[d] * l->strides[d];
     for (int k = 0; k < l->inner_nblks; k++) {
