@@ -4,7 +4,8 @@
  * measure):
  * - reorders checked before a plan uses them, and dgrad's own copy where
  *   oneDNN's is wrong (below);
- * - primitives not offered (pd_untrusted);
+ * - primitives not offered (pd_untrusted; pd_trusted_or_next takes the
+ *   next implementation oneDNN offers instead);
  * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes).
  *
  * A oneDNN reorder checked before a plan uses it. oneDNN 3.7.0 to 3.8.0
