@@ -19,7 +19,10 @@
 #define ARBITER_POINTS 32
 
 /* The canonical problem of @p d on dense buffers in the user's layouts
- * (DESIGN.md section 1; src/canonical.h lists the canonical orders). */
+ * (DESIGN.md section 1; src/canonical.h lists the canonical orders).
+ * Derived here rather than through the dialect layer that dgrad itself
+ * uses, so that a layout mistake there cannot make the arbiter side with
+ * dgrad. */
 static void canonical_problem(const bench_desc_t *d, dgrad_data_type_t dt,
         bench_layout_t layout, bench_wlayout_t wl, dgrad_problem_t *p) {
     int nsp = d->nsp;

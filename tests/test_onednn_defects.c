@@ -170,6 +170,24 @@ static void relaxed_batch_stride_case(dgrad_data_type_t dt,
         st = conv_backward_data_pd(&pd, engine, md_ref(&smd), md_ref(&wmd),
                 md_ref(&dmd), strides, dilates, pad_l, pad_r, hint, NULL);
     dnnl_primitive_desc_destroy(hint);
+    {
+        /* The same problem on a dense output stays trusted: the guard
+         * refuses the relaxed stride, not the implementation. */
+        md_t dense = MD_EMPTY;
+        dnnl_primitive_desc_t h = NULL, dpd = NULL;
+        cr_assert_eq(md_tagged(&dense, 4, sd, odt, dnnl_acdb), dnnl_success);
+        if (conv_forward_pd(&h, engine, dnnl_forward_training,
+                    md_ref(&dense), md_ref(&wmd), NULL, md_ref(&dmd),
+                    strides, dilates, pad_l, pad_r, NULL) == dnnl_success
+                && conv_backward_data_pd(&dpd, engine, md_ref(&dense),
+                        md_ref(&wmd), md_ref(&dmd), strides, dilates, pad_l,
+                        pad_r, h, NULL) == dnnl_success)
+            cr_expect_not(pd_untrusted(dpd), "%s on a dense output",
+                    pd_impl_name(dpd));
+        dnnl_primitive_desc_destroy(dpd);
+        dnnl_primitive_desc_destroy(h);
+        md_free(&dense);
+    }
     if (st != dnnl_success || pd_untrusted(pd)) {
         /* Refused by oneDNN or by dgrad: nothing to run. */
         cr_log_info("%s: %s", dgrad_data_type_name(dt), st != dnnl_success

@@ -385,7 +385,9 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     if (policy->own_loop == 2
             && (best = build_direct(problem, policy))) {
         choice = "own loop";
-    } else if (c.n > 1 && policy->layout_search) {
+    } else if (policy->layout_search) {
+        /* A single candidate goes through the same choice: its thread
+         * count, dgrad's own loop and the staged f32 path challenge it. */
         if (problem_macs(problem) < policy->min_macs && problem->G == 1) {
             best = choose_untimed(&c);
             choice = "untimed";
@@ -399,17 +401,10 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
         }
     }
     if (!best) {
-        int chosen = -1;
-        best = rank_build(problem, policy, c.staged, c.pds, c.n, &chosen,
+        int unused;
+        best = rank_build(problem, policy, c.staged, c.pds, c.n, &unused,
                 &c.err, &c.what);
         choice = "ranking";
-        /* A single candidate still gets its thread count chosen where a
-         * problem of microseconds is timed (or the policy says one). */
-        if (best && chosen >= 0 && (policy->threading == 1
-                    || (policy->layout_search
-                            && problem_macs(problem) < policy->min_macs)))
-            best = keep_faster_threading(problem, policy, c.staged,
-                    weights_constant, &c.pds[chosen], best);
     }
     destroy_pds(c.pds, c.n);
     if (!best)

@@ -102,7 +102,7 @@ dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s) {
      * trusted with them. */
     int next = !batch_stride_ignored(*pd);
     while (pd_untrusted(*pd))
-        if (!next || pd_next_impl(*pd) != dnnl_success) {
+        if (!next || ACQUIRE(pd_next_impl(*pd)) != dnnl_success) {
             dnnl_primitive_desc_destroy(*pd);
             *pd = NULL;
             return dnnl_unimplemented;
