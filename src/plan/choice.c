@@ -305,10 +305,16 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
             plan_destroy(rbest);
             rbest = NULL;
             best = build_direct(c->problem, c->policy);
+            const char *why = !best ? " (not built for the problem: ranking)"
+                    : !within_budget(best)
+                    ? " (over the workspace budget: ranking)" : "";
+            if (*why && best) {
+                plan_destroy(best);
+                best = NULL;
+            }
             if (layout_search_verbose())
                 fprintf(stderr, "dgrad layout search: reduced problem's "
-                        "choice: dgrad's own loop%s\n",
-                        best ? "" : " (not built for the problem: ranking)");
+                        "choice: dgrad's own loop%s\n", why);
         }
     }
     if (rbest) {
