@@ -2,10 +2,11 @@
  * One --case= line of a batch file: a comma separates the alternatives of
  * each option, and each combination is one run of the case file, with its
  * rewrites (batch_rewrite.c, batch_outputs.c), handed to the graph reader.
- * --dt picks the one type the cases of the run run in. A
- * ConvolutionBackwardData op whose inputs other ops compute is skipped when
- * the line rewrites shapes (dgrad conform infers no other op's output). A
- * run whose graph holds no op dgrad runs is a skip with the reason.
+ * --dt picks the one type the cases of the run run in. An op dgrad runs
+ * (ConvolutionBackwardData, ConvTranspose) whose data input another op
+ * computes is skipped when the line rewrites shapes (dgrad conform infers
+ * no other op's output). A run whose graph holds no op dgrad runs is a
+ * skip with the reason.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static void kinds_of(json_t *ops, char *buf, size_t size) {
     buf[0] = '\0';
     json_array_foreach(ops, i, op) {
         const char *k = json_string_value(json_object_get(op, "kind"));
-        if (!k || !strcmp(k, CBD) || strstr(buf, k)) continue;
+        if (!k || batch_is_run(op) || strstr(buf, k)) continue;
         if (used + strlen(k) + 8 >= size) {
             snprintf(buf + used, size - used, ", ...");
             return;
@@ -105,7 +106,7 @@ static void run_alternative(batch_t *b, at_t at, json_t *root,
     size_t i;
     json_t *op;
     int runs = 0;
-    json_array_foreach(d->ops, i, op) runs += batch_is_cbd(op);
+    json_array_foreach(d->ops, i, op) runs += batch_is_run(op);
     if (!runs) rewrites = shapes = 0;
     char dt_text[BATCH_VALUE];
     snprintf(dt_text, sizeof dt_text, "%s", r->dt);
@@ -132,13 +133,13 @@ static void run_alternative(batch_t *b, at_t at, json_t *root,
             op = json_array_get(d->ops, i);
             json_t *x = json_array_get(json_object_get(op, "inputs"), 0);
             tensor_info_t *t = batch_tensor(d, json_integer_value(json_object_get(x, "id")));
-            if (batch_is_cbd(op) && t && t->produced) {
+            if (batch_is_run(op) && t && t->produced) {
                 char name[CF_NAME + 32];
                 snprintf(name, sizeof name, "%s#op%lld", label,
                         (long long)json_integer_value(json_object_get(op, "id")));
-                b->sink->on_skip(b->sink, at.file, name, "its diff_dst is "
-                        "computed by another op, and dgrad conform infers no "
-                        "other op's shapes after --in-shapes or --mb");
+                b->sink->on_skip(b->sink, at.file, name, "its data input "
+                        "is computed by another op, and dgrad conform infers "
+                        "no other op's shapes after --in-shapes or --mb");
                 json_array_remove(d->ops, i);
                 p.cases++; /* reported: not a line without ops */
                 continue;
@@ -154,7 +155,8 @@ static void run_alternative(batch_t *b, at_t at, json_t *root,
         kinds_of(d->ops, kinds, sizeof kinds);
         if (!p.cases && !p.errors) {
             snprintf(reason, sizeof reason, "the case holds no op dgrad runs "
-                    "(%s; dgrad runs " CBD ")", kinds[0] ? kinds : "no op");
+                    "(%s; dgrad runs " CBD " and " CT ")",
+                    kinds[0] ? kinds : "no op");
             b->sink->on_skip(b->sink, at.file, label, reason);
         } else if (p.skips) {
             snprintf(reason, sizeof reason, "ops of other kinds in the case "

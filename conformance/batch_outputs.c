@@ -1,12 +1,24 @@
 /*
- * The output of every ConvolutionBackwardData op of a rewritten batch run
- * is inferred again: a dst_shape the line's --op-attrs gives (not all
- * zeros) is the output shape (benchdnn's rule). Otherwise N follows
+ * The output of every op dgrad runs in a rewritten batch run is inferred
+ * again.
+ *
+ * ConvolutionBackwardData: a dst_shape the line's --op-attrs gives (not
+ * all zeros) is the output shape (benchdnn's rule). Otherwise N follows
  * diff_dst, the channels follow the weights and groups, and the spatial
  * sizes stay the file's when the op's geometry (input spatial sizes,
  * kernel, strides, dilations, pads, auto_pad) is unchanged, else they are
  * the natural ones (F - pads for explicit pads, F for VALID, X * stride
  * for SAME_*); a non-zero dst_shape in the file is rewritten to match.
+ *
+ * ConvTranspose: its output shape is a function of its attributes, so it
+ * is always computed, as benchdnn does: F - pads + output_padding, with
+ * VALID's pads 0 and SAME_*'s total max((K-1)*D+1 - S, 0). (benchdnn's
+ * own SAME total is K - S, dilation left out, and keeps the file's pads
+ * when that is negative; oneDNN's library, whose rule the op's output
+ * must follow, dilates the kernel and pads 0. They agree on every line of
+ * oneDNN's harness; where they would not, the library's rule is the one
+ * an output must satisfy.)
+ *
  * Output strides follow benchdnn: the output's own tag, or the data
  * input's tag when the line changed a layout or a rank.
  */
@@ -33,11 +45,11 @@ static const char *op_str(json_t *op, const char *name, const char *dflt) {
     return s ? s : dflt;
 }
 
-/* The spatial geometry of a ConvolutionBackwardData op: what its output
- * spatial sizes depend on. */
+/* The spatial geometry of an op dgrad runs: what its output spatial sizes
+ * depend on. */
 typedef struct geom {
     int nsp, nxc;
-    int64_t N, Cout, X[3], K[3], S[3], D[3], pb[3], pe[3];
+    int64_t N, Cout, X[3], K[3], S[3], D[3], pb[3], pe[3], op[3];
     char auto_pad[24];
 } geom_t;
 
@@ -49,7 +61,11 @@ static int op_geom(json_t *op, geom_t *g) {
     if (nx < 3 || nx > 5 || nw != nx) return 0;
     g->nsp = nx - 2;
     g->nxc = strcmp(op_str(op, "data_format", "NXC"), "NCX") != 0;
-    int xio = strcmp(op_str(op, "weights_format", "XIO"), "OIX") != 0;
+    /* ConvTranspose's names of the same two layouts: XOI (default) has
+     * XIO's shape [K..., Cout/G, Cin], IOX OIX's [Cin, Cout/G, K...]. */
+    int ct = batch_is_ct(op);
+    int xio = strcmp(op_str(op, "weights_format", ct ? "XOI" : "XIO"),
+                      ct ? "IOX" : "OIX") != 0;
     json_t *groups = json_object_get(json_object_get(json_object_get(op, "attrs"),
             "groups"), "value");
     int64_t G = json_is_integer(groups) ? json_integer_value(groups) : 1;
@@ -63,6 +79,7 @@ static int op_geom(json_t *op, geom_t *g) {
     op_ints(op, "dilations", g->D, g->nsp, 1);
     op_ints(op, "pads_begin", g->pb, g->nsp, 0);
     op_ints(op, "pads_end", g->pe, g->nsp, 0);
+    op_ints(op, "output_padding", g->op, g->nsp, 0); /* 12 zeros: zeros */
     snprintf(g->auto_pad, sizeof g->auto_pad, "%s", op_str(op, "auto_pad", "None"));
     for (char *p = g->auto_pad; *p; p++) *p = (char)tolower((unsigned char)*p);
     return 1;
@@ -74,6 +91,18 @@ static int same_spatial_geom(const geom_t *a, const geom_t *b) {
             && !memcmp(a->S, b->S, n) && !memcmp(a->D, b->D, n)
             && !memcmp(a->pb, b->pb, n) && !memcmp(a->pe, b->pe, n)
             && !strcmp(a->auto_pad, b->auto_pad);
+}
+
+/* ConvTranspose's output spatial sizes: always from its attributes. */
+static void ct_sizes(const geom_t *g, int64_t *y) {
+    for (int i = 0; i < g->nsp; i++) {
+        int64_t reach = (g->K[i] - 1) * g->D[i] + 1;
+        int64_t F = g->S[i] * (g->X[i] - 1) + reach, total = reach - g->S[i];
+        if (!strncmp(g->auto_pad, "same", 4))
+            y[i] = F + g->op[i] - (total > 0 ? total : 0);
+        else if (!strcmp(g->auto_pad, "valid")) y[i] = F + g->op[i];
+        else y[i] = F - g->pb[i] - g->pe[i] + g->op[i];
+    }
 }
 
 /* The output dims (dialect order) of op @p op after the rewrites; @p orig
@@ -91,7 +120,9 @@ static int infer_output(json_t *op, json_t *orig, int dst_shape_given,
         return 1;
     }
     int64_t y[3];
-    int keep = op_geom(orig, &g0) && same_spatial_geom(&g, &g0);
+    int ct = batch_is_ct(op);
+    if (ct) ct_sizes(&g, y);
+    int keep = !ct && op_geom(orig, &g0) && same_spatial_geom(&g, &g0);
     if (keep) { /* the file's spatial sizes: its dst_shape, else output */
         int64_t f[CF_MAX_LIST];
         int nf = op_ints(orig, "dst_shape", f, CF_MAX_LIST, 0), zero = 1;
@@ -103,7 +134,7 @@ static int infer_output(json_t *op, json_t *orig, int dst_shape_given,
             keep = y[i] > 0;
         }
     }
-    for (int i = 0; !keep && i < g.nsp; i++) {
+    for (int i = 0; !ct && !keep && i < g.nsp; i++) {
         int64_t F = g.S[i] * (g.X[i] - 1) + (g.K[i] - 1) * g.D[i] + 1;
         if (!strncmp(g.auto_pad, "same", 4)) y[i] = g.X[i] * g.S[i];
         else if (!strcmp(g.auto_pad, "valid")) y[i] = F;
@@ -115,13 +146,13 @@ static int infer_output(json_t *op, json_t *orig, int dst_shape_given,
     return 1;
 }
 
-/* Outputs of the ConvolutionBackwardData ops, inferred again. */
+/* Outputs of the ops dgrad runs, inferred again. */
 void batch_reinfer_outputs(doc_t *d, json_t *orig_ops,
         const unsigned char *dst_shape_given) {
     size_t i;
     json_t *op;
     json_array_foreach(d->ops, i, op) {
-        if (!batch_is_cbd(op)) continue;
+        if (!batch_is_run(op)) continue;
         json_t *outs = json_object_get(op, "outputs"), *o = json_array_get(outs, 0);
         json_t *ins = json_object_get(op, "inputs");
         int64_t dims[DGRAD_MAX_NDIMS];

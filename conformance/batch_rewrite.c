@@ -9,7 +9,8 @@
  *   the plain tag when its rank changes.
  * - --op-attrs may only change attributes the op has (benchdnn's rule),
  *   with the attribute's own type (s64[] values are written 2x2).
- * - --mb=N sets N of each ConvolutionBackwardData op's data input.
+ * - --mb=N sets N of the data input of each op dgrad runs
+ *   (ConvolutionBackwardData, ConvTranspose).
  * The outputs are inferred again afterwards (batch_outputs.c).
  */
 #include <ctype.h>
@@ -182,10 +183,14 @@ static json_t *op_by_id(doc_t *d, long long id) {
     return NULL;
 }
 
-int batch_is_cbd(json_t *op) {
+static int kind_is(json_t *op, const char *kind) {
     json_t *k = json_object_get(op, "kind");
-    return json_is_string(k) && !strcmp(json_string_value(k), CBD);
+    return json_is_string(k) && !strcmp(json_string_value(k), kind);
 }
+
+int batch_is_cbd(json_t *op) { return kind_is(op, CBD); }
+int batch_is_ct(json_t *op) { return kind_is(op, CT); }
+int batch_is_run(json_t *op) { return batch_is_cbd(op) || batch_is_ct(op); }
 
 /* ---------------------------------------------------- the rewrites */
 
@@ -361,12 +366,13 @@ int batch_rewrite_op_attrs(batch_t *b, at_t at, doc_t *d, char *alt,
 }
 
 
-/* --mb=N: N of each ConvolutionBackwardData op's data input. */
+/* --mb=N: N of the data input of each op dgrad runs (benchdnn sets it on
+ * every graph input that has a batch; the others are not run here). */
 void batch_rewrite_mb(doc_t *d, long long mb) {
     size_t i;
     json_t *op;
     json_array_foreach(d->ops, i, op) {
-        if (!batch_is_cbd(op)) continue;
+        if (!batch_is_run(op)) continue;
         json_t *x = json_array_get(json_object_get(op, "inputs"), 0);
         tensor_info_t *t = batch_tensor(d, json_integer_value(json_object_get(x, "id")));
         int64_t dims[DGRAD_MAX_NDIMS];

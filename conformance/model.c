@@ -5,6 +5,14 @@
  * instead of being shared by dgrad and its oracle. It only has to resolve
  * valid cases: invalid ones carry the status dgrad must return, and dgrad's
  * own validation is what they test.
+ *
+ * The fifth dialect, oneDNN Graph's inference op ConvTranspose
+ * ("onednn:ConvTranspose"), is written from oneDNN 3.7.1's specification
+ * (doc/graph/operations/ConvTranspose.md) and its library's shape
+ * inference (infer_convtranspose_output_shape, infer_auto_pad): the
+ * output shape is always inferred from the attributes (explicit pads,
+ * VALID, or SAME_* by the kernel alone, plus output_padding without a
+ * bound), and output dims a tensor gives only have to agree with it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,7 +54,8 @@ static int parse_auto_pad(const char *text, int *ap) {
 }
 
 /* oneDNN Graph writes an unset dst_shape or output_padding as 12 zeros
- * (DNNL_MAX_NDIMS): all zeros (or none) of any length is "not given". */
+ * (DNNL_MAX_NDIMS): all zeros (or none) of any length is "not given" for
+ * these attributes of its two ops (ConvTranspose has no dst_shape). */
 
 static int all_zero(const int64_t *v, int n) {
     for (int i = 0; i < n; i++)
@@ -55,6 +64,8 @@ static int all_zero(const int64_t *v, int n) {
 }
 
 static int zero_means_unset(const cf_case_t *c, const char *name) {
+    if (c->kind == dgrad_op_onednn_conv_transpose)
+        return !strcmp(name, "output_padding");
     return c->kind == dgrad_op_convolution_backward_data
             && (!strcmp(name, "dst_shape") || !strcmp(name, "output_padding"));
 }
@@ -140,17 +151,18 @@ static int read_weights(const cf_case_t *c, cf_geom_t *g, char *why,
             return ovf(why, size, "weights channels");
         cout_g = w->dims[2];
         k = &w->dims[3];
-    } else if (g->xio) { /* [K..., Cout/G, Cin] */
+    } else if (g->xio) { /* [K..., Cout/G, Cin]: XIO, or ConvTranspose's XOI */
         wcin = w->dims[nsp + 1];
         cout_g = w->dims[nsp];
         k = &w->dims[0];
-    } else { /* [Cin, Cout/G, K...] */
+    } else { /* [Cin, Cout/G, K...]: OIX, IOX, OpenVINO, ONNX */
         wcin = w->dims[0];
         cout_g = w->dims[1];
         k = &w->dims[2];
     }
     if (!grouped) {
         const char *gname = g->kind == dgrad_op_convolution_backward_data
+                        || g->kind == dgrad_op_onednn_conv_transpose
                 ? "groups" : g->kind == dgrad_op_conv_transpose ? "group" : NULL;
         if (!gname) v[0] = 1;
         else if (!list_attr(c, gname, 1, 1, v, why, size)) return 0;
@@ -174,6 +186,23 @@ static int output_dims_known(const cf_case_t *c) {
     for (int d = 0; d < c->output.ndims; d++)
         if (c->output.dims[d] < 0) return 0;
     return 1;
+}
+
+/* Every output dim the case's output tensor knows (>= 0) is the one of
+ * @p g; a known rank is 2 + spatial rank. */
+static int output_dims_agree(const cf_case_t *c, const cf_geom_t *g,
+        char *why, size_t size) {
+    int64_t want[2 + CF_MAX_SPATIAL];
+    char a[96], b[96];
+    if (c->output.ndims < 0) return 1;
+    cf_model_output_dims(g, want);
+    int same = c->output.ndims == 2 + g->nsp;
+    for (int d = 0; same && d < c->output.ndims; d++)
+        same = c->output.dims[d] < 0 || c->output.dims[d] == want[d];
+    if (same) return 1;
+    return fail(why, size, "output dims %s differ from the inferred %s",
+            cf_format_ints(a, sizeof a, c->output.dims, c->output.ndims),
+            cf_format_ints(b, sizeof b, want, 2 + g->nsp));
 }
 
 /* The output shape the case gives (spatial sizes in @p y), if any. oneDNN
@@ -276,16 +305,26 @@ int cf_model_resolve(const cf_case_t *c, cf_geom_t *g, char *why,
         return fail(why, size, "data rank %d is not 3, 4 or 5", (int)in->ndims);
     g->nsp = in->ndims - 2;
     const int nsp = g->nsp;
-    if (c->kind == dgrad_op_convolution_backward_data) {
+    const int onednn_ct = c->kind == dgrad_op_onednn_conv_transpose;
+    if (c->kind == dgrad_op_convolution_backward_data || onednn_ct) {
+        /* ConvTranspose names the same two weights layouts after its own
+         * channels: XOI = [K..., Cout/G, Cin] has XIO's shape, IOX =
+         * [Cin, Cout/G, K...] OIX's. The first is the default of both. */
+        const char *x_first = onednn_ct ? "XOI" : "XIO";
+        const char *c_first = onednn_ct ? "IOX" : "OIX";
         const char *df = cf_case_attr(c, "data_format");
         const char *wf = cf_case_attr(c, "weights_format");
         if (df && strcmp(df, "NXC") && strcmp(df, "NCX"))
             return fail(why, size, "data_format '%s'", df);
-        if (wf && strcmp(wf, "XIO") && strcmp(wf, "OIX"))
-            return fail(why, size, "weights_format '%s'", wf);
+        if (wf && strcmp(wf, x_first) && strcmp(wf, c_first))
+            return fail(why, size, "weights_format '%s' (%s or %s)", wf,
+                    x_first, c_first);
         g->nxc = !df || !strcmp(df, "NXC"); /* oneDNN Graph defaults */
-        g->xio = !wf || !strcmp(wf, "XIO");
+        g->xio = !wf || !strcmp(wf, x_first);
     }
+    if (onednn_ct && c->third == cf_third_shape)
+        return fail(why, size, "oneDNN Graph's ConvTranspose has no output "
+                "shape input (its inputs are src, weights and bias)");
     for (int d = 0; d < in->ndims; d++)
         if (in->dims[d] < 1)
             return fail(why, size, "data dim %d is %lld", d,
@@ -341,6 +380,17 @@ int cf_model_resolve(const cf_case_t *c, cf_geom_t *g, char *why,
             if (!pb_given(g, ap, pb[i], pe[i], op[i], i, y[i], &g->PB[i], why,
                         size))
                 return 0;
+        } else if (onednn_ct && (ap == AP_SAME_UPPER || ap == AP_SAME_LOWER)) {
+            /* oneDNN Graph ConvTranspose: SAME pads by the kernel alone,
+             * total = max((K-1)*D+1 - S, 0) whatever X (the library's
+             * shape inference), the odd unit at the end for SAME_UPPER;
+             * output_padding still adds to the end. */
+            int64_t total = g->F[i] - g->S[i] * (g->X[i] - 1) - g->S[i];
+            if (total < 0) total = 0;
+            g->PB[i] = ap == AP_SAME_UPPER ? total / 2 : total - total / 2;
+            if (__builtin_add_overflow(g->F[i], op[i], &g->Y[i])
+                    || __builtin_sub_overflow(g->Y[i], total, &g->Y[i]))
+                return ovf(why, size, "the output size");
         } else if (onnx && (ap == AP_SAME_UPPER || ap == AP_SAME_LOWER)) {
             int64_t total;
             if (__builtin_mul_overflow(g->X[i], g->S[i], &g->Y[i])
@@ -364,6 +414,9 @@ int cf_model_resolve(const cf_case_t *c, cf_geom_t *g, char *why,
             return fail(why, size, "output size %lld on axis %d",
                     (long long)g->Y[i], i);
     }
+    /* oneDNN Graph ConvTranspose: the output shape is always inferred;
+     * output dims the tensor gives must agree, they never choose it. */
+    if (onednn_ct && !output_dims_agree(c, g, why, size)) return 0;
     return 1;
 }
 
@@ -380,7 +433,7 @@ int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
         int xio, cf_case_t *out, char *why, size_t size) {
     const int nsp = g->nsp;
     if (g->has_bias)
-        return fail(why, size, "oneDNN Graph has no bias input");
+        return fail(why, size, "ConvolutionBackwardData has no bias input");
     /* Sizes the runner executes are small; larger ones are not translated
      * (which keeps the arithmetic below far from overflow). */
     const int64_t big = (int64_t)1 << 40;

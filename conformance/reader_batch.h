@@ -6,7 +6,7 @@
  *                    to the graph reader
  *   batch_rewrite.c  the graph document and the --in-shapes, --op-attrs
  *                    and --mb rewrites
- *   batch_outputs.c  ConvolutionBackwardData outputs inferred again
+ *   batch_outputs.c  the outputs of the ops dgrad runs inferred again
  * Errors follow "<file>:<line>: <what>: <rule>" (batch_err).
  */
 #ifndef DGRAD_CONFORM_READER_BATCH_H
@@ -19,7 +19,10 @@
 /* Longest option value, and largest batch file read. */
 #define BATCH_VALUE 4096
 #define BATCH_MAX_BYTES (16L << 20)
+/* The oneDNN Graph op kinds dgrad runs (ConvTranspose is dgrad's
+ * "onednn:ConvTranspose"). */
 #define CBD "ConvolutionBackwardData"
+#define CT "ConvTranspose"
 
 typedef struct settings {
     char dt[BATCH_VALUE], in_shapes[BATCH_VALUE], op_attrs[BATCH_VALUE],
@@ -95,6 +98,9 @@ json_t *batch_ints_json(const int64_t *v, int n);
 void batch_set_tensor(doc_t *d, int64_t id, const int64_t *dims, int nd,
         const char *tag);
 int batch_is_cbd(json_t *op);
+int batch_is_ct(json_t *op);
+/* An op dgrad runs: ConvolutionBackwardData or ConvTranspose. */
+int batch_is_run(json_t *op);
 /* The rewrites of one alternative (text split in place); 0 after an
  * error. @p dst_shape_given: per op position (< 256), whether the line
  * set a non-zero dst_shape. */
@@ -105,8 +111,8 @@ void batch_rewrite_mb(doc_t *d, long long mb);
 
 /* ------------------------------------------ outputs (batch_outputs.c) */
 
-/* The outputs of the ConvolutionBackwardData ops of @p d inferred again
- * after the rewrites; @p orig_ops are the ops as the file wrote them. */
+/* The outputs of the ops of @p d that dgrad runs inferred again after the
+ * rewrites; @p orig_ops are the ops as the file wrote them. */
 void batch_reinfer_outputs(doc_t *d, json_t *orig_ops,
         const unsigned char *dst_shape_given);
 

@@ -4,10 +4,13 @@
  * (id, name, kind, attrs as {type, value}, inputs and outputs as logical
  * tensors with id, dtype, shape, stride, layout_type, property_type).
  *
- * Every ConvolutionBackwardData op runs on its own, on generated data,
- * with the logical tensors the file gives (strides included). Ops of other
- * kinds are skipped with their kind named. The dst_shape input's values
- * are not in such files: they are the output's dims.
+ * Every ConvolutionBackwardData op and every ConvTranspose op (oneDNN
+ * Graph's inference op, dgrad's "onednn:ConvTranspose") runs on its own,
+ * on generated data, with the logical tensors the file gives (strides
+ * included). Ops of other kinds (a ConvTranspose's post-ops among them)
+ * are skipped with their kind named. The dst_shape input's values are not
+ * in such files: they are the output's dims. A ConvTranspose's optional
+ * third input is its bias.
  *
  * benchdnn writes an unset dst_shape or output_padding as DNNL_MAX_NDIMS
  * (12) zeros; such values are passed on as they are: "not given" is the
@@ -19,33 +22,59 @@
 
 #include "json_common.h"
 
+/* The oneDNN Graph op kinds this reader runs. */
+typedef enum { OP_CBD = 1, OP_CT = 2 } op_bit_t;
+typedef struct graph_kind {
+    const char *name; /* the file's kind */
+    op_bit_t bit;
+    dgrad_op_kind_t kind;
+    const char *inputs, *output; /* for messages */
+} graph_kind_t;
+static const graph_kind_t graph_kinds[] = {
+        {"ConvolutionBackwardData", OP_CBD, dgrad_op_convolution_backward_data,
+                "diff_dst, weights, optional dst_shape", "diff_src"},
+        {"ConvTranspose", OP_CT, dgrad_op_onednn_conv_transpose,
+                "src, weights, optional bias", "dst"},
+};
+#define N_GRAPH_KINDS (sizeof graph_kinds / sizeof graph_kinds[0])
+
 typedef enum { A_LIST, A_INT, A_STRING } atype_t;
 static const struct {
     const char *name;
     atype_t type;
+    unsigned ops; /* op_bit_t of the ops that have it */
 } conv_attrs[] = {
-        {"strides", A_LIST},        {"pads_begin", A_LIST},
-        {"pads_end", A_LIST},       {"dilations", A_LIST},
-        {"auto_pad", A_STRING},     {"output_padding", A_LIST},
-        {"groups", A_INT},          {"data_format", A_STRING},
-        {"weights_format", A_STRING}, {"dst_shape", A_LIST},
+        {"strides", A_LIST, OP_CBD | OP_CT},
+        {"pads_begin", A_LIST, OP_CBD | OP_CT},
+        {"pads_end", A_LIST, OP_CBD | OP_CT},
+        {"dilations", A_LIST, OP_CBD | OP_CT},
+        {"auto_pad", A_STRING, OP_CBD | OP_CT},
+        {"output_padding", A_LIST, OP_CBD | OP_CT},
+        {"groups", A_INT, OP_CBD | OP_CT},
+        {"data_format", A_STRING, OP_CBD | OP_CT},
+        {"weights_format", A_STRING, OP_CBD | OP_CT},
+        {"dst_shape", A_LIST, OP_CBD},
 };
 #define N_CONV_ATTRS (sizeof conv_attrs / sizeof conv_attrs[0])
 static const char *const type_names[] = {"s64[]", "s64", "string"};
 
-/* One {type, value} attribute; *text empty when the value means unset. */
-static int read_attr(jctx_t *j, const char *name, json_t *obj,
-        const char *path, char *text, size_t size) {
+/* One {type, value} attribute of an op of kind @p k; *text empty when the
+ * value means unset. */
+static int read_attr(jctx_t *j, const graph_kind_t *k, const char *name,
+        json_t *obj, const char *path, char *text, size_t size) {
     char p[JPATH];
     size_t a = 0;
-    while (a < N_CONV_ATTRS && strcmp(conv_attrs[a].name, name)) a++;
+    while (a < N_CONV_ATTRS && (strcmp(conv_attrs[a].name, name)
+                                       || !(conv_attrs[a].ops & k->bit)))
+        a++;
     if (a == N_CONV_ATTRS) {
         char list[256] = "";
         for (size_t i = 0; i < N_CONV_ATTRS; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s",
-                    i ? ", " : "", conv_attrs[i].name);
+            if (conv_attrs[i].ops & k->bit)
+                snprintf(list + strlen(list), sizeof list - strlen(list),
+                        "%s%s", list[0] ? ", " : "", conv_attrs[i].name);
         return jerr(j, path, "unknown attribute", "'%.64s' is not an attribute "
-                "of ConvolutionBackwardData (it has %s)", name, list);
+                "of %s (it has %s)", name, k->name, list);
     }
     const char *type = NULL;
     if (!jexpect_object(j, obj, path)
@@ -155,22 +184,26 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
             name ? name : kind);
     snprintf(c.suite, sizeof c.suite, "%s", j->file);
     snprintf(c.where, sizeof c.where, "%s:%s", j->file, path);
-    if (strcmp(kind, "ConvolutionBackwardData")) {
-        static const char *const runs[] = {"ConvolutionBackwardData"};
-        const char *near = cf_near_kind(kind, runs, 1);
+    const graph_kind_t *k = NULL;
+    for (size_t i = 0; i < N_GRAPH_KINDS && !k; i++)
+        if (!strcmp(kind, graph_kinds[i].name)) k = &graph_kinds[i];
+    if (!k) {
+        static const char *const runs[] = {"ConvolutionBackwardData",
+                "ConvTranspose"};
+        const char *near = cf_near_kind(kind, runs, 2);
         if (near) {
             jerr(j, jpath_key(p, path, "kind"), "unknown op kind", "'%.64s' is "
                     "not a oneDNN Graph op kind dgrad knows; did you mean %s?",
                     kind, near);
             return;
         }
-        char reason[160];
+        char reason[192];
         snprintf(reason, sizeof reason, "op kind %.64s is not run (dgrad runs "
-                "ConvolutionBackwardData)", kind);
+                "ConvolutionBackwardData and ConvTranspose)", kind);
         j->sink->on_skip(j->sink, j->file, c.name, reason);
         return;
     }
-    c.kind = dgrad_op_convolution_backward_data;
+    c.kind = k->kind;
     json_t *attrs = json_object_get(op, "attrs");
     if (attrs) {
         jpath_key(p, path, "attrs");
@@ -179,7 +212,8 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
         json_t *v;
         json_object_foreach(attrs, key, v) {
             char text[CF_ATTR_VALUE];
-            if (!read_attr(j, key, v, jpath_key(q, p, key), text, sizeof text))
+            if (!read_attr(j, k, key, v, jpath_key(q, p, key), text,
+                        sizeof text))
                 return;
             if (text[0] && !cf_case_add_attr(&c, key, text)) {
                 jerr(j, q, "too large", "too many attributes");
@@ -193,13 +227,13 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
         return;
     }
     if (!json_is_array(ins) || json_array_size(ins) < 2 || json_array_size(ins) > 3) {
-        jerr(j, jpath_key(p, path, "inputs"), "bad value", "ConvolutionBackwardData"
-                " takes 2 or 3 inputs (diff_dst, weights, optional dst_shape)");
+        jerr(j, jpath_key(p, path, "inputs"), "bad value", "%s takes 2 or 3 "
+                "inputs (%s)", k->name, k->inputs);
         return;
     }
     if (!json_is_array(outs) || json_array_size(outs) != 1) {
-        jerr(j, jpath_key(p, path, "outputs"), "bad value",
-                "ConvolutionBackwardData has 1 output (diff_src)");
+        jerr(j, jpath_key(p, path, "outputs"), "bad value", "%s has 1 output "
+                "(%s)", k->name, k->output);
         return;
     }
     dgrad_data_type_t dt;
@@ -215,7 +249,20 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
                 jpath_index(q, jpath_key(p, path, "outputs"), 0), 1, &c.output,
                 &dt, &unused))
         return;
-    if (json_array_size(ins) == 3) {
+    if (json_array_size(ins) == 3 && k->bit == OP_CT) {
+        /* The bias: 1-D, one value per output channel (the model checks
+         * its length); its dtype is the run's, as the other tensors'. */
+        dgrad_data_type_t bias_dt;
+        jpath_index(q, jpath_key(p, path, "inputs"), 2);
+        if (!read_lt(j, json_array_get(ins, 2), q, 0, &c.bias, &bias_dt, &unused))
+            return;
+        if (c.bias.ndims != 1) {
+            jerr(j, q, "inconsistent", "the bias input is 1-D (%d dims "
+                    "given)", (int)c.bias.ndims);
+            return;
+        }
+        c.third = cf_third_bias;
+    } else if (json_array_size(ins) == 3) {
         cf_tensor_t shape;
         memset(&shape, 0, sizeof shape);
         jpath_index(q, jpath_key(p, path, "inputs"), 2);

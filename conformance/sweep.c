@@ -2,15 +2,17 @@
  * Sweeps: generated cases over the core matrix below, and invalid cases
  * that must be rejected with the right status.
  *
- * The core matrix (dialect x rank x groups {1, 2, depthwise} x stride
+ * The core matrix (dialect (5) x rank x groups {1, 2, depthwise} x stride
  * {1, 2, 3} x dilation {1, 2}) is enumerated in full, once for quick and
  * twelve times for full. Every other knob (asymmetric pads, output_padding
- * (for oneDNN Graph also beyond the stride, where it changes nothing),
- * auto_pad and its spelling, output shape none (for oneDNN Graph: the
- * output dims alone) / attribute / input / input with dims unknown at
- * compile, oneDNN's 12-zero list defaults, NCX/NXC/channels-last
- * strides/padded layouts,
- * OIX/XIO, s32/s64 shape inputs, constant weights, bias, layout any,
+ * (for oneDNN Graph's ConvolutionBackwardData also beyond the stride, where
+ * it changes nothing; for its ConvTranspose beyond the stride too, where
+ * it adds to the output), auto_pad and its spelling, output shape none
+ * (for oneDNN Graph's ConvolutionBackwardData: the output dims alone) /
+ * attribute / input / input with dims unknown at compile, oneDNN's
+ * 12-zero list defaults, NCX/NXC/channels-last strides/padded layouts,
+ * OIX/XIO (XOI/IOX), s32/s64 shape inputs, constant weights, bias, output
+ * dims known, partly known or unknown, layout any,
  * batch, channel counts with vector tails, kernels larger than the input)
  * rotates across the cases through a per-knob scramble, so each value
  * meets many combinations of the others. Sizes stay small: quick runs in a
@@ -34,15 +36,20 @@ static int knob(unsigned j, unsigned salt, int n) {
     return (int)(h % (unsigned)n);
 }
 
+/* The fifth dialect comes last, so that the quick sweep's first four
+ * dialects keep their case numbers (names in reports and --filter). */
 static const dgrad_op_kind_t kinds[] = {
         dgrad_op_convolution_backward_data, dgrad_op_convolution_backprop_data,
-        dgrad_op_group_convolution_backprop_data, dgrad_op_conv_transpose};
+        dgrad_op_group_convolution_backprop_data, dgrad_op_conv_transpose,
+        dgrad_op_onednn_conv_transpose};
+#define N_KINDS (sizeof kinds / sizeof kinds[0])
 
 static const char *short_kind(dgrad_op_kind_t k) {
     switch (k) {
         case dgrad_op_convolution_backward_data: return "onednn";
         case dgrad_op_convolution_backprop_data: return "ov";
         case dgrad_op_group_convolution_backprop_data: return "ovgroup";
+        case dgrad_op_onednn_conv_transpose: return "onednnct";
         default: return "onnx";
     }
 }
@@ -59,7 +66,10 @@ static const char *auto_pad_text(dgrad_op_kind_t k, int ap, int alt) {
     static const char *const ov_alt[] = {"notset", "SAME_UPPER", "SAME_LOWER", "VALID"};
     static const char *const onnx[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
     static const char *const onnx_alt[] = {"notset", "same_upper", "same_lower", "valid"};
+    /* ConvTranspose: oneDNN's four values, in any case (no "explicit"). */
+    static const char *const onednnct_alt[] = {"NONE", "same_upper", "Same_Lower", "valid"};
     if (k == dgrad_op_convolution_backward_data) return alt ? onednn_alt[ap] : onednn[ap];
+    if (k == dgrad_op_onednn_conv_transpose) return alt ? onednnct_alt[ap] : onednn[ap];
     if (k == dgrad_op_conv_transpose) return alt ? onnx_alt[ap] : onnx[ap];
     return alt ? ov_alt[ap] : ov[ap];
 }
@@ -125,8 +135,10 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
     g.kind = kind;
     g.nsp = nsp;
     int onednn = kind == dgrad_op_convolution_backward_data;
+    int onednnct = kind == dgrad_op_onednn_conv_transpose;
+    int graph = onednn || onednnct; /* oneDNN Graph's layouts and names */
     int onnx = kind == dgrad_op_conv_transpose;
-    int ov = !onednn && !onnx;
+    int ov = !graph && !onnx;
 
     /* Channels: tails of vector lengths (17, 5, 3) and full vectors (16). */
     static const int64_t ch2[][2] = {{1, 1}, {2, 3}, {3, 2}, {4, 4}, {17, 5},
@@ -151,14 +163,16 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
         int64_t opmax = (g.S[i] > g.D[i] ? g.S[i] : g.D[i]) - 1;
         if (ov && opmax == 0) opmax = 1; /* OpenVINO: no bound (its own data) */
         if (onednn) opmax = g.S[i] + 1; /* oneDNN Graph: no bound, no effect */
+        if (onednnct) opmax = g.S[i] + 1; /* no bound: it adds to Y */
         g.op[i] = knob(j, 80 + i, 3) == 0 ? opmax : 0;
     }
     g.ap = knob(j, 90, 4);
     g.shape = knob(j, 91, 4);
     if (ov && g.shape == SHAPE_ATTR) g.shape = SHAPE_INPUT;
     if (onnx && g.shape >= SHAPE_INPUT) g.shape = SHAPE_ATTR;
-    g.bias = onnx && knob(j, 92, 2);
-    if (onednn) {
+    if (onednnct) g.shape = SHAPE_NONE; /* its output shape is inferred */
+    g.bias = (onnx || onednnct) && knob(j, 92, 2);
+    if (graph) {
         g.nxc = knob(j, 93, 2);
         g.xio = knob(j, 94, 2);
     }
@@ -207,16 +221,19 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
     /* oneDNN writes unset lists as 12 zeros (benchdnn's files carry them) */
     int64_t zero[3] = {0, 0, 0}, zero12[12] = {0};
     int op_zero = !memcmp(g.op, zero, (size_t)nsp * sizeof *zero);
-    if (onednn && op_zero && knob(j, 133, 3) == 0)
+    if (graph && op_zero && knob(j, 133, 3) == 0)
         add_list(c, "output_padding", zero12, 12);
     else if (!omit || !op_zero)
         add_list(c, "output_padding", g.op, nsp);
     if (!omit || g.ap != AP_EXPLICIT)
         cf_case_add_attr(c, "auto_pad", auto_pad_text(kind, g.ap, knob(j, 132, 3) == 0));
-    if (onednn) {
+    if (graph) {
+        /* ConvTranspose's names of the same two weights layouts */
+        const char *x_first = onednnct ? "XOI" : "XIO";
+        const char *c_first = onednnct ? "IOX" : "OIX";
         if (!omit || g.G != 1) add_int(c, "groups", g.G);
         if (!omit || !g.nxc) cf_case_add_attr(c, "data_format", g.nxc ? "NXC" : "NCX");
-        if (!omit || !g.xio) cf_case_add_attr(c, "weights_format", g.xio ? "XIO" : "OIX");
+        if (!omit || !g.xio) cf_case_add_attr(c, "weights_format", g.xio ? x_first : c_first);
     }
 
     /* Tensors in the dialect's dims order. */
@@ -254,6 +271,11 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
         int64_t F = natural(&g, i);
         if (dims_given) Y[i] = g.Y[i];
         else if (onnx && (g.ap == AP_SAME_UPPER || g.ap == AP_SAME_LOWER)) Y[i] = g.X[i] * g.S[i];
+        else if (onednnct && (g.ap == AP_SAME_UPPER || g.ap == AP_SAME_LOWER)) {
+            /* the kernel's reach beyond one stride is cropped */
+            int64_t total = (g.K[i] - 1) * g.D[i] + 1 - g.S[i];
+            Y[i] = F + g.op[i] - (total > 0 ? total : 0);
+        }
         else if (g.ap == AP_EXPLICIT) Y[i] = F - g.pb[i] - g.pe[i] + g.op[i];
         else Y[i] = F + g.op[i];
     }
@@ -268,6 +290,9 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
         o->ndims = DGRAD_UNKNOWN_NDIMS;
     } else if (ol == 3) {
         o->layout_any = 1;
+    } else if (onednnct && ol == 0 && knob(j, 148, 3) == 0) {
+        /* dims partly known (dense strides come with the dims) */
+        o->dims[knob(j, 149, 2 + nsp)] = DGRAD_UNKNOWN_DIM;
     } else {
         set_layout(o, ol == 2 ? LAYOUT_PADDED : ol == 1 && !g.nxc
                         ? LAYOUT_CHANNELS_LAST : LAYOUT_DENSE, g.nxc ? 0 : 1);
@@ -306,7 +331,7 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
     snprintf(c->suite, sizeof c->suite, "sweep-%s", sweep_name);
     snprintf(c->name, sizeof c->name,
             "sweep-%s#%04u:%s,%dd,N%lld,G%lld,Cin%lld,Cout%lld,X%s,K%s,S%s,D%s,"
-            "pads%s/%s,op%s,%s,shape=%s%s%s",
+            "pads%s/%s,op%s,%s,shape=%s%s%s%s",
             sweep_name, j, short_kind(kind), nsp, (long long)g.N, (long long)g.G,
             (long long)g.Cin, (long long)g.Cout,
             cf_format_ints(xs_, sizeof xs_, g.X, nsp),
@@ -316,15 +341,18 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
             cf_format_ints(pbs, sizeof pbs, g.pb, nsp),
             cf_format_ints(pes, sizeof pes, g.pe, nsp),
             cf_format_ints(ops, sizeof ops, g.op, nsp), aps[g.ap],
-            shapes[g.shape], onednn ? (g.nxc ? ",NXC" : ",NCX") : "",
-            onednn ? (g.xio ? "/XIO" : "/OIX") : g.bias ? ",bias" : "");
+            shapes[g.shape], graph ? (g.nxc ? ",NXC" : ",NCX") : "",
+            onednn ? (g.xio ? "/XIO" : "/OIX")
+                   : onednnct ? (g.xio ? "/XOI" : "/IOX") : "",
+            g.bias ? ",bias" : "");
     snprintf(c->where, sizeof c->where, "%s", c->name);
 }
 
 /* ------------------------------------------------------- invalid cases */
 
 /* A small valid 2D case of @p kind: data 1x4x3x3, kernel 2x2, stride 2,
- * output 1x6x6x6 (oneDNN Graph: dst_shape attribute, NCX/OIX). */
+ * output 1x6x6x6 (oneDNN Graph: dst_shape attribute, NCX/OIX; its
+ * ConvTranspose: NCX/IOX, the output inferred). */
 static void base_case(cf_case_t *c, dgrad_op_kind_t kind) {
     cf_case_init(c);
     c->kind = kind;
@@ -346,6 +374,10 @@ static void base_case(cf_case_t *c, dgrad_op_kind_t kind) {
         cf_case_add_attr(c, "data_format", "NCX");
         cf_case_add_attr(c, "weights_format", "OIX");
         cf_case_add_attr(c, "dst_shape", "1,6,6,6");
+    }
+    if (kind == dgrad_op_onednn_conv_transpose) {
+        cf_case_add_attr(c, "data_format", "NCX");
+        cf_case_add_attr(c, "weights_format", "IOX");
     }
     c->output.ndims = DGRAD_UNKNOWN_NDIMS;
 }
@@ -370,6 +402,7 @@ typedef struct invalid {
 #define OV dgrad_op_convolution_backprop_data
 #define OVG dgrad_op_group_convolution_backprop_data
 #define ONNX dgrad_op_conv_transpose
+#define ONEDNNCT dgrad_op_onednn_conv_transpose
 
 static const invalid_t invalids[] = {
         {"groups_do_not_divide_channels", ONEDNN, "invalid_arguments"},
@@ -420,6 +453,23 @@ static const invalid_t invalids[] = {
         {"kernel_shape_mismatch", ONNX, "invalid_shape"},
         {"inferred_output_empty", OV, "invalid_shape"},
         {"group_zero", ONNX, "invalid_arguments"},
+        /* oneDNN Graph's ConvTranspose (last: the others keep their order) */
+        {"groups_do_not_divide_channels", ONEDNNCT, "invalid_arguments"},
+        {"weights_channels_mismatch", ONEDNNCT, "invalid_shape"},
+        {"zero_stride", ONEDNNCT, "invalid_arguments"},
+        {"negative_pads_with_auto_pad", ONEDNNCT, "invalid_arguments"},
+        {"negative_output_padding", ONEDNNCT, "invalid_arguments"},
+        {"output_padding_length", ONEDNNCT, "invalid_arguments"},
+        {"twelve_value_output_padding", ONEDNNCT, "invalid_arguments"},
+        {"unknown_auto_pad", ONEDNNCT, "invalid_arguments"},
+        {"unknown_attribute", ONEDNNCT, "invalid_arguments"},
+        {"lowercase_data_format", ONEDNNCT, "invalid_arguments"},
+        {"unknown_weights_format", ONEDNNCT, "invalid_arguments"},
+        {"mixed_data_types", ONEDNNCT, "invalid_data_type"},
+        {"requested_output_dims_wrong", ONEDNNCT, "invalid_shape"},
+        {"requested_output_dims_partly_wrong", ONEDNNCT, "invalid_shape"},
+        {"bias_length", ONEDNNCT, "invalid_shape"},
+        {"inferred_output_empty", ONEDNNCT, "invalid_shape"},
 };
 #define N_INVALID (sizeof invalids / sizeof invalids[0])
 
@@ -441,9 +491,19 @@ static void make_invalid(size_t i, const char *sweep_name, cf_case_t *c) {
     else if (!strcmp(l, "strides_length")) put(c, "strides", "2,2,2");
     else if (!strcmp(l, "pads_length")) put(c, "pads", "1,1");
     else if (!strcmp(l, "unknown_auto_pad")) put(c, "auto_pad", "SAME");
-    else if (!strcmp(l, "unknown_attribute")) put(c, v->kind == ONEDNN ? "group" : "groups", "1");
-    else if (!strcmp(l, "lowercase_data_format")) put(c, "data_format", "ncx");
-    else if (!strcmp(l, "unknown_weights_format")) put(c, "weights_format", "IOX");
+    else if (!strcmp(l, "unknown_attribute")) {
+        /* the attribute of the sibling op: ConvTranspose has no dst_shape */
+        if (v->kind == ONEDNNCT) put(c, "dst_shape", "1,6,6,6");
+        else put(c, v->kind == ONEDNN ? "group" : "groups", "1");
+    } else if (!strcmp(l, "lowercase_data_format")) put(c, "data_format", "ncx");
+    else if (!strcmp(l, "unknown_weights_format"))
+        /* each op's names are its own: IOX is ConvTranspose's, XIO not */
+        put(c, "weights_format", v->kind == ONEDNNCT ? "XIO" : "IOX");
+    else if (!strcmp(l, "negative_pads_with_auto_pad")) {
+        put(c, "pads_begin", "0,-1"); /* irrelevant under SAME, still wrong */
+        put(c, "auto_pad", "SAME_UPPER");
+    } else if (!strcmp(l, "twelve_value_output_padding"))
+        put(c, "output_padding", "1,1,0,0,0,0,0,0,0,0,0,0");
     else if (!strcmp(l, "mixed_data_types")) c->mixed_types = 1;
     else if (!strcmp(l, "integer_data")) c->data_dt = dgrad_s32;
     else if (!strcmp(l, "no_output_shape")) c->n_attrs--; /* drops dst_shape */
@@ -514,6 +574,10 @@ static void make_invalid(size_t i, const char *sweep_name, cf_case_t *c) {
         c->output.ndims = 4;
         int64_t o[4] = {1, 6, 6, 7};
         memcpy(c->output.dims, o, sizeof o);
+    } else if (!strcmp(l, "requested_output_dims_partly_wrong")) {
+        c->output.ndims = 4; /* the known channels disagree */
+        int64_t o[4] = {1, 5, -1, -1};
+        memcpy(c->output.dims, o, sizeof o);
     } else if (!strcmp(l, "negative_output_strides")) {
         c->output.ndims = 4;
         int64_t o[4] = {1, 6, 6, 6}, s[4] = {216, 36, 6, -1};
@@ -544,7 +608,7 @@ int cf_sweep_generate(cf_sweep_t sweep, cf_sink_t *sink) {
     unsigned j = 0;
     cf_case_t c;
     for (unsigned r = 0; r < rounds; r++)
-        for (int k = 0; k < 4; k++)
+        for (size_t k = 0; k < N_KINDS; k++)
             for (int nsp = 1; nsp <= 3; nsp++)
                 for (int gm = 0; gm < 3; gm++)
                     for (int s = 0; s < 3; s++)

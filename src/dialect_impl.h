@@ -29,6 +29,11 @@ typedef struct kind_info {
     const choice_t *auto_pads;
     int n_auto_pads;
     dgrad_third_input_t third;
+    /* oneDNN Graph's ops: NXC data and kernel-first weights by default,
+     * lists of zeros for unset dst_shape / output_padding. */
+    int onednn_graph;
+    const choice_t *weights_formats; /* value 1: kernel first */
+    int n_weights_formats;
 } kind_info_t;
 
 typedef enum { ATTR_LIST, ATTR_SCALAR, ATTR_STRING } attr_type_t;
@@ -149,11 +154,11 @@ static inline int all_dims_known(const dgrad_logical_tensor_t *t) {
 
 /* oneDNN Graph writes an unset dst_shape or output_padding as a list of
  * zeros (DNNL_MAX_NDIMS of them): all-zero or empty, of any length, means
- * "not given" for these two attributes of ConvolutionBackwardData. */
+ * "not given" for these two attributes of its ops. */
 static inline int list_given(const ctx_t *c, dgrad_op_attr_t a) {
     const dgrad_attr_value_t *v = attr_of(c, a);
     if (!v->is_set) return 0;
-    if (c->kind != dgrad_op_convolution_backward_data
+    if (!c->ki->onednn_graph
             || (a != dgrad_op_attr_dst_shape
                     && a != dgrad_op_attr_output_padding))
         return 1;

@@ -1,11 +1,12 @@
 /*
- * Op descriptions in the four dialects: the kinds, their attributes and
+ * Op descriptions in the five dialects: the kinds, their attributes and
  * accepted values, the setters (typed and from text). Range checks that
  * need the tensors happen in resolve.c, so that they name the tensors.
  *
  * Decisions the specification leaves open:
  * - data_format / weights_format values are case-sensitive ("NXC", "NCX",
- *   "XIO", "OIX"), as oneDNN Graph spells them; only auto_pad ignores case.
+ *   "XIO", "OIX", "XOI", "IOX"), as oneDNN Graph spells them; only
+ *   auto_pad ignores case.
  * - An integer list attribute may be set empty (count 0, values may then be
  *   NULL; "[]" as text); resolve reports its length.
  */
@@ -61,7 +62,12 @@ static const choice_t onnx_auto_pads[] = {
         {"VALID", dgrad_auto_pad_valid}};
 /* value: 1 = channels last (NXC) / kernel first (XIO). */
 static const choice_t data_formats[] = {{"NXC", 1}, {"NCX", 0}};
-static const choice_t weights_formats[] = {{"XIO", 1}, {"OIX", 0}};
+/* ConvolutionBackwardData names its weights as the forward convolution's
+ * (O = its diff_dst channels), ConvTranspose as its own (O = its output
+ * channels per group): XIO and XOI are one layout, [K..., Cout/G, Cin],
+ * and so are OIX and IOX, [Cin, Cout/G, K...]. */
+static const choice_t backward_data_weights[] = {{"XIO", 1}, {"OIX", 0}};
+static const choice_t transposed_weights[] = {{"XOI", 1}, {"IOX", 0}};
 
 
 #define BIT(a) (1u << dgrad_op_attr_##a)
@@ -75,7 +81,8 @@ static const kind_info_t kind_infos[] = {
                 OPENVINO_ATTRS | BIT(groups) | BIT(data_format)
                         | BIT(weights_format) | BIT(dst_shape),
                 onednn_auto_pads, N_CHOICES(onednn_auto_pads),
-                dgrad_third_input_full_shape},
+                dgrad_third_input_full_shape, 1, backward_data_weights,
+                N_CHOICES(backward_data_weights)},
         [dgrad_op_convolution_backprop_data] = {"ConvolutionBackpropData",
                 {"data", "weights", "output_shape", "output"}, OPENVINO_ATTRS,
                 openvino_auto_pads, N_CHOICES(openvino_auto_pads),
@@ -90,6 +97,13 @@ static const kind_info_t kind_infos[] = {
                         | BIT(kernel_shape),
                 onnx_auto_pads, N_CHOICES(onnx_auto_pads),
                 dgrad_third_input_bias},
+        [dgrad_op_onednn_conv_transpose] = {"onednn:ConvTranspose",
+                {"src", "weights", "bias", "dst"},
+                OPENVINO_ATTRS | BIT(groups) | BIT(data_format)
+                        | BIT(weights_format),
+                onednn_auto_pads, N_CHOICES(onednn_auto_pads),
+                dgrad_third_input_bias, 1, transposed_weights,
+                N_CHOICES(transposed_weights)},
 };
 
 const kind_info_t *kind_info(dgrad_op_kind_t kind) {
@@ -114,8 +128,8 @@ dgrad_status_t dgrad_op_kind_from_name(
         }
     return dgrad_error(dgrad_invalid_arguments,
             "unknown op kind '%.64s' (expected ConvolutionBackwardData, "
-            "ConvolutionBackpropData, GroupConvolutionBackpropData or "
-            "ConvTranspose)", name);
+            "ConvolutionBackpropData, GroupConvolutionBackpropData, "
+            "ConvTranspose or onednn:ConvTranspose)", name);
 }
 
 dgrad_third_input_t dgrad_op_kind_third_input(dgrad_op_kind_t kind) {
@@ -215,9 +229,7 @@ const choice_t *string_choices(const kind_info_t *ki,
         case dgrad_op_attr_data_format:
             *n = N_CHOICES(data_formats);
             return data_formats;
-        default:
-            *n = N_CHOICES(weights_formats);
-            return weights_formats;
+        default: *n = ki->n_weights_formats; return ki->weights_formats;
     }
 }
 
@@ -244,8 +256,17 @@ static dgrad_status_t unknown_attr_error(const kind_info_t *ki,
         if (kind_has_attr(ki, (dgrad_op_attr_t)a))
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
                     used ? ", " : "", attr_infos[a].name);
+    /* ONNX's op and oneDNN Graph's share the name ConvTranspose: point a
+     * caller who reached for the other one to it. */
+    dgrad_op_attr_t a = dgrad_op_attr_from_name(name);
+    const kind_info_t *graph = kind_info(dgrad_op_onednn_conv_transpose),
+                      *onnx = kind_info(dgrad_op_conv_transpose);
+    const char *hint = ki == onnx && kind_has_attr(graph, a)
+            ? " (oneDNN Graph's ConvTranspose is op kind onednn:ConvTranspose)"
+            : ki == graph && kind_has_attr(onnx, a)
+            ? " (ONNX's ConvTranspose is op kind ConvTranspose)" : "";
     return op_error(ki->name, dgrad_invalid_arguments,
-            "unknown attribute '%.64s' (this op has: %s)", name, list);
+            "unknown attribute '%.64s' (this op has: %s)%s", name, list, hint);
 }
 
 /* Common checks of the setters: a valid description whose kind has the

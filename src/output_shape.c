@@ -17,8 +17,16 @@
  *   the values are checked against those too. No source at all is
  *   invalid_arguments.
  * - oneDNN Graph output_padding only has to be >= 0 and never changes the
- *   result: the output shape is always known for this op, so SAME uses
- *   total = max(F - Y, 0), and explicit/VALID bound Y by the stride.
+ *   result of ConvolutionBackwardData: the output shape is always known for
+ *   this op, so SAME uses total = max(F - Y, 0), and explicit/VALID bound Y
+ *   by the stride.
+ * - oneDNN Graph ConvTranspose: the shape always comes from the
+ *   attributes, Y = F - total pads + output_padding (any output_padding
+ *   >= 0, as oneDNN's shape inference); known output dims must agree
+ *   (fill_output), as oneDNN checks them and never takes them. SAME: total
+ *   = max(dilated kernel - stride, 0), SAME_UPPER crops floor(total / 2)
+ *   at the beginning: Y = X * stride + output_padding once the dilated
+ *   kernel reaches the stride.
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +76,20 @@ static dgrad_status_t axis_inferred(const ctx_t *c, int i, int64_t *pb,
     const dgrad_problem_t *p = &c->r.problem;
     int same = c->auto_pad == dgrad_auto_pad_same_upper
             || c->auto_pad == dgrad_auto_pad_same_lower;
+    if (c->kind == dgrad_op_onednn_conv_transpose && same) {
+        /* oneDNN Graph (infer_auto_pad of its deconvolution): total =
+         * max(dilated kernel - stride, 0), the odd unit cropped at the
+         * end for SAME_UPPER, at the beginning for SAME_LOWER. The dilated
+         * kernel is at most F, which fits. */
+        int64_t total = (p->K[i] - 1) * p->D[i] + 1 - p->S[i];
+        if (total < 0) total = 0;
+        *pb = c->auto_pad == dgrad_auto_pad_same_upper ? total / 2
+                                                       : total - total / 2;
+        if (__builtin_add_overflow(F, op, &t))
+            return overflow_error(c, "output size", i);
+        *y = t - total;
+        return dgrad_success;
+    }
     if (c->kind == dgrad_op_conv_transpose && same) {
         if (__builtin_mul_overflow(p->X[i], p->S[i], y)
                 || __builtin_add_overflow(F, op, &t))

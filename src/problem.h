@@ -1,5 +1,5 @@
 /*
- * Dialect layer: op descriptions in the four dialects -> one canonical
+ * Dialect layer: op descriptions in the five dialects -> one canonical
  * problem (canonical.h; DESIGN.md section 1). Op descriptions are
  * op_desc.c's; validation and shape inference resolve.c's and
  * output_shape.c's. This layer knows no oneDNN.

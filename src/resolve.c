@@ -63,11 +63,11 @@ static dgrad_status_t read_string_attrs(ctx_t *c) {
                     "%s has a bad value count (%d)", attr_infos[a].name,
                     v->count);
     }
-    int onednn = c->kind == dgrad_op_convolution_backward_data, ap;
+    int onednn = c->ki->onednn_graph, ap;
     dgrad_status_t st = string_attr(c, dgrad_op_attr_auto_pad,
             dgrad_auto_pad_explicit, &ap);
     c->auto_pad = (dgrad_auto_pad_t)ap;
-    /* oneDNN Graph defaults: NXC data, XIO weights. */
+    /* oneDNN Graph defaults: NXC data, kernel-first weights. */
     if (st == dgrad_success)
         st = string_attr(c, dgrad_op_attr_data_format, onednn, &c->nxc);
     if (st == dgrad_success)
@@ -396,6 +396,7 @@ static dgrad_status_t check_attr_ranges(ctx_t *c) {
 static int64_t groups_of(const ctx_t *c) {
     switch (c->kind) {
         case dgrad_op_convolution_backward_data:
+        case dgrad_op_onednn_conv_transpose:
             return attr_at(c, dgrad_op_attr_groups, 0, 1);
         case dgrad_op_group_convolution_backprop_data: return c->wei->dims[0];
         case dgrad_op_conv_transpose:

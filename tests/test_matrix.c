@@ -2,7 +2,7 @@
  * oneDNN against the reference over the whole op matrix, through
  * the public API: rank x groups {1, 2, depthwise} x stride {1,2,3} x
  * dilation {1,2}, each in f32/bf16/f16; the remaining knobs (dialect,
- * NCX/NXC/channels-last strides, OIX/XIO, asymmetric pads, output_padding,
+ * NCX/NXC/channels-last strides, OIX/XIO (IOX/XOI), asymmetric pads, output_padding,
  * output shape none/attribute/input/deferred input, batch, channel tails,
  * kernel larger than input, constant weights, bias, layout any) rotate
  * across the cases so that every value of each appears with every rank and
@@ -18,7 +18,9 @@ static const dgrad_op_kind_t kinds[] = {
     dgrad_op_convolution_backprop_data,
     dgrad_op_conv_transpose,
     dgrad_op_group_convolution_backprop_data,
+    dgrad_op_onednn_conv_transpose,
 };
+#define N_KINDS (int)(sizeof kinds / sizeof kinds[0])
 static const dgrad_data_type_t dtypes[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
 
 static long min_l(long a, long b) { return a < b ? a : b; }
@@ -32,7 +34,7 @@ static int knob(int j, unsigned salt, int n) {
 /* Case j of rank nsp with groups mode gm, stride s, dilation d, type dt. */
 static void make_case(tester_t *t, int nsp, int gm, long s, long d, int dti,
         int j) {
-    dgrad_op_kind_t kind = kinds[j % 4];
+    dgrad_op_kind_t kind = kinds[j % N_KINDS];
     if (kind == dgrad_op_convolution_backprop_data && gm != 0)
         kind = dgrad_op_group_convolution_backprop_data;
     tester_init(t, kind, nsp);
@@ -68,6 +70,9 @@ static void make_case(tester_t *t, int nsp, int gm, long s, long d, int dti,
     } else if (kind == dgrad_op_conv_transpose) {
         t->shape_mode = knob(j, 5, 2) ? tester_shape_attr : tester_shape_none;
         t->bias = knob(j, 6, 2);
+    } else if (kind == dgrad_op_onednn_conv_transpose) {
+        t->weights_xio = knob(j, 4, 2); /* XOI or IOX */
+        t->bias = knob(j, 6, 2);
     } else {
         static const tester_shape_mode_t m[] = {tester_shape_none,
             tester_shape_input, tester_shape_input_deferred};
@@ -81,7 +86,7 @@ static void make_case(tester_t *t, int nsp, int gm, long s, long d, int dti,
 /* What the cases of one rank cover, so the rotation above cannot silently
  * stop reaching a knob value. */
 typedef struct coverage {
-    int kind[5], shape[4], layout[3], xio, bias, constant, any, batch,
+    int kind[6], shape[4], layout[3], xio, bias, constant, any, batch,
         big_kernel, out_pad, asym_pads, tail;
 } coverage_t;
 
@@ -103,7 +108,7 @@ static void count(coverage_t *cv, const tester_t *t) {
 }
 
 static void expect_coverage(const coverage_t *cv, int nsp) {
-    for (int k = 1; k <= 4; k++)
+    for (int k = 1; k <= 5; k++)
         cr_expect_gt(cv->kind[k], 0, "%dD: no case of op kind %d", nsp, k);
     for (int m = 0; m < 4; m++)
         cr_expect_gt(cv->shape[m], 0, "%dD: no case of shape mode %d", nsp, m);

@@ -413,6 +413,176 @@ Test(problem_graph, output_dims_are_the_shape_source) {
             "0 cannot be produced");
 }
 
+/* oneDNN Graph ConvTranspose: the output shape always follows from the
+ * attributes. The first cases are benchdnn's (tests/benchdnn/inputs/graph
+ * of oneDNN 3.7.1): op/f32/deconv.json (F = 57, pads_end 41) with its
+ * harness_f32_all variants, the post-op pattern's op and the int8
+ * pattern's grouped one (IOX [Cin, Cout/G, K...]). */
+#define GCT dgrad_op_onednn_conv_transpose
+#define DECONV_JSON {{"data_format", "NCX"}, {"weights_format", "IOX"}, \
+        {"strides", "2,2"}, {"pads_end", "41,41"}, \
+        {"output_padding", "0,0,0,0,0,0,0,0,0,0,0,0"}
+static const rcase_t graph_conv_transpose_cases[] = {
+        {"deconv.json", GCT, {1, 32, 28, 28}, {32, 128, 3, 3},
+                DECONV_JSON, {"auto_pad", "None"}}, {0}, {1, 128, 16, 16},
+                {0, 0}, {16, 16}},
+        /* SAME: total = max(3 - 2, 0) = 1, Y = X * stride */
+        {"deconv.json SAME_UPPER", GCT, {1, 32, 28, 28}, {32, 128, 3, 3},
+                DECONV_JSON, {"auto_pad", "SAME_UPPER"}}, {0},
+                {1, 128, 56, 56}, {0, 0}, {56, 56}},
+        {"deconv.json SAME_LOWER", GCT, {1, 32, 28, 28}, {32, 128, 3, 3},
+                DECONV_JSON, {"auto_pad", "SAME_LOWER"}}, {0},
+                {1, 128, 56, 56}, {1, 1}, {56, 56}},
+        {"deconv.json VALID", GCT, {1, 32, 28, 28}, {32, 128, 3, 3},
+                DECONV_JSON, {"auto_pad", "VALID"}}, {0}, {1, 128, 57, 57},
+                {0, 0}, {57, 57}},
+        {"deconv.json output_padding 1x1", GCT, {1, 32, 28, 28},
+                {32, 128, 3, 3},
+                {{"data_format", "NCX"}, {"weights_format", "IOX"},
+                        {"strides", "2,2"}, {"pads_end", "41,41"},
+                        {"output_padding", "1,1"}},
+                {0}, {1, 128, 17, 17}, {0, 0}, {17, 17}},
+        /* the defaults: NXC data, XOI weights */
+        {"deconv.json NXC XOI", GCT, {1, 28, 28, 32}, {3, 3, 128, 32},
+                {{"strides", "2,2"}, {"pads_end", "41,41"}}, {0},
+                {1, 16, 16, 128}, {0, 0}, {16, 16}},
+        {"convtranspose_post_ops_fusion.json", GCT, {2, 17, 5, 5},
+                {17, 16, 3, 3},
+                {{"data_format", "NCX"}, {"weights_format", "IOX"},
+                        {"pads_begin", "1,1"}, {"pads_end", "1,1"}},
+                {0}, {2, 16, 5, 5}, {1, 1}, {5, 5}},
+        {"groups 4", GCT, {2, 16, 5, 5}, {16, 4, 3, 3},
+                {{"data_format", "NCX"}, {"weights_format", "IOX"},
+                        {"groups", "4"}, {"pads_begin", "1,1"},
+                        {"pads_end", "1,1"}},
+                {0}, {2, 16, 5, 5}, {1, 1}, {5, 5}},
+        /* dilated kernel 5, stride 2: total 3, Y = 2X */
+        {"SAME_UPPER dilated", GCT, {1, 4, 2}, {3, 2, 2},
+                {{"strides", "2"}, {"dilations", "2"},
+                        {"auto_pad", "same_upper"}},
+                {0}, {1, 8, 2}, {1}, {8}},
+        {"SAME_LOWER dilated", GCT, {1, 4, 2}, {3, 2, 2},
+                {{"strides", "2"}, {"dilations", "2"},
+                        {"auto_pad", "same_lower"}},
+                {0}, {1, 8, 2}, {2}, {8}},
+        /* kernel 1 < stride 3: total 0, Y = F = 7, output_padding adds */
+        {"SAME kernel below stride", GCT, {1, 3, 2}, {1, 2, 2},
+                {{"strides", "3"}, {"auto_pad", "SAME_UPPER"},
+                        {"output_padding", "1"}},
+                {0}, {1, 8, 2}, {0}, {8}},
+        /* output_padding at or beyond the stride: oneDNN sets no bound */
+        {"output_padding beyond the stride", GCT, {1, 1, 3}, {1, 1, 1},
+                {{"data_format", "NCX"}, {"weights_format", "IOX"},
+                        {"strides", "2"}, {"output_padding", "3"}},
+                {0}, {1, 1, 8}, {0}, {8}},
+        {"3d", GCT, {1, 2, 3, 4, 8}, {2, 2, 2, 3, 8},
+                {{"strides", "2,1,1"}, {"pads_begin", "0,1,0"},
+                        {"pads_end", "1,0,0"}},
+                {0}, {1, 3, 3, 5, 3}, {0, 1, 0}, {3, 3, 5}},
+};
+
+Test(problem_graph_conv_transpose, table) {
+    CHECK_TABLE(graph_conv_transpose_cases);
+}
+
+/* Output dims given in the dst tensor are checked, never taken: oneDNN's
+ * shape inference validates them against the inferred ones. */
+Test(problem_graph_conv_transpose, output_dims_are_checked_not_taken) {
+    rcase_t c = graph_conv_transpose_cases[0];
+    built_t b;
+    dgrad_resolved_t r;
+    build(&c, &b);
+    b.out = lt_dense(dgrad_f32, 4, (int64_t[]){1, 128, 16, 16});
+    cr_assert_eq(run(&b, &r), dgrad_success, "%s",
+            dgrad_last_error_message());
+    assert_i64s(r.problem.Y, (int64_t[]){16, 16}, 2, "Y");
+    /* 17 would be a legal ConvolutionBackwardData output-padding tail */
+    b.out = lt_dense(dgrad_f32, 4, (int64_t[]){1, 128, 17, 16});
+    ASSERT_ERR(run(&b, &r), dgrad_invalid_shape,
+            "onednn:ConvTranspose: requested dst dims (1,128,17,16) do "
+            "not match the inferred dims (1,128,16,16)");
+    b.out = lt_dense(dgrad_f32, 4, (int64_t[]){1, 64, 16, 16});
+    ASSERT_ERR(run(&b, &r), dgrad_invalid_shape, "requested dst dims "
+            "(1,64,16,16)");
+}
+
+Test(problem_graph_conv_transpose, bias_and_weights_layouts) {
+    /* XOI [K, Cout/G, Cin] and IOX [Cin, Cout/G, K] map to the canonical
+     * [G, Cin/G, Cout/G, K] strides alike; the bias has Cout values. */
+    static const int64_t iox[] = {8, 3, 5}, xoi[] = {5, 3, 8};
+    for (int kf = 0; kf < 2; kf++) {
+        rcase_t c = {"", GCT, {1, 8, 4}, {0},
+                {{"data_format", "NCX"}, {"weights_format", kf ? "XOI" : "IOX"},
+                        {"groups", "2"}},
+                {0}, {0}, {0}, {0}};
+        memcpy(c.wei, kf ? xoi : iox, sizeof iox);
+        built_t b;
+        dgrad_resolved_t r;
+        build(&c, &b);
+        int64_t six = 6;
+        b.in[2] = lt_dense(dgrad_f32, 1, &six);
+        b.n_inputs = 3;
+        cr_assert_eq(run(&b, &r), dgrad_success, "%s",
+                dgrad_last_error_message());
+        const dgrad_problem_t *p = &r.problem;
+        cr_assert(p->G == 2 && p->Cin == 8 && p->Cout == 6 && p->K[0] == 5
+                && p->Y[0] == 8 && p->has_bias == 1 && p->bias_stride == 1);
+        /* canonical [G, Cin/G, Cout/G, K]: IOX strides {15, 5, 1}, XOI
+         * {1, 8, 24} */
+        const int64_t want[2][4] = {{60, 15, 5, 1}, {4, 1, 8, 24}};
+        assert_i64s(p->wei_strides, want[kf], 4, "weight strides");
+        int64_t five = 5;
+        b.in[2] = lt_dense(dgrad_f32, 1, &five);
+        ASSERT_ERR(run(&b, &r), dgrad_invalid_shape,
+                "bias length (5) must equal the output channels (6)");
+    }
+}
+
+Test(problem_graph_conv_transpose, errors_name_the_rule) {
+    rcase_t c = graph_conv_transpose_cases[7]; /* groups 4 */
+    c.attrs[2].value = "3";
+    expect_case_error(&c, dgrad_invalid_arguments,
+            "onednn:ConvTranspose: groups (3) does not divide src channels "
+            "(16)");
+    c = graph_conv_transpose_cases[6];
+    c.wei[0] = 16;
+    expect_case_error(&c, dgrad_invalid_shape, "weights input channels (16) "
+            "do not match src channels (17)");
+    c = graph_conv_transpose_cases[0];
+    c.attrs[3].value = "-1,0";
+    expect_case_error(&c, dgrad_invalid_arguments,
+            "pads_end (-1,0) must all be non-negative");
+    c = graph_conv_transpose_cases[0];
+    c.attrs[4].value = "1";
+    expect_case_error(&c, dgrad_invalid_arguments,
+            "output_padding has 1 values, expected 2 for spatial rank 2");
+    /* pads larger than the output: Y = 57 - 60 < 1 */
+    c.attrs[3].value = "60,41";
+    c.attrs[4].value = "0,0";
+    expect_case_error(&c, dgrad_invalid_shape,
+            "inferred dst size (-3) on axis 0 must be at least 1");
+    /* the other op's weights formats and attributes are refused with a
+     * pointer to it */
+    dgrad_op_desc_t d;
+    cr_assert_eq(dgrad_op_desc_init(&d, GCT), dgrad_success);
+    ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "weights_format", "OIX"),
+            dgrad_invalid_arguments, "weights_format 'OIX' is not one of "
+            "XOI, IOX");
+    ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "pads", "1,1,1,1"),
+            dgrad_invalid_arguments, "(ONNX's ConvTranspose is op kind "
+            "ConvTranspose)");
+    cr_assert_eq(dgrad_op_desc_init(&d, ONNX), dgrad_success);
+    ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "pads_begin", "1,1"),
+            dgrad_invalid_arguments, "unknown attribute 'pads_begin' (this "
+            "op has: strides, pads, dilations, output_padding, auto_pad, "
+            "group, output_shape, kernel_shape) (oneDNN Graph's "
+            "ConvTranspose is op kind onednn:ConvTranspose)");
+    cr_assert_eq(dgrad_op_desc_init(&d, GRAPH), dgrad_success);
+    ASSERT_ERR(dgrad_op_desc_set_by_name(&d, "weights_format", "IOX"),
+            dgrad_invalid_arguments, "weights_format 'IOX' is not one of "
+            "XIO, OIX");
+}
+
 /* ------------------------------------------------- strides and layouts */
 
 Test(problem_strides, nxc_xio_mapping) {

@@ -30,12 +30,19 @@ void tester_init(tester_t *t, dgrad_op_kind_t kind, int nsp) {
         t->shape_mode = tester_shape_attr;
 }
 
+/* oneDNN Graph's ops: data_format, weights_format and groups attributes. */
+static int onednn_graph(dgrad_op_kind_t k) {
+    return k == dgrad_op_convolution_backward_data
+            || k == dgrad_op_onednn_conv_transpose;
+}
+
 static const char *kind_short(dgrad_op_kind_t k) {
     switch (k) {
         case dgrad_op_convolution_backward_data: return "onednn";
         case dgrad_op_convolution_backprop_data: return "ov";
         case dgrad_op_group_convolution_backprop_data: return "ovgroup";
         case dgrad_op_conv_transpose: return "onnx";
+        case dgrad_op_onednn_conv_transpose: return "onednnct";
         default: return "?";
     }
 }
@@ -93,8 +100,7 @@ static void activation_lt(const tester_t *t, size_t id, long C,
         const int64_t *sp, const int64_t *s, dgrad_logical_tensor_t *lt) {
     int64_t dims[5], strides[5];
     int nd = 2 + t->nsp;
-    int nxc = t->kind == dgrad_op_convolution_backward_data
-            && t->channels_last == 1;
+    int nxc = onednn_graph(t->kind) && t->channels_last == 1;
     dims[0] = t->N;
     strides[0] = s[0];
     if (nxc) {
@@ -119,8 +125,7 @@ static void activation_lt(const tester_t *t, size_t id, long C,
 /* Output canonical strides from the logical tensor dgrad returned. */
 static void canonical_from_lt(const tester_t *t,
         const dgrad_logical_tensor_t *lt, int64_t *s) {
-    int nxc = t->kind == dgrad_op_convolution_backward_data
-            && t->channels_last == 1;
+    int nxc = onednn_graph(t->kind) && t->channels_last == 1;
     s[0] = lt->strides[0];
     if (nxc) {
         s[1] = lt->strides[lt->ndims - 1];
@@ -215,8 +220,12 @@ static dgrad_op_t *build_op(const tester_t *t, const int64_t *Y) {
         return NULL;
     int n = t->nsp;
     int64_t v[8];
-    int onednn = t->kind == dgrad_op_convolution_backward_data;
+    int onednn = onednn_graph(t->kind);
     int onnx = t->kind == dgrad_op_conv_transpose;
+    const char *kernel_first = t->kind == dgrad_op_convolution_backward_data
+            ? "XIO" : "XOI";
+    const char *kernel_last = t->kind == dgrad_op_convolution_backward_data
+            ? "OIX" : "IOX";
 #define LIST(field) (v[0] = t->field[0], v[1] = t->field[1], v[2] = t->field[2], v)
     int ok = dgrad_op_set_attr_s64s(op, dgrad_op_attr_strides, LIST(S), n) == 0
             && dgrad_op_set_attr_s64s(op, dgrad_op_attr_dilations, LIST(D), n) == 0
@@ -240,7 +249,7 @@ static dgrad_op_t *build_op(const tester_t *t, const int64_t *Y) {
         ok = ok && dgrad_op_set_attr_str(op, dgrad_op_attr_data_format,
                 t->channels_last == 1 ? "NXC" : "NCX") == 0;
         ok = ok && dgrad_op_set_attr_str(op, dgrad_op_attr_weights_format,
-                t->weights_xio ? "XIO" : "OIX") == 0;
+                t->weights_xio ? kernel_first : kernel_last) == 0;
     }
     if (t->shape_mode == tester_shape_attr) {
         if (onednn) {

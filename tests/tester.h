@@ -15,7 +15,8 @@
 #include "dgrad/dgrad.h"
 
 typedef enum tester_shape_mode {
-    tester_shape_none = 0,  /* output shape inferred from pads */
+    tester_shape_none = 0,  /* output shape inferred from pads (the only
+                               mode of oneDNN Graph's ConvTranspose) */
     tester_shape_attr = 1,  /* dst_shape (oneDNN Graph) / output_shape (ONNX) attribute */
     tester_shape_input = 2, /* dst_shape / output_shape input tensor, dims known at compile */
     tester_shape_input_deferred = 3, /* same, output dims unknown at compile */
@@ -27,11 +28,11 @@ typedef struct tester {
     long N, G, Cin, Cout; /* channels over all groups */
     long X[3], K[3], S[3], D[3], pb[3], pe[3], op[3];
     int channels_last;    /* NXC (oneDNN Graph) or channels-last strides */
-    int weights_xio;      /* oneDNN Graph only */
+    int weights_xio;      /* oneDNN Graph only: XIO / XOI, else OIX / IOX */
     dgrad_data_type_t dt;
     tester_shape_mode_t shape_mode;
     int constant_weights;
-    int bias;             /* ONNX only */
+    int bias;             /* the ConvTranspose ops only */
     int output_any;       /* request layout any for the output */
     int executions;       /* execute this many times (constant weights reuse) */
     unsigned seed;

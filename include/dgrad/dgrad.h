@@ -141,6 +141,10 @@ typedef enum dgrad_op_kind {
     dgrad_op_group_convolution_backprop_data = 3,
     /** ONNX ConvTranspose: inputs X, W, optional bias B [Cout]. */
     dgrad_op_conv_transpose = 4,
+    /** oneDNN Graph ConvTranspose (inference): inputs src, weights,
+     * optional bias [Cout]; named "onednn:ConvTranspose", since
+     * "ConvTranspose" names the ONNX op. */
+    dgrad_op_onednn_conv_transpose = 5,
 } dgrad_op_kind_t;
 
 /** Attribute names. Each op kind accepts the attributes its dialect defines
@@ -157,7 +161,10 @@ typedef enum dgrad_op_attr {
     dgrad_op_attr_groups = 8,         /**< s64 (oneDNN Graph) */
     dgrad_op_attr_group = 9,          /**< s64 (ONNX) */
     dgrad_op_attr_data_format = 10,   /**< string NXC|NCX (oneDNN Graph) */
-    dgrad_op_attr_weights_format = 11,/**< string XIO|OIX (oneDNN Graph) */
+    /** string (oneDNN Graph): XIO|OIX for ConvolutionBackwardData, XOI|IOX
+     * for ConvTranspose (the same two layouts under the forward op's
+     * names and the transposed op's) */
+    dgrad_op_attr_weights_format = 11,
     dgrad_op_attr_dst_shape = 12,     /**< s64 list, full shape (oneDNN Graph) */
     dgrad_op_attr_output_shape = 13,  /**< s64 list, spatial (ONNX) */
     dgrad_op_attr_kernel_shape = 14,  /**< s64 list, checked against W (ONNX) */
@@ -243,11 +250,12 @@ DGRAD_API dgrad_status_t dgrad_logical_tensor_get_span(
 /**
  * Op kind from its dialect name.
  * @param name "ConvolutionBackwardData", "ConvolutionBackpropData",
- *     "GroupConvolutionBackpropData" or "ConvTranspose" (case-sensitive).
+ *     "GroupConvolutionBackpropData", "ConvTranspose" (ONNX) or
+ *     "onednn:ConvTranspose" (oneDNN Graph), case-sensitive.
  * @param kind Output.
  * @returns dgrad_success;
  *     dgrad_invalid_arguments: an argument is NULL or @p name is not one
- *     of the four (the message lists them).
+ *     of the five (the message lists them).
  */
 DGRAD_API dgrad_status_t dgrad_op_kind_from_name(
         const char *name, dgrad_op_kind_t *kind);
