@@ -177,10 +177,31 @@ static dgrad_status_t classify_dgrad_op(const dgrad_plugin_graph_op_t *g,
     return st;
 }
 
+/* ONNX and oneDNN Graph both call their op ConvTranspose. oneDNN Graph's
+ * requires pads_begin and pads_end (its graph API refuses the op without
+ * them), ONNX's has neither: a ConvTranspose with both is oneDNN Graph's,
+ * any other ONNX's, as before dgrad ran both. One stray attribute (ONNX
+ * with "groups") does not switch the meaning of the data layout. */
+static dgrad_op_kind_t conv_transpose_dialect(
+        const dgrad_plugin_graph_op_t *g) {
+    size_t stride = g->n_attrs ? g->attrs->struct_size : 0;
+    int begin = 0, end = 0;
+    for (size_t a = 0; a < g->n_attrs; a++) {
+        const char *name =
+                ((const dgrad_plugin_attr_t *)plugin_element(g->attrs,
+                         stride, a))->name;
+        begin |= !strcmp(name, "pads_begin");
+        end |= !strcmp(name, "pads_end");
+    }
+    return begin && end ? dgrad_op_onednn_conv_transpose
+                        : dgrad_op_conv_transpose;
+}
+
 static dgrad_status_t classify(const dgrad_plugin_graph_op_t *g,
         partition_t *p) {
     p->op_id = g->id;
     dgrad_op_kind_t kind = plugin_kind_named(g->kind);
+    if (kind == dgrad_op_conv_transpose) kind = conv_transpose_dialect(g);
     if (kind == dgrad_op_kind_undef)
         return leave(p, "op kind '%.64s' is not implemented by dgrad",
                 g->kind);

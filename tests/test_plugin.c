@@ -912,6 +912,44 @@ Test(plugin_partition, mixed_graph_claims_only_dgrad_ops_which_match_the_referen
     ASSERT_OK(api->partitions_destroy(parts));
 }
 
+/* oneDNN Graph's ConvTranspose under its own name (pads_begin and
+ * pads_end, which ONNX's lacks): NCX src 1x4x5x5, IOX weights 4x3x3x3 in
+ * 2 groups, bias 6, stride 2, pads 1 -> dst 1x6x9x9; and the same op
+ * named explicitly. */
+static const op_text_t graph_conv_transpose_text = {"ConvTranspose", 6,
+        {ATTR("strides", "2,2"), ATTR("pads_begin", "1,1"),
+                ATTR("pads_end", "1,1"), ATTR("groups", "2"),
+                ATTR("data_format", "NCX"), ATTR("weights_format", "IOX")}};
+
+Test(plugin_partition, conv_transpose_with_pads_begin_and_end_is_onednn_graphs) {
+    const int64_t x[] = {1, 4, 5, 5}, w[] = {4, 3, 3, 3}, b[] = {6},
+                  y[] = {1, 6, 9, 9};
+    for (int named = 0; named < 2; named++) {
+        graph_t g;
+        memset(&g, 0, sizeof g);
+        g.t[0] = tensor(0, dgrad_f32, 4, x);
+        g.t[1] = tensor(1, dgrad_f32, 4, w);
+        g.t[2] = tensor(2, dgrad_f32, 1, b);
+        g.t[3] = tensor(3, dgrad_f32, 4, y);
+        op_text_t text = graph_conv_transpose_text;
+        if (named) text.kind = "onednn:ConvTranspose";
+        add_op(&g, 7, &text, 3, (size_t[]){0, 1, 2}, 3);
+        dgrad_plugin_partitions_t *parts = partition(&g);
+        dgrad_plugin_partition_info_t info = info_of(parts, 0);
+        cr_assert(info.claimed, "%s", info.reason);
+        dgrad_logical_tensor_t out = g.op_outputs[0][0];
+        dgrad_plugin_compile_args_t compile = {sizeof compile, info.op, 3,
+                g.op_inputs[0], &out, NULL};
+        ASSERT_OK(api->compiled_op_create(&compile));
+        op_text_t as_resolved = text;
+        as_resolved.kind = "onednn:ConvTranspose";
+        check_against_reference(&as_resolved, compile.compiled, 3,
+                g.op_inputs[0], &out, NULL, 0, 5);
+        api->compiled_op_destroy(compile.compiled);
+        ASSERT_OK(api->partitions_destroy(parts));
+    }
+}
+
 Test(plugin_partition, ops_dgrad_cannot_build_are_left_with_the_reason) {
     graph_t g;
     mixed_graph(&g);
@@ -932,8 +970,12 @@ Test(plugin_partition, ops_dgrad_cannot_build_are_left_with_the_reason) {
     dgrad_plugin_partition_info_t ct = info_of(parts, 3),
                                   bd = info_of(parts, 2);
     cr_assert_not(ct.claimed);
-    cr_assert(strstr(ct.reason, "ConvTranspose: unknown attribute 'groups'"),
-            "%s", ct.reason);
+    /* one oneDNN Graph attribute does not make it oneDNN Graph's op */
+    cr_assert(strstr(ct.reason, "ConvTranspose: unknown attribute 'groups' "
+            "(this op has: strides, pads, dilations, output_padding, "
+            "auto_pad, group, output_shape, kernel_shape) (oneDNN Graph's "
+            "ConvTranspose is op kind onednn:ConvTranspose)"), "%s",
+            ct.reason);
     cr_assert_not(bd.claimed);
     cr_assert(strstr(bd.reason, "ConvolutionBackwardData: diff_src size (9) "
             "on axis 0 cannot be produced"), "%s", bd.reason);

@@ -193,7 +193,7 @@ typedef struct dgrad_plugin_graph_op {
 /** Arguments of graph_partition.
  *
  * Every op becomes one partition, in the order of @p ops. dgrad claims an
- * op when its kind is one of dgrad's four, every attribute is accepted
+ * op when its kind is one of dgrad's five, every attribute is accepted
  * and its inputs and single output resolve (dgrad_op_set_attr_by_name and
  * the checks of compile, without building a oneDNN primitive); any other
  * op is left unclaimed with the reason (unknown kind, the rejected
@@ -202,7 +202,12 @@ typedef struct dgrad_plugin_graph_op {
  * oneDNN cannot run, and the host falls back then. A graph that is
  * malformed as a whole (NULL pointers, struct sizes, an op without a kind
  * name, an attribute without name or value, two ops with one id) is an
- * error and no handle is returned. */
+ * error and no handle is returned.
+ *
+ * Kind names are dgrad_op_kind_from_name's. "ConvTranspose" is ONNX's op
+ * unless the graph op carries both pads_begin and pads_end, which oneDNN
+ * Graph's ConvTranspose requires and ONNX's lacks: then it is oneDNN
+ * Graph's ("onednn:ConvTranspose" names it either way). */
 typedef struct dgrad_plugin_partition_args {
     size_t struct_size; /**< sizeof(dgrad_plugin_partition_args_t) */
     size_t n_ops;
