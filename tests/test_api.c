@@ -129,6 +129,17 @@ Test(api, unknown_op_kind_and_names) {
     ASSERT_FAILS(dgrad_op_kind_from_name("Deconvolution", &k),
             dgrad_invalid_arguments, "Deconvolution");
     cr_assert_str_eq(dgrad_op_kind_name(dgrad_op_conv_transpose), "ConvTranspose");
+    cr_assert_eq(dgrad_op_kind_from_name("ConvTranspose", &k), 0);
+    cr_assert_eq(k, dgrad_op_conv_transpose);
+    cr_assert_eq(dgrad_op_kind_from_name("onednn:ConvTranspose", &k), 0);
+    cr_assert_eq(k, dgrad_op_onednn_conv_transpose);
+    cr_assert_str_eq(dgrad_op_kind_name(dgrad_op_onednn_conv_transpose),
+            "onednn:ConvTranspose");
+    ASSERT_FAILS(dgrad_op_kind_from_name("Deconvolution", &k),
+            dgrad_invalid_arguments, "expected ConvolutionBackwardData, "
+            "ConvolutionBackpropData, GroupConvolutionBackpropData, "
+            "ConvTranspose or onednn:ConvTranspose");
+    cr_assert_str_eq(dgrad_op_kind_name((dgrad_op_kind_t)6), "undef");
     cr_assert_str_eq(dgrad_status_name(dgrad_invalid_shape), "invalid_shape");
 }
 

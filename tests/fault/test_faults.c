@@ -387,6 +387,14 @@ static const spec_t graph_deferred = {dgrad_op_convolution_backward_data,
                 {"data_format", "NCX"}, {"weights_format", "OIX"}},
         {1, 4, 5, 5}, {4, 3, 3, 3}, 4, 0, 1, 1, 0, {1, 3, 9, 9}, 0};
 
+/* oneDNN Graph's ConvTranspose with a bias: its own dialect over the same
+ * lowering. */
+static const spec_t graph_conv_transpose = {dgrad_op_onednn_conv_transpose,
+        dgrad_f32, {{"strides", "2,2"}, {"pads_begin", "1,1"},
+                {"pads_end", "1,1"}, {"data_format", "NCX"},
+                {"weights_format", "IOX"}},
+        {1, 4, 5, 5}, {4, 3, 3, 3}, 4, 1, 0, 0, 0, {1, 3, 9, 9}, 0};
+
 static spec_t nhwc(spec_t s) {
     s.channels_last = 1;
     return s;
@@ -414,6 +422,15 @@ static void sweep_core(const char *name, spec_t s, void (*prepare)(run_t *),
 Test(faults, compile_untimed) {
     sweep_core("compile (untimed, tail)", onnx_small, fresh, act_compile,
             verify_by_executing, undo_compiled, EXPECT_FAILURES);
+}
+
+Test(faults, compile_and_execute_onednn_conv_transpose) {
+    sweep_core("compile (oneDNN Graph ConvTranspose)", graph_conv_transpose,
+            fresh, act_compile, verify_by_executing, undo_compiled,
+            EXPECT_FAILURES);
+    sweep_core("cached execute (oneDNN Graph ConvTranspose)",
+            graph_conv_transpose, compiled_warm, act_execute, verify_output,
+            undo_none, EXPECT_RUNTIME_ONLY);
 }
 
 Test(faults, compile_timed, .timeout = 600) {
