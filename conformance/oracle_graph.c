@@ -3,6 +3,13 @@
  * oneDNN Graph's own ConvolutionBackwardData (tools/graph_anchor.h) on the
  * same canonical data, instead of the oracle library's reference.
  *
+ * A case of oneDNN Graph's ConvTranspose ("onednn:ConvTranspose") is given
+ * to oneDNN Graph's ConvTranspose itself, with its own attributes
+ * (output_padding included) and its bias as an input, so that the
+ * library's own shape inference and padding rules are what dgrad is
+ * compared with; its data go in as NCX/IOX, the same bytes as the
+ * canonical order. The rest of this comment is about the other dialects.
+ *
  * oneDNN Graph is given the case as the oneDNN dialect writes it: a
  * ConvolutionBackwardData case's own attributes (strides, dilations, pads,
  * auto_pad, groups), any other dialect's case as cf_model_translate puts
@@ -39,7 +46,9 @@
 #include "runner.h"
 
 /* The first @p n values of integer-list attribute @p name of @p c, or
- * @p fallback each when absent. 0 on a malformed list. */
+ * @p fallback each when absent or empty. 0 on a malformed list. (Cases
+ * reach the oracle once the model accepted them, so a longer list is
+ * oneDNN's 12 zeros.) */
 static int attr_list(const cf_case_t *c, const char *name, int n,
         int64_t fallback, int64_t *out) {
     int64_t v[CF_MAX_LIST];
@@ -47,7 +56,9 @@ static int attr_list(const cf_case_t *c, const char *name, int n,
     const char *text = cf_case_attr(c, name);
     for (int i = 0; i < n; i++) out[i] = fallback;
     if (!text) return 1;
-    if (!cf_parse_ints(text, v, CF_MAX_LIST, &count) || count < n) return 0;
+    if (!cf_parse_ints(text, v, CF_MAX_LIST, &count)) return 0;
+    if (!count) return 1;
+    if (count < n) return 0;
     for (int i = 0; i < n; i++) out[i] = v[i];
     return 1;
 }
@@ -66,6 +77,11 @@ static int describe(const cf_case_t *c, const cf_geom_t *g,
     }
     const char *ap = cf_case_attr(c, "auto_pad");
     a->auto_pad = NULL;
+    if (a->conv_transpose
+            && !attr_list(c, "output_padding", n, 0, a->op)) {
+        snprintf(why, size, "output_padding cannot be read");
+        return 0;
+    }
     if (ap && !strcasecmp(ap, "SAME_UPPER")) a->auto_pad = "SAME_UPPER";
     else if (ap && !strcasecmp(ap, "SAME_LOWER")) a->auto_pad = "SAME_LOWER";
     else if (ap && !strcasecmp(ap, "VALID")) a->auto_pad = "VALID";
@@ -83,7 +99,10 @@ int cf_oracle_graph(const cf_case_t *c, const cf_geom_t *g, cdata_t *d,
     }
     const cf_case_t *in_onednn = c;
     cf_case_t *t = NULL;
-    if (c->kind != dgrad_op_convolution_backward_data) {
+    if (c->kind == dgrad_op_onednn_conv_transpose) {
+        a.conv_transpose = 1; /* NCX/IOX: canonical bytes */
+        a.bias = g->has_bias ? d->bias : NULL;
+    } else if (c->kind != dgrad_op_convolution_backward_data) {
         char reason[256];
         t = malloc(sizeof *t);
         if (!t) {
@@ -150,7 +169,7 @@ int cf_oracle_graph(const cf_case_t *c, const cf_geom_t *g, cdata_t *d,
         for (int i = 0; i < g->nsp; i++) spatial *= g->Y[i];
         for (int64_t i = 0; i < d->n_out; i++) {
             double v = dgrad_load(shared + head, d->dt, i);
-            if (g->has_bias)
+            if (g->has_bias && !a.conv_transpose) /* else: oneDNN's */
                 v += dgrad_load(d->bias, d->dt, (i / spatial) % g->Cout);
             d->oracle[i] = v;
         }

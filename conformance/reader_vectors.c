@@ -5,7 +5,9 @@
  *
  * The schema names attributes the OpenVINO way; each case is mapped to its
  * own dialect's names here (ONNX: pads = pads_begin ++ pads_end, group,
- * auto_pad NOTSET for explicit; oneDNN Graph: groups, formats, dst_shape).
+ * auto_pad NOTSET for explicit; oneDNN Graph: groups, formats, dst_shape;
+ * its ConvTranspose, "onednn:ConvTranspose": groups, formats (XOI/IOX),
+ * bias, auto_pad None for explicit, no output shape: it is inferred).
  * Attribute *values* are passed on as they are, even out-of-range ones:
  * cases with expect_error are there to see dgrad reject them.
  */
@@ -16,7 +18,7 @@
 #include "json_common.h"
 
 /* The attributes a vector case may carry, and which dialects have them. */
-enum { K_ONEDNN = 1, K_OV = 2, K_ONNX = 4, K_ALL = 7 };
+enum { K_ONEDNN = 1, K_OV = 2, K_ONNX = 4, K_ONEDNN_CT = 8, K_ALL = 15 };
 typedef enum { V_LIST, V_INT, V_STRING } vtype_t;
 static const struct {
     const char *name;
@@ -27,8 +29,8 @@ static const struct {
         {"pads_end", V_LIST, K_ALL},      {"dilations", V_LIST, K_ALL},
         {"output_padding", V_LIST, K_ALL}, {"auto_pad", V_STRING, K_ALL},
         {"groups", V_INT, K_ALL},         {"kernel_shape", V_LIST, K_ONNX},
-        {"data_format", V_STRING, K_ONEDNN},
-        {"weights_format", V_STRING, K_ONEDNN},
+        {"data_format", V_STRING, K_ONEDNN | K_ONEDNN_CT},
+        {"weights_format", V_STRING, K_ONEDNN | K_ONEDNN_CT},
         {"dst_shape", V_LIST, K_ONEDNN},
 };
 #define N_KNOWN (sizeof known_attrs / sizeof known_attrs[0])
@@ -36,6 +38,7 @@ static const struct {
 static int kind_bit(dgrad_op_kind_t k) {
     return k == dgrad_op_convolution_backward_data ? K_ONEDNN
             : k == dgrad_op_conv_transpose         ? K_ONNX
+            : k == dgrad_op_onednn_conv_transpose  ? K_ONEDNN_CT
                                                    : K_OV;
 }
 
@@ -125,6 +128,7 @@ static int read_attrs(jctx_t *j, json_t *attrs, const char *path,
             pads_e[CF_ATTR_VALUE] = "";
     if (!jexpect_object(j, attrs, path)) return 0;
     int onnx = c->kind == dgrad_op_conv_transpose;
+    int onednn_ct = c->kind == dgrad_op_onednn_conv_transpose;
     const char *key;
     json_t *v;
     json_object_foreach(attrs, key, v) {
@@ -142,9 +146,10 @@ static int read_attrs(jctx_t *j, json_t *attrs, const char *path,
             snprintf(pads_b, sizeof pads_b, "%s", text);
         } else if (onnx && !strcmp(key, "pads_end")) {
             snprintf(pads_e, sizeof pads_e, "%s", text);
-        } else if (onnx && !strcmp(key, "auto_pad")) {
-            /* The schema writes ONNX's NOTSET as explicit. */
-            if (!add_attr(j, c, p, key, !strcmp(text, "explicit") ? "NOTSET" : text))
+        } else if ((onnx || onednn_ct) && !strcmp(key, "auto_pad")) {
+            /* The schema writes ONNX's NOTSET (oneDNN's None) as explicit. */
+            if (!add_attr(j, c, p, key, !strcmp(text, "explicit")
+                                ? (onnx ? "NOTSET" : "None") : text))
                 return 0;
         } else if (!strcmp(key, "groups")) {
             int64_t g = (int64_t)json_integer_value(v);
@@ -156,7 +161,8 @@ static int read_attrs(jctx_t *j, json_t *attrs, const char *path,
                 return jerr(j, p, "inconsistent", "groups (%lld) differ from "
                         "weights.shape[0] (%lld), which defines them",
                         (long long)g, (long long)c->weights.dims[0]);
-            if ((c->kind == dgrad_op_convolution_backward_data || onnx)
+            if ((c->kind == dgrad_op_convolution_backward_data || onnx
+                        || onednn_ct)
                     && !add_attr(j, c, p, onnx ? "group" : "groups", text))
                 return 0;
         } else if (!add_attr(j, c, p, key, text)) {
@@ -217,7 +223,8 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
     if (dgrad_op_kind_from_name(op, &c->kind) != dgrad_success)
         return jerr(j, jpath_key(p, path, "op"), "bad value", "'%.64s' is not "
                 "one of ConvolutionBackwardData, ConvolutionBackpropData, "
-                "GroupConvolutionBackpropData, ConvTranspose", op);
+                "GroupConvolutionBackpropData, ConvTranspose, "
+                "onednn:ConvTranspose", op);
     /* The expected data were computed from the values in this type. */
     c->values_dt = dtype ? cf_data_type_named(dtype) : dgrad_f32;
     if (!cf_is_compute_type(c->values_dt))
@@ -251,9 +258,11 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
     }
     json_t *bias = json_object_get(obj, "bias");
     if (bias) {
-        if (c->kind != dgrad_op_conv_transpose)
+        if (c->kind != dgrad_op_conv_transpose
+                && c->kind != dgrad_op_onednn_conv_transpose)
             return jerr(j, jpath_key(p, path, "bias"), "inconsistent",
-                    "only ConvTranspose cases have a bias");
+                    "only ConvTranspose and onednn:ConvTranspose cases have "
+                    "a bias");
         if (!read_tensor(j, bias, jpath_key(p, path, "bias"), !!expect, &c->bias))
             return 0;
         c->third = cf_third_bias;
@@ -267,6 +276,10 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
             return jerr(j, p, "inconsistent", "ConvolutionBackwardData cases "
                     "give the output shape as attrs.dst_shape or "
                     "dst_shape_input");
+        if (c->kind == dgrad_op_onednn_conv_transpose)
+            return jerr(j, p, "inconsistent", "onednn:ConvTranspose infers "
+                    "its output shape from its attributes: it has none to "
+                    "give");
         if (c->kind == dgrad_op_conv_transpose) { /* ONNX: an attribute */
             int64_t v[DGRAD_MAX_NDIMS];
             int n;

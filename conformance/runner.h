@@ -79,7 +79,8 @@ int cf_cdata_make(const cf_case_t *c, const cf_geom_t *g,
         double **cache_abs);
 void cf_cdata_free(cdata_t *d);
 
-/* Fills d->oracle from oneDNN Graph's own ConvolutionBackwardData for case
+/* Fills d->oracle from oneDNN Graph's own ConvolutionBackwardData (its
+ * ConvTranspose for that dialect's cases) for case
  * @p c (geometry @p g) on @p d's data (oracle_graph.c). 1 on success; 0
  * when oneDNN Graph refuses the case or the oneDNN dialect cannot express
  * it, -1 out of memory, both with the reason in @p why. */

@@ -7,7 +7,12 @@
 # ConvolutionBackwardData line of oneDNN's op harnesses, among them
 # --op-attrs=0:output_padding:2x2 on op/f32/conv_bwd_d_2d.json), and that
 # output_padding line once more without its --dt (so in f32 too), taken
-# from the harness. Requires 0 failed and at least one passed.
+# from the harness; and every line of oneDNN's harnesses that names a
+# ConvTranspose case outside those files (op/f32/deconv.json in the f32 op
+# harness: auto_pad, output_padding 1x1, NXC, XOI; the pattern harnesses'
+# convtranspose cases, whose post-ops are skipped and whose quantized
+# ConvTranspose ops fed by other ops are skipped when a line rewrites
+# shapes). Requires 0 failed and at least one passed.
 #
 # Usage: check-onednn-harness.sh PATH/TO/dgrad PATH/TO/oneDNN-X.Y.Z.tar.xz
 # Exit 77 (skipped under ctest) when the tarball is absent.
@@ -31,10 +36,19 @@ line=$(grep -h -- '--op-attrs=0:output_padding:2x2 --case=op/f32/conv_bwd_d_2d.j
 sed 's/--dt=[a-z0-9]* //' <<<"$line" >"$tmp/output_padding_f32"
 echo "benchdnn's line without --dt: $(cat "$tmp/output_padding_f32")"
 
+# oneDNN Graph's ConvTranspose (dgrad's onednn:ConvTranspose): the lines of
+# the harnesses not run whole above that name its cases, as they are.
+{ grep -h -- 'deconv\.json' "$inputs"/op/harness_f32_all
+  grep -h -- 'convtranspose' "$inputs"/pattern/harness_*_all; } \
+    >"$tmp/conv_transpose_lines" || true
+n_ct=$(wc -l <"$tmp/conv_transpose_lines")
+[ "$n_ct" -ge 8 ] || { echo "FAIL: only $n_ct ConvTranspose lines in oneDNN's harness"; exit 1; }
+echo "benchdnn's ConvTranspose lines: $n_ct"
+
 status=0
 out=$("$dgrad" conform -v --inputs-dir "$inputs" "$inputs/test_graph_ci" \
     "$inputs/op/harness_bf16_all" "$inputs/op/harness_f16_all" \
-    "$tmp/output_padding_f32" 2>&1) || status=$?
+    "$tmp/output_padding_f32" "$tmp/conv_transpose_lines" 2>&1) || status=$?
 grep -E '^(PASS|FAIL)' <<<"$out" | sed "s|$inputs/||g"
 last=$(tail -1 <<<"$out")
 echo "$last"
@@ -52,4 +66,18 @@ for dt in f32 bf16 f16; do
 done
 grep -qE "^PASS [^ ]*output_padding_f32:1:op/f32/conv_bwd_d_2d.json#op0:CONV_0 f32 native ok" <<<"$out" \
     || { echo "FAIL: benchdnn's output_padding 2x2 line did not pass in f32"; exit 1; }
+# Every deconv.json line ran: in f32 (its f32 harness, as extracted), bf16
+# and f16 (their op harnesses), each the 7 lines (as is, SAME_UPPER,
+# SAME_LOWER, VALID, output_padding 1x1, NXC, XOI).
+for dt in f32 bf16 f16; do
+    n=$(grep -cE "^PASS [^ ]*:op/f32/deconv.json#op0:DECONV_0 $dt native ok" <<<"$out" || true)
+    if [ "$n" -lt 7 ]; then
+        echo "FAIL: op/f32/deconv.json (ConvTranspose) passed on $n lines in $dt, not 7"
+        exit 1
+    fi
+done
+for dt in f32 bf16 f16; do
+    grep -qE "^PASS [^ ]*pattern/f32/convtranspose_post_ops_fusion.json#op0:DECONV_0 $dt native ok" <<<"$out" \
+        || { echo "FAIL: pattern/f32/convtranspose_post_ops_fusion.json did not pass in $dt"; exit 1; }
+done
 echo "ok"

@@ -55,8 +55,9 @@ struct dgrad_compiled_op {
     char name[DGRAD_MAX_OP_NAME_LENGTH + 1]; /* the op's, for messages */
     dgrad_op_desc_t desc;
     dgrad_plan_policy_t policy; /* every variant is planned by it */
-    size_t n_inputs;
-    dgrad_logical_tensor_t inputs[3];
+    size_t n_inputs;     /* the op's own, then the post-ops' operands */
+    size_t n_own_inputs; /* the op's own: 2 or 3 */
+    dgrad_logical_tensor_t inputs[3 + DGRAD_MAX_POST_OPS];
     dgrad_logical_tensor_t output; /* as returned by compile */
     int deferred;
     int constant_weights;
@@ -234,6 +235,14 @@ dgrad_status_t dgrad_op_set_attr_by_name(
             op->desc.kind, op->name);
 }
 
+dgrad_status_t dgrad_op_append_post_op(dgrad_op_t *op, const char *kind,
+        size_t n_attrs, const char *const *attr_names,
+        const char *const *attr_values) {
+    dgrad_status_t st = check_op(op, "dgrad_op_append_post_op");
+    return st ? st : named(dgrad_op_desc_append_post_op(&op->desc, kind,
+            n_attrs, attr_names, attr_values), op->desc.kind, op->name);
+}
+
 /* ---------------------------------------------------------------- compile */
 
 static void variant_free(variant_t *v) {
@@ -310,10 +319,12 @@ static dgrad_status_t compile(dgrad_compiled_op_t **compiled,
                 "dgrad_compiled_op_create: %s is NULL",
                 !compiled ? "compiled" : !op ? "op" : !inputs ? "inputs"
                                                             : "output");
-    if (n_inputs < 2 || n_inputs > 3)
+    size_t operands = (size_t)dgrad_op_desc_post_operands(&op->desc);
+    if (n_inputs < 2 + operands || n_inputs > 3 + operands)
         return dgrad_error(dgrad_invalid_arguments,
-                "%s: %zu inputs given, the op takes 2 or 3",
-                dgrad_op_kind_name(op->desc.kind), n_inputs);
+                "%s: %zu inputs given, the op takes 2 or 3%s",
+                dgrad_op_kind_name(op->desc.kind), n_inputs,
+                operands ? " and one per post-op with an operand" : "");
 
     dgrad_resolved_t resolved;
     dgrad_status_t st = resolve(&op->desc, n_inputs, inputs, output, NULL, 0,
@@ -327,6 +338,7 @@ static dgrad_status_t compile(dgrad_compiled_op_t **compiled,
     c->desc = op->desc;
     c->policy = current_policy();
     c->n_inputs = n_inputs;
+    c->n_own_inputs = n_inputs - operands;
     memcpy(c->inputs, inputs, n_inputs * sizeof *inputs);
     c->output = resolved.output;
     c->deferred = resolved.deferred;
@@ -398,7 +410,7 @@ static const char *shape_input_name(dgrad_op_kind_t kind) {
 
 static int has_shape_input(const dgrad_compiled_op_t *c) {
     dgrad_third_input_t t = dgrad_op_kind_third_input(c->desc.kind);
-    return c->n_inputs == 3 && (t == dgrad_third_input_full_shape
+    return c->n_own_inputs == 3 && (t == dgrad_third_input_full_shape
             || t == dgrad_third_input_spatial_shape);
 }
 
@@ -524,9 +536,9 @@ static dgrad_status_t execute_variant(const dgrad_compiled_op_t *c,
     }
     int prepared = v->prepared_weights != NULL;
     const void *bias = v->resolved.problem.has_bias ? inputs[2] : NULL;
-    dgrad_status_t st = dgrad_plan_execute(v->plan, inputs[0],
+    dgrad_status_t st = dgrad_plan_execute_fused(v->plan, inputs[0],
             prepared ? v->prepared_weights : inputs[1], prepared, bias,
-            output);
+            inputs + c->n_own_inputs, output);
     if (st == dgrad_success && output_lt) *output_lt = *out_lt;
     return st;
 }

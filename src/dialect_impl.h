@@ -71,6 +71,7 @@ typedef struct ctx {
     dgrad_op_kind_t kind;
     size_t n_inputs;
     const dgrad_logical_tensor_t *data, *wei, *third, *req;
+    const dgrad_logical_tensor_t *operands; /* of the post-ops, in order */
     const int64_t *shape_values;
     const int *any_order; /* canonical axes of an any output, outermost first */
     size_t n_shape_values;
@@ -171,5 +172,9 @@ static inline int list_given(const ctx_t *c, dgrad_op_attr_t a) {
  * per axis in each dialect. */
 dgrad_status_t compute_natural_sizes(ctx_t *c);
 dgrad_status_t resolve_output_shape(ctx_t *c);
+
+/* The post-ops and their operands (post_ops.c), once the output is
+ * resolved. */
+dgrad_status_t resolve_post_ops(ctx_t *c);
 
 #endif

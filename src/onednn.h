@@ -108,6 +108,12 @@ dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         void *out);
 
+/* dgrad_plan_execute for a problem with post-ops: @p operands holds one
+ * buffer per binary post-op, in chain order. */
+dgrad_status_t dgrad_plan_execute_fused(const dgrad_plan_t *plan,
+        const void *in, const void *weights, int weights_prepared,
+        const void *bias, const void *const *operands, void *out);
+
 /* How the plan's layout was chosen: "timed", "reduced copy", "untimed",
  * "ranking" or "none" (nothing to compute). For tests. */
 const char *dgrad_plan_choice(const dgrad_plan_t *plan);

@@ -86,17 +86,17 @@ static const kind_info_t kind_infos[] = {
         [dgrad_op_convolution_backprop_data] = {"ConvolutionBackpropData",
                 {"data", "weights", "output_shape", "output"}, OPENVINO_ATTRS,
                 openvino_auto_pads, N_CHOICES(openvino_auto_pads),
-                dgrad_third_input_spatial_shape},
+                dgrad_third_input_spatial_shape, 0, NULL, 0},
         [dgrad_op_group_convolution_backprop_data] = {
                 "GroupConvolutionBackpropData",
                 {"data", "weights", "output_shape", "output"}, OPENVINO_ATTRS,
                 openvino_auto_pads, N_CHOICES(openvino_auto_pads),
-                dgrad_third_input_spatial_shape},
+                dgrad_third_input_spatial_shape, 0, NULL, 0},
         [dgrad_op_conv_transpose] = {"ConvTranspose", {"X", "W", "B", "Y"},
                 COMMON_ATTRS | BIT(pads) | BIT(group) | BIT(output_shape)
                         | BIT(kernel_shape),
                 onnx_auto_pads, N_CHOICES(onnx_auto_pads),
-                dgrad_third_input_bias},
+                dgrad_third_input_bias, 0, NULL, 0},
         [dgrad_op_onednn_conv_transpose] = {"onednn:ConvTranspose",
                 {"src", "weights", "bias", "dst"},
                 OPENVINO_ATTRS | BIT(groups) | BIT(data_format)

@@ -32,11 +32,42 @@ typedef struct dgrad_attr_value {
     char text[DGRAD_ATTR_MAX_TEXT];         /* string attributes, as given */
 } dgrad_attr_value_t;
 
-/* An op as the user described it: kind plus raw attributes. */
+/* A post-op as the user described it (oneDNN Graph's op names and
+ * attributes), already checked and mapped to its canonical algorithm. */
+typedef struct dgrad_post_op_desc {
+    char kind[24];          /* the op name, for messages */
+    int32_t alg;            /* dgrad_post_alg_t */
+    double alpha, beta;
+    int32_t has_operand;    /* binary ops and BiasAdd take one more input */
+    int32_t bias_add;       /* BiasAdd: the operand is [C] */
+    int32_t channels_last;  /* BiasAdd: data_format NXC (C is the last axis) */
+    int32_t numpy;          /* binary: auto_broadcast numpy (else none) */
+} dgrad_post_op_desc_t;
+
+/* An op as the user described it: kind plus raw attributes, and the
+ * post-ops that follow it in one partition. */
 typedef struct dgrad_op_desc {
     dgrad_op_kind_t kind;
     dgrad_attr_value_t attrs[dgrad_op_attr_count];
+    int32_t n_post_ops;
+    dgrad_post_op_desc_t post_ops[DGRAD_MAX_POST_OPS];
 } dgrad_op_desc_t;
+
+/* Appends a post-op to @p desc: @p kind is a oneDNN Graph op name (the
+ * unary ops Abs, Clamp, Elu, Exp, GELU, HardSigmoid, HardSwish,
+ * LeakyReLU, Log, Mish, ReLU, Round, Sigmoid, SoftPlus, Sqrt, Square,
+ * Tanh; the binary ops Add, Multiply, Maximum, Minimum, Divide, Subtract;
+ * BiasAdd), with its attributes as text (Clamp min/max, Elu and LeakyReLU
+ * alpha, HardSigmoid alpha/beta, SoftPlus beta, GELU mode, the binary
+ * ops' auto_broadcast, BiasAdd's data_format). Fails, leaving @p desc
+ * unchanged, for an unknown op or attribute, a missing required
+ * attribute, a bad value, or a full chain. */
+dgrad_status_t dgrad_op_desc_append_post_op(dgrad_op_desc_t *desc,
+        const char *kind, size_t n_attrs, const char *const *names,
+        const char *const *values);
+
+/* Number of inputs the post-ops of @p desc take (one per binary op). */
+int dgrad_op_desc_post_operands(const dgrad_op_desc_t *desc);
 
 
 /* Role of the optional third input of an op kind. */

@@ -93,11 +93,21 @@ static dgrad_status_t init_ctx(ctx_t *c, const dgrad_op_desc_t *desc,
     c->desc = desc;
     c->op = c->ki->name;
     c->kind = desc->kind;
-    if (n_inputs < 2 || n_inputs > 3
-            || (n_inputs == 3 && c->ki->third == dgrad_third_input_none))
+    /* The post-ops' operands come after the op's own inputs. */
+    size_t n_operands = (size_t)dgrad_op_desc_post_operands(desc);
+    size_t own = n_inputs >= n_operands ? n_inputs - n_operands : 0;
+    if (own < 2 || own > 3
+            || (own == 3 && c->ki->third == dgrad_third_input_none)) {
+        char more[64] = "";
+        if (n_operands)
+            snprintf(more, sizeof more, ", then %zu post-op operand%s",
+                    n_operands, n_operands > 1 ? "s" : "");
         return op_error(c->op, dgrad_invalid_arguments, "%zu inputs given, "
-                "the op takes %s, %s and optionally %s", n_inputs,
-                tname(c, T_DATA), tname(c, T_WEI), tname(c, T_THIRD));
+                "the op takes %s, %s and optionally %s%s", n_inputs,
+                tname(c, T_DATA), tname(c, T_WEI), tname(c, T_THIRD), more);
+    }
+    n_inputs = own;
+    c->operands = inputs + own;
     c->n_inputs = n_inputs;
     c->data = &inputs[0];
     c->wei = &inputs[1];
@@ -643,7 +653,8 @@ dgrad_status_t dgrad_problem_resolve_with_layout(const dgrad_op_desc_t *desc,
     static step_fn *const steps[] = {check_types, check_layouts, check_ranks,
             check_extents, check_attr_lengths, check_attr_ranges,
             check_channels, fill_geometry, compute_natural_sizes,
-            resolve_output_shape, fill_output, check_output_aliasing};
+            resolve_output_shape, fill_output, resolve_post_ops,
+            check_output_aliasing};
     for (int i = 0; st == dgrad_success && i < N_CHOICES(steps); i++)
         st = steps[i](&c);
     if (st != dgrad_success) return st;

@@ -812,7 +812,8 @@ Test(conform_batch, lines_cases_and_rewrites) {
     cr_assert_eq(k.n_skips, 1);
     char want[512];
     snprintf(want, sizeof want, "%s:8:cases/relu.json: the case holds no op "
-            "dgrad runs (ReLU; dgrad runs ConvolutionBackwardData)", batch);
+            "dgrad runs (ReLU; dgrad runs ConvolutionBackwardData and "
+            "ConvTranspose)", batch);
     cr_expect_str_eq(k.skips[0], want);
 
     /* line 2: as the file has it, every --dtypes type */
@@ -1030,13 +1031,13 @@ Test(conform_graph, misspelt_kinds_are_errors) {
     static const char *text =
             "{\"graph\": [{\"id\": 3, \"name\": \"x\", \"kind\": "
             "\"ConvolutionBackwardDta\", \"inputs\": [], \"outputs\": []},"
-            "{\"id\": 4, \"name\": \"y\", \"kind\": \"ConvTranspose\","
+            "{\"id\": 4, \"name\": \"y\", \"kind\": \"ConvTransposeBackwardData\","
             " \"inputs\": [], \"outputs\": []}]}";
     read_text(cf_read_graph_file, ".json", text, &k, &path);
     expect_one_error(&k, path, "$.graph[0].kind", "unknown op kind",
             "'ConvolutionBackwardDta' is not a oneDNN Graph op kind dgrad "
             "knows; did you mean ConvolutionBackwardData?");
-    cr_expect_eq(k.n_skips, 1); /* oneDNN's own ConvTranspose: not run */
+    cr_expect_eq(k.n_skips, 1); /* a kind dgrad does not run, far from both */
     cleanup(&k, path);
     static const char *ir =
             "<layer id=\"2\" name=\"up\" type=\"ConvolutionBackpropDta\">"

@@ -149,7 +149,7 @@ Test(conform_model, translation_keeps_the_problem) {
 typedef struct tally {
     cf_sink_t sink;
     int valid, invalid, unresolved;
-    int kinds[5], ranks[4], shape_inputs, deferred, any, bias, constant;
+    int kinds[6], ranks[4], shape_inputs, deferred, any, bias, constant;
     int s32, padded, nxc, xio, same, valid_pad, groups2, depthwise;
     char first_unresolved[CF_MESSAGE];
 } tally_t;
@@ -198,10 +198,10 @@ Test(conform_sweep, quick_covers_the_matrix) {
     t.sink.on_error = tally_error;
     int n = cf_sweep_generate(cf_sweep_quick, &t.sink);
     cr_assert_eq(n, t.valid + t.invalid);
-    cr_expect_eq(t.valid, 4 * 3 * 3 * 3 * 2); /* the whole core matrix */
+    cr_expect_eq(t.valid, 5 * 3 * 3 * 3 * 2); /* the whole core matrix */
     cr_expect_geq(t.invalid, 40);
     cr_expect_eq(t.unresolved, 0, "%s", t.first_unresolved);
-    for (int k = 1; k <= 4; k++) cr_expect_gt(t.kinds[k], 0, "kind %d", k);
+    for (int k = 1; k <= 5; k++) cr_expect_gt(t.kinds[k], 0, "kind %d", k);
     for (int r = 1; r <= 3; r++) cr_expect_gt(t.ranks[r], 0, "rank %d", r);
     cr_expect_gt(t.shape_inputs, 0);
     cr_expect_gt(t.deferred, 0);

@@ -584,6 +584,7 @@ Test(onednn, policies_are_part_of_the_cache_key) {
     memcpy(q.out_strides, p.out_strides, sizeof q.out_strides);
     q.has_bias = p.has_bias;
     q.bias_stride = p.bias_stride;
+    q.n_post_ops = p.n_post_ops;
     cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, policy(), &a2), 0);
     cr_assert_eq(dgrad_plan_get(&q, dgrad_weights_variable, &ranked, &b2), 0);
     cr_assert_eq(a2, a);

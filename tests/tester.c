@@ -1,5 +1,6 @@
 #include "tester.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,66 @@ static const char *kind_short(dgrad_op_kind_t k) {
     }
 }
 
+/* ------------------------------------------------------------ post-ops */
+
+/* The canonical algorithm of a post-op and its parameters, from oneDNN
+ * Graph's op definitions (written here again, not taken from
+ * src/post_ops.c, so that a slip there shows as a mismatch). */
+static int post_alg(const tester_post_op_t *po, int32_t *alg, double *alpha,
+        double *beta) {
+    static const struct {
+        const char *name;
+        int32_t alg;
+        double alpha, beta;
+    } table[] = {{"Abs", dgrad_post_abs, 0, 0}, {"Clamp", dgrad_post_clip, 0, 0},
+            {"Elu", dgrad_post_elu, 0, 0}, {"Exp", dgrad_post_exp, 0, 0},
+            {"GELU", dgrad_post_gelu_erf, 0, 0},
+            {"HardSigmoid", dgrad_post_hardsigmoid, 0, 0},
+            {"HardSwish", dgrad_post_hardswish, 1.0 / 6, 0.5},
+            {"LeakyReLU", dgrad_post_relu, 0, 0}, {"Log", dgrad_post_log, 0, 0},
+            {"Mish", dgrad_post_mish, 0, 0}, {"ReLU", dgrad_post_relu, 0, 0},
+            {"Round", dgrad_post_round, 0, 0},
+            {"Sigmoid", dgrad_post_logistic, 0, 0},
+            {"SoftPlus", dgrad_post_soft_relu, 1, 0},
+            {"Sqrt", dgrad_post_sqrt, 0, 0}, {"Square", dgrad_post_square, 0, 0},
+            {"Tanh", dgrad_post_tanh, 0, 0}, {"Add", dgrad_post_add, 0, 0},
+            {"BiasAdd", dgrad_post_add, 0, 0},
+            {"Multiply", dgrad_post_mul, 0, 0},
+            {"Maximum", dgrad_post_max, 0, 0},
+            {"Minimum", dgrad_post_min, 0, 0}, {"Divide", dgrad_post_div, 0, 0},
+            {"Subtract", dgrad_post_sub, 0, 0}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcmp(table[i].name, po->kind)) continue;
+        *alg = table[i].alg;
+        *alpha = table[i].alpha;
+        *beta = table[i].beta;
+        for (int a = 0; a < 2 && po->attr[a][0]; a++) {
+            const char *n = po->attr[a][0], *v = po->attr[a][1];
+            if (!strcmp(n, "mode"))
+                *alg = strcmp(v, "gelu_tanh") ? dgrad_post_gelu_erf
+                                              : dgrad_post_gelu_tanh;
+            else if (!strcmp(n, "min") || !strcmp(n, "alpha")
+                    || (!strcmp(n, "beta") && *alg == dgrad_post_soft_relu))
+                *alpha = strtod(v, NULL);
+            else if (!strcmp(n, "max") || !strcmp(n, "beta"))
+                *beta = strtod(v, NULL);
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static int post_has_operand(const tester_post_op_t *po) {
+    int32_t alg;
+    double a, b;
+    return post_alg(po, &alg, &a, &b) && dgrad_post_alg_is_binary(alg);
+}
+
+static dgrad_data_type_t operand_dt(const tester_t *t,
+        const tester_post_op_t *po) {
+    return po->dt != dgrad_data_type_undef ? po->dt : t->dt;
+}
+
 const char *tester_describe(const tester_t *t, char *buf, size_t size) {
     size_t u = (size_t)snprintf(buf, size,
             "%s %dD N%ld G%ld Cin%ld Cout%ld %s layout%d%s shape%d%s%s%s",
@@ -59,6 +120,19 @@ const char *tester_describe(const tester_t *t, char *buf, size_t size) {
         u += (size_t)snprintf(buf + u, size - u,
                 " [X%ld K%ld S%ld D%ld p%ld,%ld op%ld]", t->X[i], t->K[i],
                 t->S[i], t->D[i], t->pb[i], t->pe[i], t->op[i]);
+    for (int i = 0; i < t->n_post && u < size; i++) {
+        const tester_post_op_t *po = &t->post[i];
+        u += (size_t)snprintf(buf + u, size - u, " -> %s", po->kind);
+        for (int a = 0; a < 2 && po->attr[a][0] && u < size; a++)
+            u += (size_t)snprintf(buf + u, size - u, "%s%s=%s",
+                    a ? "," : "(", po->attr[a][0], po->attr[a][1]);
+        if (po->attr[0][0] && u < size)
+            u += (size_t)snprintf(buf + u, size - u, ")");
+        if (post_has_operand(po) && u < size)
+            u += (size_t)snprintf(buf + u, size - u, "[rank%d bcast%x %s]",
+                    po->rank, po->broadcast,
+                    dgrad_data_type_name(operand_dt(t, po)));
+    }
     return buf;
 }
 
@@ -214,6 +288,50 @@ static int64_t expected_pb(const tester_t *t, int i, int64_t Y) {
     return total > 0 ? total / 2 : 0; /* OpenVINO explicit */
 }
 
+/* Dialect position of canonical activation axis d ([N, C, sp...]). */
+static int dialect_pos(const tester_t *t, int d) {
+    int nxc = onednn_graph(t->kind) && t->channels_last == 1;
+    if (!nxc || d == 0) return d;
+    return d == 1 ? t->nsp + 1 : d - 1;
+}
+
+/* The operand of post-op @p po for output sizes @p Y: dense, in the
+ * dialect's order, broadcast as the post-op asks. */
+static void operand_lt(const tester_t *t, const tester_post_op_t *po,
+        const int64_t *Y, size_t id, dgrad_logical_tensor_t *lt) {
+    int R = 2 + t->nsp;
+    int64_t odims[5], dims[5];
+    odims[dialect_pos(t, 0)] = t->N;
+    odims[dialect_pos(t, 1)] = t->Cout;
+    for (int i = 0; i < t->nsp; i++) odims[dialect_pos(t, 2 + i)] = Y[i];
+    int r = R;
+    if (!strcmp(po->kind, "BiasAdd")) {
+        r = 1;
+        dims[0] = t->Cout;
+    } else {
+        r = po->rank ? po->rank : R;
+        for (int j = 0; j < r; j++)
+            dims[j] = po->broadcast & (1u << (R - r + j)) ? 1
+                                                          : odims[R - r + j];
+    }
+    dgrad_logical_tensor_init(lt, id, operand_dt(t, po), r, dims,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+}
+
+/* Canonical view of an operand (dims 1 where it broadcasts). */
+static void operand_canonical(const tester_t *t, const tester_post_op_t *po,
+        const dgrad_logical_tensor_t *lt, dgrad_post_op_t *c) {
+    int R = 2 + t->nsp, r = lt->ndims;
+    c->dt = lt->data_type;
+    for (int d = 0; d < R; d++) {
+        int pos = dialect_pos(t, d), q;
+        if (!strcmp(po->kind, "BiasAdd")) q = d == 1 ? 0 : -1;
+        else q = pos - (R - r);
+        c->dims[d] = q >= 0 ? lt->dims[q] : 1;
+        c->strides[d] = q >= 0 && lt->dims[q] > 1 ? lt->strides[q] : 0;
+    }
+}
+
 static dgrad_op_t *build_op(const tester_t *t, const int64_t *Y) {
     dgrad_op_t *op = NULL;
     if (dgrad_op_create(&op, 0, t->kind, "tester") != dgrad_success)
@@ -263,6 +381,20 @@ static dgrad_op_t *build_op(const tester_t *t, const int64_t *Y) {
             ok = ok && dgrad_op_set_attr_s64s(op, dgrad_op_attr_output_shape, v, n) == 0;
         }
     }
+    for (int i = 0; ok && i < t->n_post; i++) {
+        const tester_post_op_t *po = &t->post[i];
+        const char *names[3], *values[3];
+        size_t n_attrs = 0;
+        for (int a = 0; a < 2 && po->attr[a][0]; a++, n_attrs++) {
+            names[n_attrs] = po->attr[a][0];
+            values[n_attrs] = po->attr[a][1];
+        }
+        if (!strcmp(po->kind, "BiasAdd")) {
+            names[n_attrs] = "data_format";
+            values[n_attrs++] = onednn && t->channels_last == 1 ? "NXC" : "NCX";
+        }
+        ok = dgrad_op_append_post_op(op, po->kind, n_attrs, names, values) == 0;
+    }
     if (!ok) {
         dgrad_op_destroy(op);
         return NULL;
@@ -295,6 +427,15 @@ static void reference_problem(const tester_t *t, const int64_t *Y,
     canonical_from_lt(t, out_lt, p->out_strides);
     p->has_bias = t->bias;
     p->bias_stride = t->bias ? 1 : 0;
+    p->n_post_ops = t->n_post;
+    for (int i = 0; i < t->n_post; i++) {
+        dgrad_post_op_t *c = &p->post_ops[i];
+        post_alg(&t->post[i], &c->alg, &c->alpha, &c->beta);
+        if (!dgrad_post_alg_is_binary(c->alg)) continue;
+        dgrad_logical_tensor_t lt;
+        operand_lt(t, &t->post[i], Y, 0, &lt);
+        operand_canonical(t, &t->post[i], &lt, c);
+    }
 }
 
 void tester_case_destroy(tester_case_t *c) {
@@ -303,6 +444,7 @@ void tester_case_destroy(tester_case_t *c) {
     free(c->in);
     free(c->wei);
     free(c->bias);
+    for (int i = 0; i < c->n_operands; i++) free(c->operands[i]);
     memset(c, 0, sizeof *c);
 }
 
@@ -357,6 +499,28 @@ int tester_case_create(tester_case_t *c, const tester_t *t, char *why,
                 dgrad_layout_type_strided, dgrad_property_type_variable);
         c->n_inputs = 3;
     }
+    c->n_own_inputs = c->n_inputs;
+    for (int i = 0; i < t->n_post; i++) {
+        const tester_post_op_t *po = &t->post[i];
+        if (!post_has_operand(po)) continue;
+        dgrad_logical_tensor_t *lt = &c->inputs[c->n_inputs++];
+        operand_lt(t, po, c->Y, 5 + (size_t)i, lt);
+        int64_t n = span_of(lt->dims, lt->strides, lt->ndims);
+        void *buf = malloc((size_t)n * dgrad_data_type_size(lt->data_type));
+        if (!buf) {
+            tester_case_destroy(c);
+            return fail(why, why_size, "out of memory");
+        }
+        c->operands[c->n_operands++] = buf;
+        /* divisors 1..4, other operands -3..3 */
+        int divide = !strcmp(po->kind, "Divide");
+        for (int64_t j = 0; j < n; j++) {
+            state = state * 1103515245u + 12345u;
+            unsigned r = (state >> 16) % 7u;
+            dgrad_store(buf, lt->data_type, j,
+                    divide ? (double)(1 + r % 4) : (double)((int)r - 3));
+        }
+    }
     if (t->shape_mode == tester_shape_input_deferred) {
         dgrad_logical_tensor_init(&c->output, 3, t->dt, DGRAD_UNKNOWN_NDIMS,
                 NULL, dgrad_layout_type_strided, dgrad_property_type_variable);
@@ -399,6 +563,43 @@ int tester_case_create(tester_case_t *c, const tester_t *t, char *why,
     return 1;
 }
 
+/* A value in type @p dt, as a store rounds it. */
+static double rounded(dgrad_data_type_t dt, double v) {
+    unsigned char buf[8] = {0};
+    dgrad_store(buf, dt, 0, v);
+    return dgrad_load(buf, dt, 0);
+}
+
+/* Whether @p got, an element after the post-ops, is right. The chain
+ * runs in f32 (oneDNN's approximations of exp, tanh, erf ... are good to a
+ * few f32 ulps); a 16-bit output may be rounded before the chain as well
+ * as after (an unfused pass reads the stored value): either reading
+ * passes, within one unit of the output type's last place plus the f32
+ * error. Non-finite and huge results must agree in kind and sign. */
+static int got_matches_chain(const dgrad_problem_t *p, const tester_case_t *c,
+        const int64_t *idx, double got, double want) {
+    const void *const *ops = (const void *const *)c->operands;
+    double pre = dgrad_reference_point(p, c->in, c->wei, c->bias, idx[0],
+            idx[1], idx + 2, NULL);
+    double candidates[2] = {want, rounded(p->dt,
+            dgrad_reference_post_ops(p, ops, idx[0], idx[1], idx + 2,
+                    rounded(p->dt, pre)))};
+    double ulp = p->dt == dgrad_f32 ? 0x1p-23 : p->dt == dgrad_bf16 ? 0x1p-7
+                                                                   : 0x1p-10;
+    for (int k = 0; k < 2; k++) {
+        double w = candidates[k];
+        if (isnan(w) && isnan(got)) return 1;
+        int huge_w = !(fabs(w) < 1e30), huge_g = !(fabs(got) < 1e30);
+        if (huge_w || huge_g) {
+            if (huge_w && huge_g && (w > 0) == (got > 0)) return 1;
+            continue;
+        }
+        double tol = (ulp + 1e-5) * fabs(w) + 1e-5;
+        if (fabs(got - w) <= tol) return 1;
+    }
+    return 0;
+}
+
 int tester_case_check(const tester_case_t *c, const int64_t *Y,
         const dgrad_logical_tensor_t *out_lt, const void *out, char *why,
         size_t why_size) {
@@ -424,7 +625,8 @@ int tester_case_check(const tester_case_t *c, const int64_t *Y,
     reference_problem(t, Y, out_lt, &p);
     void *ref = malloc((size_t)count * dgrad_data_type_size(t->dt));
     if (!ref) return fail(why, why_size, "out of memory");
-    dgrad_reference_compute(&p, c->in, c->wei, c->bias, ref, NULL);
+    dgrad_reference_compute_fused(&p, c->in, c->wei, c->bias,
+            (const void *const *)c->operands, ref, NULL);
 
     /* Compare every element through the canonical index space. */
     int passed = 1;
@@ -437,7 +639,15 @@ int tester_case_check(const tester_case_t *c, const int64_t *Y,
         for (int i = 0; i < nd; i++) off += idx[i] * p.out_strides[i];
         double got = dgrad_load(out, t->dt, off);
         double want = dgrad_load(ref, t->dt, off);
-        if (!(got == want)) {
+        if (p.n_post_ops && !got_matches_chain(&p, c, idx, got, want)) {
+            passed = fail(why, why_size,
+                    "mismatch at canonical index [%lld,%lld,%lld,%lld,%lld]: "
+                    "got %.9g, want %.9g (post-ops, beyond the tolerance)",
+                    (long long)idx[0], (long long)idx[1], (long long)idx[2],
+                    (long long)idx[3], (long long)idx[4], got, want);
+            break;
+        }
+        if (!p.n_post_ops && !(got == want)) {
             passed = fail(why, why_size,
                     "mismatch at canonical index [%lld,%lld,%lld,%lld,%lld]: "
                     "got %g, want %g", (long long)idx[0], (long long)idx[1],
@@ -467,7 +677,10 @@ int tester_run(const tester_t *t, char *why, size_t why_size) {
         goto done;
     }
     memset(out, 0x7f, (size_t)count * es); /* garbage dgrad must overwrite */
-    const void *bufs[3] = {c.in, c.wei, t->bias ? c.bias : shape_values};
+    const void *bufs[3 + TESTER_MAX_POST] = {c.in, c.wei,
+            t->bias ? c.bias : shape_values};
+    for (int i = 0; i < c.n_operands; i++)
+        bufs[c.n_own_inputs + (size_t)i] = c.operands[i];
     dgrad_logical_tensor_t out_lt = c.output;
     for (int e = 0; e < t->executions; e++) {
         dgrad_status_t st;

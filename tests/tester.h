@@ -22,6 +22,22 @@ typedef enum tester_shape_mode {
     tester_shape_input_deferred = 3, /* same, output dims unknown at compile */
 } tester_shape_mode_t;
 
+/* A post-op of the chain (dgrad_op_append_post_op): oneDNN Graph name,
+ * up to two attributes; the binary ops and BiasAdd take an operand. */
+typedef struct tester_post_op {
+    const char *kind;
+    const char *attr[2][2]; /* {name, value}, NULL name: none */
+    /* Binary ops: the operand's rank (right-aligned against the output's;
+     * 0: the output's) and which of the output's axes (bit d, dialect
+     * order) it broadcasts over (dim 1). BiasAdd: one value per output
+     * channel (its data_format follows the output's). */
+    int rank;
+    unsigned broadcast;
+    dgrad_data_type_t dt; /* the operand's type; undef: the op's */
+} tester_post_op_t;
+
+#define TESTER_MAX_POST 4
+
 typedef struct tester {
     dgrad_op_kind_t kind;
     int nsp;
@@ -36,6 +52,8 @@ typedef struct tester {
     int output_any;       /* request layout any for the output */
     int executions;       /* execute this many times (constant weights reuse) */
     unsigned seed;
+    int n_post;           /* the post-op chain */
+    tester_post_op_t post[TESTER_MAX_POST];
 } tester_t;
 
 /* Defaults: 2D, N=1, G=1, Cin=Cout=3, X=5, K=3, S=1, D=1, no pads, f32. */
@@ -55,10 +73,13 @@ typedef struct tester_case {
     tester_t t;
     dgrad_op_t *op;
     dgrad_compiled_op_t *compiled;
-    size_t n_inputs;
-    dgrad_logical_tensor_t inputs[3];
+    size_t n_inputs;               /* own inputs, then the operands */
+    size_t n_own_inputs;
+    dgrad_logical_tensor_t inputs[3 + TESTER_MAX_POST];
     dgrad_logical_tensor_t output; /* as compiled: dims may be unknown */
     void *in, *wei, *bias;         /* the data inputs; bias NULL without */
+    void *operands[TESTER_MAX_POST]; /* of the binary post-ops, in order */
+    int n_operands;
     int64_t Y[3];                  /* the configuration's output sizes */
 } tester_case_t;
 

@@ -1,8 +1,10 @@
 /*
- * oneDNN Graph's own ConvolutionBackwardData (graph_anchor.h). The op is
- * described through the dnnl_graph C API as a graph compiler hands it to
- * dgrad (data and weights formats, explicit pads, the output shape as
- * dst_shape), the graph is finalized and partitioned, the one partition
+ * oneDNN Graph's own ConvolutionBackwardData, or its ConvTranspose
+ * (graph_anchor.h). The op is described through the dnnl_graph C API as a
+ * graph compiler hands it to dgrad (data and weights formats, explicit
+ * pads, the output shape as dst_shape; ConvTranspose: its attributes, the
+ * output shape it infers given as the output's dims, the bias as a third
+ * input), the graph is finalized and partitioned, the one partition
  * compiled for the caller's logical tensors and executed on the caller's
  * buffers. Built only against oneDNN 3 with its graph API
  * (DGRAD_HAVE_ONEDNN_GRAPH); otherwise creation says why there is none.
@@ -18,7 +20,8 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 #include <oneapi/dnnl/dnnl_graph.h>
 
-enum { LT_IN = 1, LT_WEI = 2, LT_OUT = 3 };
+/* Logical tensor ids, and the index of each in logical_tensors' array. */
+enum { LT_IN = 1, LT_WEI = 2, LT_OUT = 3, LT_BIAS = 4 };
 
 struct graph_anchor {
     dnnl_engine_t engine;
@@ -26,19 +29,21 @@ struct graph_anchor {
     dnnl_graph_graph_t graph;
     dnnl_graph_partition_t partition;
     dnnl_graph_compiled_partition_t compiled;
-    dnnl_graph_tensor_t inputs[2], output;
-    size_t n_partitions;
+    dnnl_graph_tensor_t inputs[3], output;
+    size_t n_partitions, n_inputs;
 };
 
 static dnnl_data_type_t graph_dt(dgrad_data_type_t dt) {
     return dt == dgrad_bf16 ? dnnl_bf16 : dt == dgrad_f16 ? dnnl_f16 : dnnl_f32;
 }
 
-/* The three logical tensors in the dialect's order of dims: data
- * [N, C, X...] (NCX) or [N, X..., C] (NXC), weights OIX [Cin, Cout/G, K...]
- * or XIO [K..., Cout/G, Cin] (Cin: the op's input channels), dense. */
+/* The logical tensors in the dialect's order of dims: data [N, C, X...]
+ * (NCX) or [N, X..., C] (NXC), weights OIX / IOX [Cin, Cout/G, K...] or
+ * XIO / XOI [K..., Cout/G, Cin] (Cin: the op's input channels), the
+ * output, and ConvTranspose's bias [Cout] (lt[3], when it has one);
+ * dense. */
 static dnnl_status_t logical_tensors(const graph_anchor_desc_t *d,
-        dnnl_graph_logical_tensor_t lt[3]) {
+        dnnl_graph_logical_tensor_t lt[4]) {
     int nd = 2 + d->nsp, nxc = d->nxc;
     dnnl_data_type_t dt = graph_dt(d->dt);
     dnnl_dims_t in = {d->n}, out = {d->n}, wei = {0};
@@ -69,12 +74,62 @@ static dnnl_status_t logical_tensors(const graph_anchor_desc_t *d,
         s = dnnl_graph_logical_tensor_init_with_dims(&lt[2], LT_OUT, dt, nd,
                 out, dnnl_graph_layout_type_strided,
                 dnnl_graph_tensor_property_undef);
+    dnnl_dims_t bias = {d->cout};
+    if (s == dnnl_success && d->bias)
+        s = dnnl_graph_logical_tensor_init_with_dims(&lt[3], LT_BIAS, dt, 1,
+                bias, dnnl_graph_layout_type_strided,
+                dnnl_graph_tensor_property_undef);
+    return s;
+}
+
+/* ConvTranspose and its attributes (the output shape is its own to
+ * infer: no dst_shape). */
+static dnnl_status_t make_conv_transpose(const graph_anchor_desc_t *d,
+        const dnnl_graph_logical_tensor_t lt[4], dnnl_graph_op_t *op) {
+    int64_t groups = d->g;
+    const char *df = d->nxc ? "NXC" : "NCX";
+    const char *wf = d->xio ? "XOI" : "IOX";
+    size_t n = (size_t)d->nsp;
+    dnnl_status_t s = dnnl_graph_op_create(op, 1,
+            dnnl_graph_op_conv_transpose, "dgrad_anchor");
+    if (s == dnnl_success) s = dnnl_graph_op_add_input(*op, &lt[0]);
+    if (s == dnnl_success) s = dnnl_graph_op_add_input(*op, &lt[1]);
+    if (s == dnnl_success && d->bias) s = dnnl_graph_op_add_input(*op, &lt[3]);
+    if (s == dnnl_success) s = dnnl_graph_op_add_output(*op, &lt[2]);
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_strides, d->s,
+                n);
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_pads_begin,
+                d->pb, n);
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_pads_end,
+                d->pe, n);
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_dilations,
+                d->d, n);
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_output_padding,
+                d->op, n);
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_s64(*op, dnnl_graph_op_attr_groups,
+                &groups, 1);
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_str(*op, dnnl_graph_op_attr_data_format,
+                df, strlen(df));
+    if (s == dnnl_success)
+        s = dnnl_graph_op_set_attr_str(*op, dnnl_graph_op_attr_weights_format,
+                wf, strlen(wf));
+    if (s == dnnl_success && d->auto_pad)
+        s = dnnl_graph_op_set_attr_str(*op, dnnl_graph_op_attr_auto_pad,
+                d->auto_pad, strlen(d->auto_pad));
     return s;
 }
 
 /* The ConvolutionBackwardData op with its attributes. */
 static dnnl_status_t make_op(const graph_anchor_desc_t *d,
-        const dnnl_graph_logical_tensor_t lt[3], dnnl_graph_op_t *op) {
+        const dnnl_graph_logical_tensor_t lt[4], dnnl_graph_op_t *op) {
+    if (d->conv_transpose) return make_conv_transpose(d, lt, op);
     int64_t shape[2 + GRAPH_ANCHOR_MAX_SP], groups = d->g;
     int nd = 2 + d->nsp;
     const int64_t *strides = d->s, *pb = d->pb, *pe = d->pe, *dil = d->d;
@@ -120,7 +175,7 @@ static dnnl_status_t make_op(const graph_anchor_desc_t *d,
 graph_anchor_t *graph_anchor_create(const graph_anchor_desc_t *d, void *in,
         void *wei, void *out, char *err, size_t err_size) {
     graph_anchor_t *g = calloc(1, sizeof *g);
-    dnnl_graph_logical_tensor_t lt[3], ports[4];
+    dnnl_graph_logical_tensor_t lt[4], ports[4];
     dnnl_graph_op_t op = NULL;
     const char *what = "engine creation";
     dnnl_status_t s = g ? dnnl_engine_create(&g->engine, dnnl_cpu, 0)
@@ -164,26 +219,31 @@ graph_anchor_t *graph_anchor_create(const graph_anchor_desc_t *d, void *in,
     }
     /* The partition's input ports in its own order, matched by id. */
     size_t n_in = 0;
-    if (s == dnnl_success)
+    if (s == dnnl_success) {
+        g->n_inputs = d->bias ? 3 : 2;
         s = dnnl_graph_partition_get_input_ports_num(g->partition, &n_in);
-    if (s == dnnl_success && n_in != 2) s = dnnl_unimplemented;
+    }
+    if (s == dnnl_success && n_in != g->n_inputs) {
+        what = "partitioning (not one input port per input)";
+        s = dnnl_unimplemented;
+    }
     if (s == dnnl_success)
-        s = dnnl_graph_partition_get_input_ports(g->partition, 2, ports);
+        s = dnnl_graph_partition_get_input_ports(g->partition, n_in, ports);
     if (s == dnnl_success) {
         what = "compilation";
         s = dnnl_graph_compiled_partition_create(&g->compiled, g->partition);
     }
-    const dnnl_graph_logical_tensor_t *ins[2], *outs[1] = {&lt[2]};
-    void *handles[2];
-    for (int i = 0; i < 2 && s == dnnl_success; i++) {
-        int w = ports[i].id == LT_WEI;
-        ins[i] = &lt[w];
-        handles[i] = w ? wei : in;
+    const dnnl_graph_logical_tensor_t *ins[3], *outs[1] = {&lt[2]};
+    void *handles[3];
+    for (size_t i = 0; i < n_in && s == dnnl_success; i++) {
+        size_t id = ports[i].id;
+        ins[i] = &lt[id == LT_WEI ? 1 : id == LT_BIAS ? 3 : 0];
+        handles[i] = id == LT_WEI ? wei : id == LT_BIAS ? d->bias : in;
     }
     if (s == dnnl_success)
-        s = dnnl_graph_partition_compile(g->partition, g->compiled, 2, ins, 1,
-                outs, g->engine);
-    for (int i = 0; i < 2 && s == dnnl_success; i++) {
+        s = dnnl_graph_partition_compile(g->partition, g->compiled, n_in, ins,
+                1, outs, g->engine);
+    for (size_t i = 0; i < n_in && s == dnnl_success; i++) {
         what = "tensors";
         s = dnnl_graph_tensor_create(&g->inputs[i], ins[i], g->engine,
                 handles[i]);
@@ -202,7 +262,8 @@ graph_anchor_t *graph_anchor_create(const graph_anchor_desc_t *d, void *in,
 
 int graph_anchor_execute(graph_anchor_t *g) {
     const_dnnl_graph_tensor_t outs[1] = {g->output};
-    if (dnnl_graph_compiled_partition_execute(g->compiled, g->stream, 2,
+    if (dnnl_graph_compiled_partition_execute(g->compiled, g->stream,
+                g->n_inputs,
                 (const_dnnl_graph_tensor_t *)g->inputs, 1, outs)
             != dnnl_success)
         return -1;
@@ -211,7 +272,7 @@ int graph_anchor_execute(graph_anchor_t *g) {
 
 void graph_anchor_destroy(graph_anchor_t *g) {
     if (!g) return;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         if (g->inputs[i]) dnnl_graph_tensor_destroy(g->inputs[i]);
     if (g->output) dnnl_graph_tensor_destroy(g->output);
     if (g->compiled) dnnl_graph_compiled_partition_destroy(g->compiled);

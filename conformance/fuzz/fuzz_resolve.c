@@ -30,7 +30,7 @@ static const char *const names[] = {"strides", "pads_begin", "pads_end",
         "pads", "dilations", "output_padding", "auto_pad", "groups", "group",
         "data_format", "weights_format", "dst_shape", "output_shape",
         "kernel_shape", "bogus"};
-static const char *const words[] = {"NXC", "NCX", "XIO", "OIX", "None",
+static const char *const words[] = {"NXC", "NCX", "XIO", "OIX", "XOI", "IOX", "None",
         "explicit", "notset", "NOTSET", "same_upper", "SAME_UPPER",
         "Same_Lower", "valid", "VALID", "", "[", "1,,2", "-", " 2 3 "};
 
@@ -41,7 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cf_case_t c;
     cf_case_init(&c);
     snprintf(c.name, sizeof c.name, "fuzz-resolve");
-    c.kind = (dgrad_op_kind_t)(1 + next(&b) % 4);
+    c.kind = (dgrad_op_kind_t)(1 + next(&b) % 5); /* the five dialects */
     int nsp = 1 + (int)(next(&b) % 3);
     int grouped = c.kind == dgrad_op_group_convolution_backprop_data;
     c.data.ndims = 2 + nsp;

@@ -6,7 +6,9 @@
 
 The expected data come from a direct transposed convolution written here in
 plain Python from ../shared/DESIGN.md section 1 (the gather, and each
-dialect's rule for the crop at the beginning and the output size). It is a
+dialect's rule for the crop at the beginning and the output size; oneDNN
+Graph's inference op ConvTranspose, "onednn:ConvTranspose", from oneDNN
+3.7.1's specification and its library's shape inference). It is a
 third implementation, independent of the dialect layer (src/resolve.c, src/output_shape.c) and of the runner's
 conformance model, and only used to author files: CI reads the committed
 JSON. Run it from anywhere; it rewrites the files next to it.
@@ -20,6 +22,9 @@ import os
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+ONEDNN_CT = "onednn:ConvTranspose"  # oneDNN Graph's ConvTranspose in dgrad
+
+
 def floor_half(a):
     return a // 2  # Python floors toward minus infinity
 
@@ -29,6 +34,8 @@ def resolve(op, attrs, x_sp, k_sp, out_given, nsp):
     s = attrs.get("strides", [1] * nsp)
     d = attrs.get("dilations", [1] * nsp)
     opad = attrs.get("output_padding", [0] * nsp)
+    if not any(opad):  # oneDNN's 12 zeros (or none): not given
+        opad = [0] * nsp
     if op == "ConvTranspose":
         pads = attrs.get("pads", [0] * 2 * nsp)
         pb, pe = pads[:nsp], pads[nsp:]
@@ -61,6 +68,17 @@ def resolve(op, attrs, x_sp, k_sp, out_given, nsp):
                 p = floor_half(total) if ap == "same_upper" else total - floor_half(total)
             else:
                 p = t - t // 2 if ap == "same_upper" else 0 if ap == "valid" else t // 2
+        elif op == ONEDNN_CT:
+            # Always inferred: SAME_* pads by the kernel's reach beyond one
+            # stride, whatever the input size; output_padding is unbounded.
+            if ap in ("same_upper", "same_lower"):
+                total = max((k_sp[i] - 1) * d[i] + 1 - s[i], 0)
+                p = total // 2 if ap == "same_upper" else total - total // 2
+                y = F + opad[i] - total
+            elif ap == "valid":
+                p, y = 0, F + opad[i]
+            else:
+                p, y = pb[i], F - pb[i] - pe[i] + opad[i]
         else:
             if op == "ConvTranspose" and ap in ("same_upper", "same_lower"):
                 y = x_sp[i] * s[i]
@@ -129,8 +147,10 @@ def vector_case(name, op, attrs, data_shape, w_shape, output_shape=None,
                 comment=None):
     """A vector case in the schema of ../shared/conformance/vectors."""
     nsp = len(data_shape) - 2
-    df = attrs.get("data_format", "NXC") if op == "ConvolutionBackwardData" else "NCX"
-    wf = attrs.get("weights_format", "XIO") if op == "ConvolutionBackwardData" else "OIX"
+    graph_op = op in ("ConvolutionBackwardData", ONEDNN_CT)
+    df = attrs.get("data_format", "NXC") if graph_op else "NCX"
+    wf = attrs.get("weights_format", "XOI" if op == ONEDNN_CT else "XIO") if graph_op else "OIX"
+    wf = {"XOI": "XIO", "IOX": "OIX"}.get(wf, wf)  # ConvTranspose's names, same shapes
     xd = ints(prod(data_shape), seed)
     wd = ints(prod(w_shape), seed + 1)
     case = {"name": name, "op": op, "dtype": "f32"}
@@ -145,6 +165,8 @@ def vector_case(name, op, attrs, data_shape, w_shape, output_shape=None,
     schema_attrs.pop("output_shape", None)  # the schema's own field
     if op == "ConvTranspose" and schema_attrs.get("auto_pad") == "NOTSET":
         schema_attrs["auto_pad"] = "explicit"
+    if op == ONEDNN_CT and schema_attrs.get("auto_pad") == "None":
+        schema_attrs["auto_pad"] = "explicit"
     case["attrs"] = schema_attrs
     case["diff_dst"] = {"shape": data_shape, "data": xd}
     case["weights"] = {"shape": w_shape, "data": wd}
@@ -155,6 +177,8 @@ def vector_case(name, op, attrs, data_shape, w_shape, output_shape=None,
     bd = None
     if bias:
         cout = w_shape[1] * attrs.get("group", 1)
+        if op == ONEDNN_CT:
+            cout = (w_shape[nsp] if wf == "XIO" else w_shape[1]) * attrs.get("groups", 1)
         bd = ints(cout, seed + 2)
         case["bias"] = {"shape": [cout], "data": bd}
     if expect_error:
@@ -302,6 +326,47 @@ def write_vectors():
         {"strides": [1]}, [1, 2, 3], [3, 1, 2], expect_error="invalid_shape"))
     C.append(vector_case("openvino_zero_stride", "ConvolutionBackpropData",
         {"strides": [0]}, [1, 1, 3], [1, 1, 2], expect_error="invalid_arguments"))
+    # oneDNN Graph's ConvTranspose: the output shape is always inferred.
+    C.append(vector_case("onednnct_nxc_xoi_groups_bias_output_padding", ONEDNN_CT,
+        {"strides": [2, 2], "pads_begin": [1, 0], "pads_end": [0, 1], "groups": 2,
+         "output_padding": [1, 3]},
+        [2, 3, 2, 4], [3, 2, 3, 4], bias=True, seed=41,
+        comment="NXC/XOI defaults; output_padding 3 beyond stride 2 (no bound): "
+                "Y = F - pads + output_padding = (7 - 1 + 1, 4 - 1 + 3) = (7, 6)"))
+    C.append(vector_case("onednnct_same_upper_odd_total", ONEDNN_CT,
+        {"strides": [1], "auto_pad": "SAME_UPPER", "data_format": "NCX",
+         "weights_format": "IOX"},
+        [1, 2, 5], [2, 1, 4], seed=42,
+        comment="total = K - S = 3: SAME_UPPER crops 1 at the beginning, Y = F - 3 = 5"))
+    C.append(vector_case("onednnct_same_lower_odd_total", ONEDNN_CT,
+        {"strides": [1], "auto_pad": "same_lower", "data_format": "NCX",
+         "weights_format": "IOX"},
+        [1, 2, 5], [2, 1, 4], seed=42,
+        comment="same data: SAME_LOWER crops 2 at the beginning (any case)"))
+    C.append(vector_case("onednnct_same_upper_dilated_output_padding", ONEDNN_CT,
+        {"strides": [2, 3], "dilations": [2, 1], "auto_pad": "SAME_UPPER",
+         "output_padding": [1, 0], "data_format": "NCX", "weights_format": "IOX"},
+        [1, 3, 3, 2], [3, 2, 3, 2], seed=43,
+        comment="totals max((K-1)*D+1 - S, 0) = 3 and 0 (the dilated kernel, not X): "
+                "Y = (9 + 1 - 3, 5), ONNX would give X*S"))
+    C.append(vector_case("onednnct_valid_output_padding_stride_1", ONEDNN_CT,
+        {"strides": [1, 1], "auto_pad": "VALID", "output_padding": [2, 1],
+         "pads_begin": [1, 1], "pads_end": [1, 1]},
+        [1, 3, 3, 2], [2, 2, 1, 2], seed=44,
+        comment="VALID ignores the pads; output_padding 2 with stride 1 adds 2 zero-fed rows"))
+    C.append(vector_case("onednnct_twelve_zero_output_padding_3d", ONEDNN_CT,
+        {"strides": [1, 2, 1], "pads_begin": [0, 1, 0], "pads_end": [1, 0, 0],
+         "dilations": [1, 1, 2], "output_padding": [0] * 12, "data_format": "NCX",
+         "weights_format": "IOX"},
+        [1, 2, 2, 3, 2], [2, 2, 2, 2, 2], seed=45,
+        comment="oneDNN writes an unset output_padding as 12 zeros: not given"))
+    C.append(vector_case("onednnct_output_padding_length", ONEDNN_CT,
+        {"strides": [2], "output_padding": [1, 1], "data_format": "NCX",
+         "weights_format": "IOX"},
+        [1, 1, 3], [1, 1, 2], expect_error="invalid_arguments"))
+    C.append(vector_case("onednnct_weights_format_of_the_other_op", ONEDNN_CT,
+        {"strides": [2], "data_format": "NCX", "weights_format": "OIX"},
+        [1, 1, 3], [1, 1, 2], expect_error="invalid_arguments"))
     doc = {
         "source": "dgrad conformance/suites/make_suites.py",
         "license": "same as dgrad",
@@ -334,9 +399,27 @@ def a_int(v):
     return {"type": "s64", "value": v}
 
 
-def conv_op(oid, name, attrs, inputs, outputs):
-    return {"id": oid, "name": name, "kind": "ConvolutionBackwardData",
+def conv_op(oid, name, attrs, inputs, outputs, kind="ConvolutionBackwardData"):
+    return {"id": oid, "name": name, "kind": kind,
             "attrs": attrs, "inputs": inputs, "outputs": outputs}
+
+
+def ct_op(oid, name, attrs, inputs, outputs):
+    """oneDNN Graph's ConvTranspose (dgrad's onednn:ConvTranspose)."""
+    return conv_op(oid, name, attrs, inputs, outputs, kind="ConvTranspose")
+
+
+def ct_out(attrs, data_shape, w_shape):
+    """ConvTranspose's output dims by its rule (resolve above)."""
+    nsp = len(data_shape) - 2
+    plain = {k: v["value"] for k, v in attrs.items()}
+    nxc = plain.get("data_format", "NXC") == "NXC"
+    xoi = plain.get("weights_format", "XOI") == "XOI"
+    X = data_shape[1:-1] if nxc else data_shape[2:]
+    K = w_shape[:nsp] if xoi else w_shape[2:]
+    cout = (w_shape[nsp] if xoi else w_shape[1]) * plain.get("groups", 1)
+    _, Y, _, _ = resolve(ONEDNN_CT, plain, X, K, None, nsp)
+    return [data_shape[0]] + Y + [cout] if nxc else [data_shape[0], cout] + Y
 
 
 def graph(ops, inputs, outputs):
@@ -485,6 +568,58 @@ def write_graphs():
         [lt(17, "f32", [1, 2, 8, 8])])
     G["training_graph.json"] = graph([relu_bwd, conv1, bias_bwd, conv0],
                                      [10, 11, 13, 16], [15, 17])
+    # oneDNN Graph's ConvTranspose: the output dims follow its rule (they
+    # only have to agree with it: it infers them).
+    a = {"strides": a_list([2, 2]), "pads_begin": a_list([1, 0]), "pads_end": a_list([0, 1]),
+         "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(2),
+         "output_padding": a_list([1, 2]), "data_format": a_str("NXC"),
+         "weights_format": a_str("XOI")}
+    G["conv_transpose_nxc_xoi_bias.json"] = graph([ct_op(0, "ct_bias", a,
+        [lt(0, "f32", [2, 3, 4, 6]), lt(1, "f32", [3, 2, 5, 6], prop="constant"),
+         lt(3, "f32", [10])],
+        [lt(2, "f32", ct_out(a, [2, 3, 4, 6], [3, 2, 5, 6]))])], [0, 1, 3], [2])
+    a = {"strides": a_list([1, 2]), "pads_begin": a_list([0, 0]), "pads_end": a_list([0, 0]),
+         "dilations": a_list([2, 1]), "auto_pad": a_str("SAME_LOWER"), "groups": a_int(1),
+         "output_padding": a_list([0] * 12), "data_format": a_str("NCX"),
+         "weights_format": a_str("IOX")}
+    G["conv_transpose_ncx_iox_same_lower.json"] = graph([ct_op(0, "ct_same_lower", a,
+        [lt(0, "f32", [1, 5, 4, 3]), lt(1, "f32", [5, 3, 3, 4])],
+        [lt(2, "f32", ct_out(a, [1, 5, 4, 3], [5, 3, 3, 4]))])], [0, 1], [2])
+    # Output dims unknown (-1) and layout any: ConvTranspose infers them.
+    a = {"strides": a_list([3]), "pads_begin": a_list([2]), "pads_end": a_list([0]),
+         "dilations": a_list([1]), "auto_pad": a_str("SAME_UPPER"), "groups": a_int(4),
+         "data_format": a_str("NXC"), "weights_format": a_str("XOI")}
+    G["conv_transpose_output_unknown.json"] = graph([
+        ct_op(0, "ct_unknown_dims", a, [lt(0, "f32", [2, 5, 8]), lt(1, "f32", [4, 3, 8])],
+              [lt(2, "f32", [-1, -1, -1], stride=[-1, -1, -1])]),
+        ct_op(1, "ct_layout_any", a, [lt(0, "f32", [2, 5, 8]), lt(1, "f32", [4, 3, 8])],
+              [lt(3, "f32", ct_out(a, [2, 5, 8], [4, 3, 8]), layout="any")])],
+        [0, 1], [2, 3])
+    # NCX dims with channels-last strides, VALID, 3D.
+    a = {"strides": a_list([1, 2, 1]), "pads_begin": a_list([1, 1, 1]), "pads_end": a_list([1, 1, 1]),
+         "dilations": a_list([1, 1, 1]), "auto_pad": a_str("VALID"), "groups": a_int(1),
+         "data_format": a_str("NCX"), "weights_format": a_str("IOX")}
+    out = ct_out(a, [1, 16, 3, 2, 2], [16, 3, 2, 2, 2])
+    G["conv_transpose_channels_last_3d.json"] = graph([ct_op(0, "ct_channels_last", a,
+        [lt(0, "f32", [1, 16, 3, 2, 2], [192, 1, 64, 32, 16]), lt(1, "f32", [16, 3, 2, 2, 2])],
+        [lt(2, "f32", out, [out[1] * out[2] * out[3] * out[4], 1,
+                            out[1] * out[3] * out[4], out[1] * out[4], out[1]])])], [0, 1], [2])
+    # benchdnn's convtranspose post-ops patterns: the ConvTranspose runs,
+    # its post-ops (BiasAdd, ReLU) are skipped with their kinds named.
+    a = {"strides": a_list([2, 2]), "pads_begin": a_list([1, 1]), "pads_end": a_list([1, 1]),
+         "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(1),
+         "output_padding": a_list([0] * 12), "data_format": a_str("NCX"),
+         "weights_format": a_str("IOX")}
+    out = ct_out(a, [1, 8, 3, 3], [8, 4, 3, 3])
+    post_bias = {"id": 1, "name": "bias_add", "kind": "BiasAdd",
+                 "attrs": {"data_format": a_str("NCX")},
+                 "inputs": [lt(2, "f32", out), lt(3, "f32", [4])],
+                 "outputs": [lt(4, "f32", out)]}
+    post_relu = {"id": 2, "name": "relu", "kind": "ReLU", "attrs": {},
+                 "inputs": [lt(4, "f32", out)], "outputs": [lt(5, "f32", out)]}
+    G["conv_transpose_post_ops.json"] = graph([ct_op(0, "ct", a,
+        [lt(0, "f32", [1, 8, 3, 3]), lt(1, "f32", [8, 4, 3, 3], prop="constant")],
+        [lt(2, "f32", out)]), post_bias, post_relu], [0, 1, 3], [5])
     for name, doc in G.items():
         with open(os.path.join(HERE, "graph", name), "w") as f:
             json.dump(doc, f, indent=2)

@@ -349,11 +349,48 @@ DGRAD_API dgrad_status_t dgrad_op_set_attr_by_name(
         dgrad_op_t *op, const char *name, const char *value);
 
 /**
+ * Appends a post-op to an op: the op then computes post(op(...)), fused
+ * where the lowering can (one partition of a graph compiler: the
+ * transposed convolution followed by a chain of element-wise ops). Post-ops
+ * apply in the order appended, to each output element after the op's own
+ * bias, computed in f32 at least.
+ * @param op The op (any dialect).
+ * @param kind A oneDNN Graph op name: Abs, Clamp (min, max), Elu (alpha),
+ *     Exp, GELU (mode gelu_erf or gelu_tanh; gelu_erf by default),
+ *     HardSigmoid (alpha, beta), HardSwish, LeakyReLU (alpha), Log, Mish,
+ *     ReLU, Round (ties to even), Sigmoid, SoftPlus (beta, 1 by default),
+ *     Sqrt, Square, Tanh; Add, Multiply, Maximum, Minimum, Divide,
+ *     Subtract (auto_broadcast numpy, the default, or none); BiasAdd
+ *     (data_format NXC, the default, or NCX). The attributes in
+ *     parentheses are the op's (required unless a default is named).
+ * @param n_attrs Number of attributes.
+ * @param attr_names, attr_values @p n_attrs names and values as text
+ *     (numbers as "0.5"); may be NULL when @p n_attrs is 0.
+ * Each binary op and BiasAdd takes one more input at compile and
+ * execution, after the op's own inputs, in the order appended: f32, bf16
+ * or f16, strided, broadcasting to the output (numpy rules from the last
+ * axis; BiasAdd: one value per channel of its data_format's channel
+ * axis).
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: @p op or @p kind is NULL, names or values
+ *     are NULL with a non-zero @p n_attrs, @p kind is not one of those
+ *     above, an attribute is unknown to it, missing while required, or
+ *     not a finite number (or an accepted string), SoftPlus's beta is 0,
+ *     or the op already has DGRAD_MAX_POST_OPS (8) post-ops. The op is
+ *     unchanged on failure.
+ */
+DGRAD_API dgrad_status_t dgrad_op_append_post_op(dgrad_op_t *op,
+        const char *kind, size_t n_attrs, const char *const *attr_names,
+        const char *const *attr_values);
+
+/**
  * Compiles an op for concrete operands.
  * @param compiled Output handle; destroy with dgrad_compiled_op_destroy().
  * @param op The op (may be destroyed afterwards).
- * @param n_inputs 2, or 3 with the dialect's optional third input.
- * @param inputs The input logical tensors, in dialect order.
+ * @param n_inputs 2, or 3 with the dialect's optional third input; plus
+ *     one per post-op with an operand (dgrad_op_append_post_op).
+ * @param inputs The input logical tensors, in dialect order, then the
+ *     post-ops' operands in chain order.
  * @param output In: the requested output (dims may be unknown, layout may be
  *     any). Out: the output with its inferred dims and chosen strides. When
  *     a dst_shape/output_shape input is given and the output dims are not
@@ -361,15 +398,17 @@ DGRAD_API dgrad_status_t dgrad_op_set_attr_by_name(
  *     execution from the input's values.
  * @returns dgrad_success;
  *     dgrad_invalid_arguments: a pointer is NULL, @p n_inputs is not 2 or
- *     3, an attribute value or its length breaks its dialect's rule
+ *     3 (plus the post-op operands), an attribute value or its length
+ *     breaks its dialect's rule
  *     (groups that do not divide the channels too), a layout is not
  *     strided (inputs) or has a negative stride, an output layout puts two
  *     elements at one address, or no output shape can be found;
  *     dgrad_invalid_shape: ranks or dims are unknown where they must be
  *     known, out of range or inconsistent with each other and the
- *     attributes;
+ *     attributes, or a post-op operand does not broadcast to the output;
  *     dgrad_invalid_data_type: a data type is not one of f32, bf16, f16
- *     (s32, s64 for a shape input) or the types are mixed;
+ *     (s32, s64 for a shape input) or the types are mixed (a post-op
+ *     operand may be any of the three);
  *     dgrad_unimplemented: valid, but not run by dgrad (more than 3 spatial
  *     axes for ConvTranspose, sizes beyond what oneDNN 2.6 handles, an
  *     output layout too interleaved to check, a problem oneDNN has no

@@ -17,7 +17,7 @@
 
 /* Everything a plan depends on, field by field (so that no padding byte
  * of a struct takes part): the problem, the weights' use, the policy. */
-#define KEY_WORDS 64
+#define KEY_WORDS 192 /* the problem with 8 binary post-ops and the policy */
 typedef struct plan_key {
     int64_t w[KEY_WORDS];
     int n;
@@ -56,6 +56,17 @@ static void key_make(plan_key_t *k, const dgrad_problem_t *p,
     key_put_list(k, p->out_strides, 2 + ns);
     key_put(k, p->has_bias);
     key_put(k, p->bias_stride);
+    key_put(k, p->n_post_ops);
+    for (int i = 0; i < p->n_post_ops; i++) {
+        const dgrad_post_op_t *po = &p->post_ops[i];
+        key_put(k, po->alg);
+        key_put_double(k, po->alpha);
+        key_put_double(k, po->beta);
+        if (!dgrad_post_alg_is_binary(po->alg)) continue;
+        key_put(k, po->dt);
+        key_put_list(k, po->dims, 2 + ns);
+        key_put_list(k, po->strides, 2 + ns);
+    }
     key_put(k, weights_constant);
     key_put(k, pol->layout_search);
     key_put(k, pol->threading);

@@ -371,6 +371,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
         snprintf(plan->impl, sizeof plan->impl, "none");
         plan->weights_constant = weights_constant;
         plan->choice = "none";
+        post_pass_init(plan); /* dgrad's loop: it allocates nothing */
         *out = plan;
         return dgrad_success;
     }
@@ -419,6 +420,12 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
                 c.what, dgrad_unimplemented);
     best->weights_constant = weights_constant;
     best->choice = choice;
+    dnnl_status_t ps = post_pass_init(best);
+    if (ps != dnnl_success) {
+        plan_destroy(best);
+        return dnnl_fail_as(problem, ps, "post-op pass creation",
+                dgrad_unimplemented);
+    }
     *out = best;
     return dgrad_success;
 }

@@ -153,6 +153,7 @@ void ctx_destroy(exec_ctx_t *c) {
     if (!c) return;
     for (int i = 0; i < N_STEPS; i++)
         for (int j = 0; j < N_SLOTS; j++) dnnl_memory_destroy(c->mem[i][j].mem);
+    for (int k = 0; k < POST_SLOTS; k++) dnnl_memory_destroy(c->post_mem[k].mem);
     for (int i = 0; c->copy_mem && i < c->plan->fold.n_copies; i++)
         for (int j = 0; j < 3; j++) dnnl_memory_destroy(c->copy_mem[i][j].mem);
     free(c->copy_mem);
@@ -234,6 +235,7 @@ static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
         for (int slot = 0; slot < N_SLOTS && s == dnnl_success; slot++)
             if (md[slot]) s = memory_make(&c->mem[id][slot], md[slot]);
     }
+    if (s == dnnl_success) s = post_pass_memories(c);
     if (s != dnnl_success || f->n_copies == 0) return s;
     c->copy_mem = allocated(dgrad_calloc((size_t)f->n_copies,
             sizeof *c->copy_mem));
@@ -530,18 +532,37 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     return s;
 }
 
-/* One execution of a non-empty plan on a pooled context (no border). */
-dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
+/* One execution of a non-empty plan on a pooled context; @p whole: the
+ * border and the post-ops too (timing leaves them out: they cost every
+ * candidate the same). */
+static dnnl_status_t run_pooled(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
-        void *out) {
+        const void *const *operands, void *out, int whole) {
     exec_ctx_t *c = NULL;
     dnnl_status_t s = ctx_acquire(plan, &c);
     if (s != dnnl_success) return s;
     int threads = threads_enter(plan->single_thread);
     s = run_all(c, in, weights, weights_prepared, bias, out);
+    if (s == dnnl_success && whole && !plan->full_box)
+        fill_border(plan, bias, out);
+    if (s == dnnl_success && whole) s = post_pass_run(c, operands, out);
     threads_leave(threads);
     ctx_release(c);
     return s;
+}
+
+dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out) {
+    return run_pooled(plan, in, weights, weights_prepared, bias, NULL, out,
+            0);
+}
+
+dnnl_status_t plan_run_whole(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        const void *const *operands, void *out) {
+    return run_pooled(plan, in, weights, weights_prepared, bias, operands,
+            out, 1);
 }
 
 const char *dgrad_plan_choice(const dgrad_plan_t *plan) {
@@ -587,20 +608,34 @@ dgrad_status_t dgrad_plan_prepare_weights(const dgrad_plan_t *plan,
             : dnnl_fail(&plan->p, s, "weights preparation");
 }
 
-dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
-        const void *weights, int weights_prepared, const void *bias,
-        void *out) {
-    if (!plan || !in || !weights || !out || (plan->p.has_bias && !bias))
+dgrad_status_t dgrad_plan_execute_fused(const dgrad_plan_t *plan,
+        const void *in, const void *weights, int weights_prepared,
+        const void *bias, const void *const *operands, void *out) {
+    int binary = 0;
+    for (int i = 0; plan && i < plan->p.n_post_ops; i++)
+        binary += dgrad_post_alg_is_binary(plan->p.post_ops[i].alg);
+    for (int k = 0; k < binary; k++)
+        if (!operands || !operands[k]) binary = -1;
+    if (!plan || !in || !weights || !out || (plan->p.has_bias && !bias)
+            || binary < 0)
         return dgrad_error(dgrad_invalid_arguments,
                 "dgrad_plan_execute: NULL buffer");
     if (!plan->p.has_bias) bias = NULL;
     if (dgrad_plan_prepared_weights_size(plan) == 0) weights_prepared = 0;
     if (!plan->empty) {
-        dnnl_status_t s = plan_run(plan, in, weights, weights_prepared, bias,
-                out);
-        if (s != dnnl_success) return dnnl_fail(&plan->p, s, "execution");
-        if (plan->full_box) return dgrad_success;
+        dnnl_status_t s = plan_run_whole(plan, in, weights, weights_prepared,
+                bias, operands, out);
+        return s == dnnl_success ? dgrad_success
+                                 : dnnl_fail(&plan->p, s, "execution");
     }
     fill_border(plan, bias, out);
+    if (plan->post.active) post_pass_own_run(plan, operands, out);
     return dgrad_success;
+}
+
+dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        void *out) {
+    return dgrad_plan_execute_fused(plan, in, weights, weights_prepared,
+            bias, NULL, out);
 }

@@ -4,6 +4,8 @@
  */
 #include "onednn_compat.h"
 
+#include "canonical.h"
+
 #include <string.h>
 
 static void copy_dims(dnnl_dims_t to, int n, const int64_t *from) {
@@ -158,6 +160,23 @@ dnnl_status_t pd_next_impl(dnnl_primitive_desc_t pd) {
     return dnnl_primitive_desc_next_impl(pd);
 }
 
+static dnnl_status_t eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg,
+        double alpha, double beta) {
+    return dnnl_post_ops_append_eltwise(po, alg, (float)alpha, (float)beta);
+}
+
+int post_ops_eltwise_at(const_dnnl_post_ops_t po, int index,
+        dnnl_alg_kind_t *alg, float *alpha, float *beta) {
+    return dnnl_post_ops_get_kind(po, index) == dnnl_eltwise
+            && dnnl_post_ops_get_params_eltwise(po, index, alg, alpha, beta)
+                    == dnnl_success;
+}
+
+dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
+        dnnl_alg_kind_t alg, md_ref_t src1) {
+    return dnnl_post_ops_append_binary(po, alg, src1);
+}
+
 #else /* oneDNN 2.x */
 
 void md_free(md_t *m) { memset(&m->d, 0, sizeof m->d); }
@@ -255,6 +274,25 @@ dnnl_status_t conv_backward_data_pd(dnnl_primitive_desc_t *pd,
     return dnnl_primitive_desc_create(pd, &cd, attr, eng, hint);
 }
 
+static dnnl_status_t eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg,
+        double alpha, double beta) {
+    return dnnl_post_ops_append_eltwise(po, 1.0f, alg, (float)alpha,
+            (float)beta);
+}
+
+int post_ops_eltwise_at(const_dnnl_post_ops_t po, int index,
+        dnnl_alg_kind_t *alg, float *alpha, float *beta) {
+    float scale;
+    return dnnl_post_ops_get_kind(po, index) == dnnl_eltwise
+            && dnnl_post_ops_get_params_eltwise(po, index, &scale, alg,
+                       alpha, beta) == dnnl_success;
+}
+
+dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
+        dnnl_alg_kind_t alg, md_ref_t src1) {
+    return dnnl_post_ops_append_binary(po, alg, src1);
+}
+
 dnnl_status_t binary_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         dnnl_alg_kind_t alg, md_ref_t src0, md_ref_t src1, md_ref_t dst,
         const_dnnl_primitive_attr_t attr) {
@@ -298,4 +336,60 @@ int md_equal(md_ref_t a, md_ref_t b) {
 
 md_ref_t pd_md(const_dnnl_primitive_desc_t pd, dnnl_query_t what) {
     return dnnl_primitive_desc_query_md(pd, what, 0);
+}
+
+/* ------------------------------------------------------- post-ops */
+
+dnnl_status_t post_ops_append_unary(dnnl_post_ops_t po, int32_t alg,
+        double alpha, double beta) {
+#if !DGRAD_ONEDNN_V3
+    dnnl_status_t s = dnnl_success;
+#endif
+    switch ((dgrad_post_alg_t)alg) {
+        case dgrad_post_abs: return eltwise(po, dnnl_eltwise_abs, 0, 0);
+        case dgrad_post_clip:
+            return eltwise(po, dnnl_eltwise_clip, alpha, beta);
+        case dgrad_post_elu: return eltwise(po, dnnl_eltwise_elu, alpha, 0);
+        case dgrad_post_exp: return eltwise(po, dnnl_eltwise_exp, 0, 0);
+        case dgrad_post_gelu_erf:
+            return eltwise(po, dnnl_eltwise_gelu_erf, 0, 0);
+        case dgrad_post_gelu_tanh:
+            return eltwise(po, dnnl_eltwise_gelu_tanh, 0, 0);
+        case dgrad_post_relu: return eltwise(po, dnnl_eltwise_relu, alpha, 0);
+        case dgrad_post_log: return eltwise(po, dnnl_eltwise_log, 0, 0);
+        case dgrad_post_logistic:
+            return eltwise(po, dnnl_eltwise_logistic, 0, 0);
+        case dgrad_post_mish: return eltwise(po, dnnl_eltwise_mish, 0, 0);
+        case dgrad_post_round: return eltwise(po, dnnl_eltwise_round, 0, 0);
+        case dgrad_post_sqrt: return eltwise(po, dnnl_eltwise_sqrt, 0, 0);
+        case dgrad_post_square: return eltwise(po, dnnl_eltwise_square, 0, 0);
+        case dgrad_post_tanh: return eltwise(po, dnnl_eltwise_tanh, 0, 0);
+#if DGRAD_ONEDNN_V3
+        case dgrad_post_hardsigmoid:
+            return eltwise(po, dnnl_eltwise_hardsigmoid, alpha, beta);
+        case dgrad_post_hardswish:
+            return eltwise(po, dnnl_eltwise_hardswish, alpha, beta);
+        case dgrad_post_soft_relu:
+            return eltwise(po, dnnl_eltwise_soft_relu, alpha, 0);
+#else
+        case dgrad_post_hardsigmoid:
+            s = eltwise(po, dnnl_eltwise_linear, alpha, beta);
+            return s == dnnl_success ? eltwise(po, dnnl_eltwise_clip, 0, 1)
+                                     : s;
+        case dgrad_post_hardswish:
+            /* 2.x: x * relu6(x + 3) / 6, the parameters 1/6 and 1/2. */
+            if (alpha != 1.0 / 6 || beta != 0.5) return dnnl_unimplemented;
+            return eltwise(po, dnnl_eltwise_hardswish, 0, 0);
+        case dgrad_post_soft_relu:
+            /* 2.x: log(1 + exp(x)); scaled by alpha before, 1/alpha after
+             * (pow with exponent 1: not a second linear, see
+             * eltwise_params_shared in onednn_defects.c). */
+            if (alpha != 1) s = eltwise(po, dnnl_eltwise_linear, alpha, 0);
+            if (s == dnnl_success) s = eltwise(po, dnnl_eltwise_soft_relu, 0, 0);
+            if (s == dnnl_success && alpha != 1)
+                s = eltwise(po, dnnl_eltwise_pow, 1 / alpha, 1);
+            return s;
+#endif
+        default: return dnnl_unimplemented;
+    }
 }

@@ -119,6 +119,23 @@ dnnl_status_t binary_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
 dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         md_ref_t src, md_ref_t wei, md_ref_t bias, md_ref_t dst,
         const_dnnl_primitive_attr_t attr);
+/* ------------------------------------------------------- post-ops */
+
+/* Appends canonical unary post-op @p alg (canonical.h) with @p alpha,
+ * @p beta to @p po, as one or more oneDNN eltwise post-ops: 2.x has no
+ * hardsigmoid (linear then clip), its hardswish has no parameters and its
+ * soft_relu no alpha (scaled by linear post-ops around it).
+ * dnnl_unimplemented when this oneDNN cannot express it. */
+dnnl_status_t post_ops_append_unary(dnnl_post_ops_t po, int32_t alg,
+        double alpha, double beta);
+/* The algorithm and parameters of post-op @p index when it is an eltwise
+ * one (returns 1), else 0. */
+int post_ops_eltwise_at(const_dnnl_post_ops_t po, int index,
+        dnnl_alg_kind_t *alg, float *alpha, float *beta);
+/* Appends binary post-op @p alg with operand layout @p src1. */
+dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
+        dnnl_alg_kind_t alg, md_ref_t src1);
+
 /* Turns @p pd into the next implementation oneDNN offers for the same
  * operation (its layouts chosen anew): a status other than dnnl_success
  * when there is none (dnnl_last_impl_reached on 3.x; on 2.x always,

@@ -6,7 +6,10 @@
  *   oneDNN's is wrong (below);
  * - primitives not offered (pd_untrusted; pd_trusted_or_next takes the
  *   next implementation oneDNN offers instead);
- * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes).
+ * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes);
+ * - post-op chains that repeat an eltwise algorithm with other
+ *   parameters kept from oneDNN where it mixes them up
+ *   (eltwise_params_shared).
  *
  * A oneDNN reorder checked before a plan uses it. oneDNN 3.7.0 to 3.8.0
  * have jit reorders ("jit:uni") that leave elements out: with 3.7.1 on an
@@ -118,6 +121,71 @@ dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s) {
  * fold does not offer 1x1 windows there, and no 1x1 problem gets a
  * forward hint (primitives.c). */
 int onednn_1x1_forward_crashes(void) { return version_needs_check(); }
+
+/* oneDNN 2.6.3's binary primitive ("jit:uni") gives every eltwise post-op
+ * of one algorithm the parameters of the first: linear(2) then
+ * linear(0.5) turns 33 into 132, not 33 (the ref:any kernel computes it
+ * right). Measured by running exactly that once per process on 16
+ * values: 1 when the result is wrong (or the probe could not run). */
+static int probe_eltwise_params(void) {
+    enum { N = 16 };
+    static float buf[N];
+    static const float zero = 0;
+    int64_t dims[2] = {1, N}, strides[2] = {N, 1}, one[2] = {1, 1};
+    md_t out = MD_EMPTY, scalar = MD_EMPTY;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t m[3] = {NULL, NULL, NULL};
+    dnnl_stream_t stream = NULL;
+    int wrong = 1;
+    dnnl_status_t s = md_strided(&out, 2, dims, dnnl_f32, strides);
+    if (s == dnnl_success) s = md_strided(&scalar, 2, one, dnnl_f32, one);
+    if (s == dnnl_success) s = dnnl_primitive_attr_create(&attr);
+    if (s == dnnl_success) s = dnnl_post_ops_create(&po);
+    if (s == dnnl_success) s = post_ops_append_unary(po, dgrad_post_relu, 2, 0);
+    if (s == dnnl_success) s = post_ops_append_unary(po, dgrad_post_relu, 0.5, 0);
+    if (s == dnnl_success) s = dnnl_primitive_attr_set_post_ops(attr, po);
+    if (s == dnnl_success)
+        s = binary_pd(&pd, engine, dnnl_binary_add, md_ref(&out),
+                md_ref(&scalar), md_ref(&out), attr);
+    if (s == dnnl_success) s = dnnl_primitive_create(&prim, pd);
+    for (int i = 0; i < 3 && s == dnnl_success; i++)
+        s = dnnl_memory_create(&m[i], md_ref(i == 1 ? &scalar : &out), engine,
+                i == 1 ? (void *)(uintptr_t)&zero : buf);
+    if (s == dnnl_success)
+        s = dnnl_stream_create(&stream, engine, dnnl_stream_default_flags);
+    if (s == dnnl_success) {
+        /* relu(alpha) scales negatives: -33 -> -66 -> -33 when right */
+        for (int i = 0; i < N; i++) buf[i] = -33;
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, m[0]},
+                {DNNL_ARG_SRC_1, m[1]}, {DNNL_ARG_DST, m[2]}};
+        s = dnnl_primitive_execute(prim, stream, 3, args);
+        if (s == dnnl_success) s = dnnl_stream_wait(stream);
+        wrong = s != dnnl_success;
+        for (int i = 0; i < N && !wrong; i++) wrong = buf[i] != -33;
+    }
+    dnnl_stream_destroy(stream);
+    for (int i = 0; i < 3; i++) dnnl_memory_destroy(m[i]);
+    dnnl_primitive_destroy(prim);
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_post_ops_destroy(po);
+    dnnl_primitive_attr_destroy(attr);
+    md_free(&out);
+    md_free(&scalar);
+    return wrong;
+}
+
+int eltwise_params_shared(void) {
+    static atomic_int shared = -1; /* measured once per process */
+    int v = atomic_load(&shared);
+    if (v < 0) {
+        v = probe_eltwise_params();
+        atomic_store(&shared, v);
+    }
+    return v;
+}
 
 int reorder_check_wanted(void) {
     static atomic_int wanted = -1; /* read once per process */

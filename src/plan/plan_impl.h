@@ -86,6 +86,22 @@ typedef struct bound {
     const void *ptr;
 } bound_t;
 
+/* The post-ops' pass (post_pass.c): a oneDNN binary primitive over the
+ * whole output in place, or dgrad's own loop (own). Memory-object slots of
+ * its step: src0, src1, dst, scratchpad, then post-op i's operand at
+ * 4 + i. */
+#define POST_SLOTS (4 + DGRAD_MAX_POST_OPS)
+typedef struct post_pass {
+    int active;       /* the problem has post-ops */
+    int own;          /* run by dgrad's loop */
+    int first_binary; /* post-op 0 is the primitive's operation */
+    step_t step;
+    md_t out_md;      /* the whole output, the user's layout and type */
+    md_t src1_md;     /* post-op 0's operand, or the zero scalar */
+    md_t operand_md[DGRAD_MAX_POST_OPS]; /* binary post-ops after that */
+    int operand_index[DGRAD_MAX_POST_OPS]; /* their index in the attr */
+} post_pass_t;
+
 /* Everything one execution needs besides the plan: a stream and one
  * workspace holding the scratchpad and the intermediate buffers. Pooled
  * per plan; one execution uses a context at a time. */
@@ -98,6 +114,7 @@ typedef struct exec_ctx {
     char *stage[3], *conv[3]; /* per tensor: in, wei, out */
     float *bias_f32;
     bound_t mem[N_STEPS][N_SLOTS];
+    bound_t post_mem[POST_SLOTS];
     bound_t (*copy_mem)[3]; /* a folded plan's phase copies: from, to, scratch */
 } exec_ctx_t;
 
@@ -163,6 +180,7 @@ struct dgrad_plan {
     int direct;                    /* dgrad's own loop (direct.c) */
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
     int direct_threads;            /* threads its scratch has room for */
+    post_pass_t post;              /* the post-ops, after everything */
     size_t scratch_size;           /* largest scratchpad of all steps */
     _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */
     pthread_mutex_t pool_lock;     /* guards pool */
@@ -280,6 +298,22 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
 void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded);
 void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 
+/* --------------------------------------------------------- post_pass.c */
+
+/* Builds the plan's post pass (nothing without post-ops; dgrad's loop
+ * where oneDNN cannot build the primitive): out of memory is the only
+ * failure. */
+dnnl_status_t post_pass_init(dgrad_plan_t *plan);
+void post_pass_free(post_pass_t *pp);
+/* The memory objects of the pass's primitive in a new context. */
+dnnl_status_t post_pass_memories(exec_ctx_t *c);
+/* Runs the chain over the whole output @p out in place. */
+dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
+        void *out);
+void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
+        void *out);
+void step_free(step_t *step);
+
 /* ------------------------------------------------------------ direct.c */
 
 int direct_applicable(const dgrad_plan_t *plan);
@@ -306,6 +340,9 @@ int pd_untrusted(const_dnnl_primitive_desc_t pd);
 dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s);
 /* Whether creating a 1x1 forward convolution can crash this oneDNN. */
 int onednn_1x1_forward_crashes(void);
+/* Whether this oneDNN's binary primitive mixes up the parameters of
+ * eltwise post-ops of one algorithm (measured once per process). */
+int eltwise_params_shared(void);
 /* Runs @p step's reorder from @p from to @p to once on scratch buffers and
  * checks the result: dnnl_unimplemented when it is wrong. */
 dnnl_status_t reorder_check(const step_t *step, md_ref_t from, md_ref_t to);
@@ -400,5 +437,9 @@ void ctx_destroy(exec_ctx_t *c);
 dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         void *out);
+/* plan_run, then the border and the post-ops: the whole output. */
+dnnl_status_t plan_run_whole(const dgrad_plan_t *plan, const void *in,
+        const void *weights, int weights_prepared, const void *bias,
+        const void *const *operands, void *out);
 
 #endif

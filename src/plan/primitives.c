@@ -284,7 +284,7 @@ dnnl_status_t build_primitives(dgrad_plan_t *plan,
     return s;
 }
 
-static void step_free(step_t *step) {
+void step_free(step_t *step) {
     dnnl_primitive_destroy(step->prim);
     step->prim = NULL;
     for (int a = 0; a < MAX_NDIMS; a++) {
@@ -319,6 +319,7 @@ void plan_destroy(dgrad_plan_t *plan) {
     }
     free(plan->fold.copies);
     free(plan->direct_taps);
+    post_pass_free(&plan->post);
     pthread_mutex_destroy(&plan->pool_lock);
     free(plan);
     atomic_fetch_sub(&live_plans, 1);

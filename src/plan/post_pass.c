@@ -1,0 +1,304 @@
+/*
+ * The post-ops' pass (canonical.h): one pass over the whole output, in
+ * place, in the output's own layout and type, once the plan has written it
+ * (bias and border included). oneDNN's binary primitive runs it: the
+ * chain's first op as its operation when that is binary, else the
+ * addition of a zero scalar, and the rest of the chain as its post-ops,
+ * so every element is loaded and stored once whatever the chain's length.
+ * Where oneDNN cannot build that primitive (a type or algorithm a version
+ * lacks) and for plans without a primitive, dgrad's own loop runs the
+ * chain, in f32 like oneDNN.
+ *
+ * The pass reads the output as written, so a 16-bit output is rounded
+ * before the chain and again after it.
+ */
+#include "plan_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* src1 of a chain that starts with a unary op: x + 0 changes nothing. */
+static const float zero_scalar = 0.0f;
+
+static dnnl_alg_kind_t binary_alg(int32_t alg) {
+    switch ((dgrad_post_alg_t)alg) {
+        case dgrad_post_add: return dnnl_binary_add;
+        case dgrad_post_mul: return dnnl_binary_mul;
+        case dgrad_post_max: return dnnl_binary_max;
+        case dgrad_post_min: return dnnl_binary_min;
+        case dgrad_post_div: return dnnl_binary_div;
+        default: return dnnl_binary_sub;
+    }
+}
+
+/* Operand @p po's layout: its canonical dims and strides, a broadcast
+ * axis (dim 1, stride 0) placed outermost: oneDNN takes a stride of 0 for
+ * a layout of its own and picks its generic kernel. */
+static dnnl_status_t operand_md(md_t *md, const dgrad_problem_t *p,
+        const dgrad_post_op_t *po) {
+    int nd = 2 + p->nsp;
+    int64_t strides[2 + DGRAD_MAX_SPATIAL], outer = 1;
+    for (int d = 0; d < nd; d++)
+        if (po->dims[d] > 1 && po->strides[d] * po->dims[d] > outer)
+            outer = po->strides[d] * po->dims[d];
+    for (int d = 0; d < nd; d++)
+        strides[d] = po->dims[d] > 1 ? po->strides[d] : outer;
+    return ACQUIRE(md_strided(md, nd, po->dims, to_dnnl_dt(po->dt),
+            strides));
+}
+
+/* Whether two eltwise post-ops of @p po share an algorithm but not its
+ * parameters (see eltwise_params_shared). */
+static int repeats_an_algorithm(const_dnnl_post_ops_t po) {
+    int n = dnnl_post_ops_len(po);
+    for (int i = 0; i < n; i++) {
+        dnnl_alg_kind_t a, b;
+        float a1, a2, b1, b2;
+        if (!post_ops_eltwise_at(po, i, &a, &a1, &a2)) continue;
+        for (int j = i + 1; j < n; j++)
+            if (post_ops_eltwise_at(po, j, &b, &b1, &b2) && a == b
+                    && (a1 != b1 || a2 != b2))
+                return 1;
+    }
+    return 0;
+}
+
+/* The post-ops of the attribute: the chain after its first op when that
+ * one is the primitive's operation; binary operands numbered as oneDNN
+ * numbers post-ops (one canonical op may take several entries). */
+static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr) {
+    post_pass_t *pp = &plan->post;
+    const dgrad_problem_t *p = &plan->p;
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t s = ACQUIRE(dnnl_post_ops_create(&po));
+    for (int i = pp->first_binary; i < p->n_post_ops && s == dnnl_success;
+            i++) {
+        const dgrad_post_op_t *op = &p->post_ops[i];
+        if (!dgrad_post_alg_is_binary(op->alg)) {
+            s = post_ops_append_unary(po, op->alg, op->alpha, op->beta);
+            continue;
+        }
+        pp->operand_index[i] = dnnl_post_ops_len(po);
+        s = operand_md(&pp->operand_md[i], p, op);
+        if (s == dnnl_success)
+            s = post_ops_append_binary(po, binary_alg(op->alg),
+                    md_ref(&pp->operand_md[i]));
+    }
+    if (s == dnnl_success && repeats_an_algorithm(po) && eltwise_params_shared())
+        s = dnnl_unimplemented; /* dgrad's loop computes it right */
+    if (s == dnnl_success) s = dnnl_primitive_attr_set_post_ops(attr, po);
+    dnnl_post_ops_destroy(po);
+    return s;
+}
+
+dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
+    post_pass_t *pp = &plan->post;
+    const dgrad_problem_t *p = &plan->p;
+    if (!p->n_post_ops) return dnnl_success;
+    pp->active = 1;
+    pp->own = 1;
+    if (plan->empty) return dnnl_success;
+    /* Contexts made while the plan was timed lack the pass's memory
+     * objects: the plan is not shared yet, so they go. */
+    ctx_destroy(atomic_exchange(&plan->spare, NULL));
+    while (plan->pool) {
+        exec_ctx_t *next = plan->pool->next;
+        ctx_destroy(plan->pool);
+        plan->pool = next;
+    }
+    int64_t dims[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout},
+            ones[2 + DGRAD_MAX_SPATIAL] = {1, 1, 1, 1, 1};
+    for (int i = 0; i < p->nsp; i++) dims[2 + i] = p->Y[i];
+    int nd = 2 + p->nsp;
+    pp->first_binary = dgrad_post_alg_is_binary(p->post_ops[0].alg);
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = ACQUIRE(md_strided(&pp->out_md, nd, dims,
+            to_dnnl_dt(p->dt), p->out_strides));
+    if (s == dnnl_success)
+        s = pp->first_binary ? operand_md(&pp->src1_md, p, &p->post_ops[0])
+                             : ACQUIRE(md_strided(&pp->src1_md, nd, ones,
+                                     dnnl_f32, ones));
+    if (s == dnnl_success) s = user_scratchpad_attr(&attr);
+    if (s == dnnl_success) s = chain_attr(plan, attr);
+    if (s == dnnl_success)
+        s = ACQUIRE(binary_pd(&pd, engine,
+                pp->first_binary ? binary_alg(p->post_ops[0].alg)
+                                 : dnnl_binary_add,
+                md_ref(&pp->out_md), md_ref(&pp->src1_md),
+                md_ref(&pp->out_md), attr));
+    if (s == dnnl_success) s = make_step(&pp->step, pd, &plan->scratch_size);
+    dnnl_primitive_desc_destroy(pd);
+    dnnl_primitive_attr_destroy(attr);
+    if (s == dnnl_success) {
+        pp->own = 0;
+        return s;
+    }
+    /* Not this oneDNN's: dgrad's loop. Running out of memory fails the
+     * planning as a whole (ACQUIRE recorded it). */
+    step_free(&pp->step);
+    return s == dnnl_out_of_memory ? s : dnnl_success;
+}
+
+void post_pass_free(post_pass_t *pp) {
+    step_free(&pp->step);
+    md_free(&pp->out_md);
+    md_free(&pp->src1_md);
+    for (int i = 0; i < DGRAD_MAX_POST_OPS; i++) md_free(&pp->operand_md[i]);
+}
+
+/* ------------------------------------------------------ the primitive */
+
+dnnl_status_t post_pass_memories(exec_ctx_t *c) {
+    const post_pass_t *pp = &c->plan->post;
+    if (!pp->step.prim) return dnnl_success;
+    md_ref_t md[POST_SLOTS] = {md_ref(&pp->out_md), md_ref(&pp->src1_md),
+            md_ref(&pp->out_md),
+            pp->step.scratch_bytes ? md_ref(&pp->step.scratch_md) : NULL};
+    for (int i = 0; i < DGRAD_MAX_POST_OPS; i++)
+        md[4 + i] = md_ref(&pp->operand_md[i]);
+    dnnl_status_t s = dnnl_success;
+    for (int k = 0; k < POST_SLOTS && s == dnnl_success; k++)
+        if (md[k])
+            s = ACQUIRE(dnnl_memory_create(&c->post_mem[k].mem, md[k],
+                    engine, DNNL_MEMORY_NONE));
+    return s;
+}
+
+/* ---------------------------------------------------- dgrad's own loop */
+
+static float unary(const dgrad_post_op_t *po, float x) {
+    const float a = (float)po->alpha, b = (float)po->beta;
+    switch ((dgrad_post_alg_t)po->alg) {
+        case dgrad_post_abs: return fabsf(x);
+        case dgrad_post_clip: return x < a ? a : x > b ? b : x;
+        case dgrad_post_elu: return x > 0 ? x : a * expm1f(x);
+        case dgrad_post_exp: return expf(x);
+        case dgrad_post_gelu_erf:
+            return 0.5f * x * (1 + erff(x * 0.70710678f));
+        case dgrad_post_gelu_tanh:
+            return 0.5f * x * (1 + tanhf(0.79788456f
+                                        * (x + 0.044715f * x * x * x)));
+        case dgrad_post_hardsigmoid: return fmaxf(0, fminf(1, a * x + b));
+        case dgrad_post_hardswish: return x * fmaxf(0, fminf(1, a * x + b));
+        case dgrad_post_relu: return x > 0 ? x : a * x;
+        case dgrad_post_log: return logf(x);
+        case dgrad_post_logistic: return 1 / (1 + expf(-x));
+        case dgrad_post_mish: return x * tanhf(log1pf(expf(x)));
+        case dgrad_post_round: return nearbyintf(x);
+        case dgrad_post_soft_relu: {
+            /* exp overflows f32 beyond 88.72; log(1 + e^t) is t there */
+            float t = a * x;
+            return (t < 88.72283f ? log1pf(expf(t)) : t) / a;
+        }
+        case dgrad_post_sqrt: return sqrtf(x);
+        case dgrad_post_square: return x * x;
+        case dgrad_post_tanh: return tanhf(x);
+        default: return NAN;
+    }
+}
+
+static float binary(int32_t alg, float x, float y) {
+    switch ((dgrad_post_alg_t)alg) {
+        case dgrad_post_add: return x + y;
+        case dgrad_post_mul: return x * y;
+        case dgrad_post_max: return fmaxf(x, y);
+        case dgrad_post_min: return fminf(x, y);
+        case dgrad_post_div: return x / y;
+        default: return x - y;
+    }
+}
+
+/* The chain on every element of block (n, c). */
+static void own_block(const dgrad_problem_t *p, const void *const *operands,
+        int64_t n, int64_t c, void *out) {
+    int64_t y[DGRAD_MAX_SPATIAL] = {0};
+    for (int i = 0; i < p->nsp; i++)
+        if (p->Y[i] <= 0) return;
+    for (;;) {
+        int64_t off = n * p->out_strides[0] + c * p->out_strides[1];
+        int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, c};
+        for (int i = 0; i < p->nsp; i++) {
+            off += y[i] * p->out_strides[2 + i];
+            idx[2 + i] = y[i];
+        }
+        float x = (float)dgrad_load(out, p->dt, off);
+        for (int i = 0, k = 0; i < p->n_post_ops; i++) {
+            const dgrad_post_op_t *po = &p->post_ops[i];
+            if (!dgrad_post_alg_is_binary(po->alg)) {
+                x = unary(po, x);
+                continue;
+            }
+            int64_t o = 0;
+            for (int d = 0; d < 2 + p->nsp; d++)
+                o += (po->dims[d] == 1 ? 0 : idx[d]) * po->strides[d];
+            x = binary(po->alg, x, (float)dgrad_load(operands[k++], po->dt,
+                                           o));
+        }
+        dgrad_store(out, p->dt, off, x);
+        int i = p->nsp - 1;
+        while (i >= 0 && ++y[i] == p->Y[i]) y[i--] = 0;
+        if (i < 0) break;
+    }
+}
+
+void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
+        void *out) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t blocks = p->N * p->Cout;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; b++)
+        own_block(p, operands, b / p->Cout, b % p->Cout, out);
+}
+
+/* ----------------------------------------------------------- running */
+
+dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
+        void *out) {
+    const dgrad_plan_t *plan = c->plan;
+    const post_pass_t *pp = &plan->post;
+    if (!pp->active) return dnnl_success;
+    if (pp->own) {
+        dnnl_status_t s = DGRAD_FALLIBLE(dnnl_success);
+        if (s != dnnl_success) return s;
+        post_pass_own_run(plan, operands, out);
+        return dnnl_success;
+    }
+    const dgrad_problem_t *p = &plan->p;
+    dnnl_exec_arg_t args[POST_SLOTS];
+    int n = 0;
+    const void *ptr[POST_SLOTS] = {out,
+            pp->first_binary ? operands[0] : &zero_scalar, out, c->scratch};
+    int arg[POST_SLOTS] = {DNNL_ARG_SRC_0, DNNL_ARG_SRC_1, DNNL_ARG_DST,
+            DNNL_ARG_SCRATCHPAD};
+    for (int i = pp->first_binary, k = pp->first_binary; i < p->n_post_ops;
+            i++) {
+        if (!dgrad_post_alg_is_binary(p->post_ops[i].alg)) continue;
+        ptr[4 + i] = operands[k++];
+        arg[4 + i] = DNNL_ARG_ATTR_MULTIPLE_POST_OP(pp->operand_index[i])
+                | DNNL_ARG_SRC_1;
+    }
+    dnnl_status_t s = dnnl_success;
+    for (int k = 0; k < POST_SLOTS && s == dnnl_success; k++) {
+        bound_t *b = (bound_t *)&c->post_mem[k];
+        if (!b->mem) continue;
+        void *handle = (void *)(uintptr_t)ptr[k];
+        if (b->ptr != ptr[k]) {
+            s = dnnl_memory_set_data_handle(b->mem, handle);
+            b->ptr = s == dnnl_success ? ptr[k] : NULL;
+        }
+        args[n].arg = arg[k];
+        args[n].memory = b->mem;
+        n++;
+    }
+    if (s == dnnl_success)
+        s = DGRAD_FALLIBLE(dnnl_primitive_execute(pp->step.prim, c->stream,
+                n, args));
+    if (s == dnnl_success) s = dnnl_stream_wait(c->stream);
+    return s;
+}

@@ -1,0 +1,364 @@
+/*
+ * Post-op chains (dgrad_op_append_post_op): their descriptions and
+ * operands refused with the rule, the reference's algorithms on values
+ * worked out by hand, and whole chains through the public API against
+ * the reference in every dialect, type and layout.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "problem.h"
+#include "reference.h"
+#include "tester.h"
+
+#define ASSERT_ERR(expr, status, substring) \
+    do { \
+        dgrad_status_t st_ = (expr); \
+        const char *m_ = dgrad_last_error_message(); \
+        cr_assert_eq(st_, (status), "got %s, expected %s: '%s'", \
+                dgrad_status_name(st_), dgrad_status_name(status), m_); \
+        cr_assert(strstr(m_, (substring)), "message '%s' lacks '%s'", m_, \
+                (substring)); \
+    } while (0)
+
+/* --------------------------------------------------------- descriptions */
+
+static dgrad_status_t append(dgrad_op_desc_t *d, const char *kind,
+        const char *name, const char *value) {
+    const char *n[1] = {name}, *v[1] = {value};
+    return dgrad_op_desc_append_post_op(d, kind, name ? 1 : 0, n, v);
+}
+
+Test(post_ops_desc, refused_with_the_rule_and_the_op_unchanged) {
+    dgrad_op_desc_t d;
+    cr_assert_eq(dgrad_op_desc_init(&d, dgrad_op_conv_transpose), 0);
+    ASSERT_ERR(append(&d, "Swish", NULL, NULL), dgrad_invalid_arguments,
+            "ConvTranspose: post-op 1 'Swish' is not a post-op dgrad fuses "
+            "(Abs, Clamp,");
+    ASSERT_ERR(append(&d, "Clamp", "min", "0"), dgrad_invalid_arguments,
+            "post-op 1 (Clamp): attribute max is required");
+    ASSERT_ERR(append(&d, "LeakyReLU", "slope", "0.1"),
+            dgrad_invalid_arguments, "post-op 1 (LeakyReLU): unknown "
+            "attribute 'slope' (it has: alpha)");
+    ASSERT_ERR(append(&d, "Elu", "alpha", "1x"), dgrad_invalid_arguments,
+            "post-op 1 (Elu): alpha '1x' is not a finite number");
+    ASSERT_ERR(append(&d, "Elu", "alpha", "inf"), dgrad_invalid_arguments,
+            "is not a finite number");
+    ASSERT_ERR(append(&d, "SoftPlus", "beta", "0"), dgrad_invalid_arguments,
+            "post-op 1 (SoftPlus): beta must not be 0");
+    ASSERT_ERR(append(&d, "GELU", "mode", "fast"), dgrad_invalid_arguments,
+            "mode 'fast' is not one of gelu_erf, gelu_tanh");
+    ASSERT_ERR(append(&d, "Add", "auto_broadcast", "numpy2"),
+            dgrad_invalid_arguments, "auto_broadcast 'numpy2' is not one of "
+            "numpy, none");
+    ASSERT_ERR(append(&d, "BiasAdd", "data_format", "NHWC"),
+            dgrad_invalid_arguments, "data_format 'NHWC' is not one of NXC, "
+            "NCX");
+    ASSERT_ERR(append(&d, "ReLU", "alpha", "1"), dgrad_invalid_arguments,
+            "(ReLU): unknown attribute 'alpha' (it has: none)");
+    cr_assert_eq(d.n_post_ops, 0, "a refused post-op was kept");
+    for (int i = 0; i < DGRAD_MAX_POST_OPS; i++)
+        cr_assert_eq(append(&d, "ReLU", NULL, NULL), dgrad_success);
+    ASSERT_ERR(append(&d, "Tanh", NULL, NULL), dgrad_invalid_arguments,
+            "post-op 9 (Tanh): a chain holds at most 8 post-ops");
+    cr_assert_eq(d.n_post_ops, DGRAD_MAX_POST_OPS);
+}
+
+Test(post_ops_desc, attributes_set_the_canonical_parameters) {
+    dgrad_op_desc_t d;
+    cr_assert_eq(dgrad_op_desc_init(&d, dgrad_op_onednn_conv_transpose), 0);
+    const char *n[2] = {"max", "min"}, *v[2] = {"6", "-1.5"};
+    cr_assert_eq(dgrad_op_desc_append_post_op(&d, "Clamp", 2, n, v), 0);
+    cr_assert_eq(append(&d, "GELU", "mode", "gelu_tanh"), 0);
+    cr_assert_eq(append(&d, "SoftPlus", NULL, NULL), 0);
+    cr_assert_eq(append(&d, "HardSwish", NULL, NULL), 0);
+    cr_assert_eq(append(&d, "Multiply", "auto_broadcast", "none"), 0);
+    const dgrad_post_op_desc_t *p = d.post_ops;
+    cr_assert(p[0].alg == dgrad_post_clip && p[0].alpha == -1.5
+            && p[0].beta == 6);
+    cr_assert_eq(p[1].alg, dgrad_post_gelu_tanh);
+    cr_assert(p[2].alg == dgrad_post_soft_relu && p[2].alpha == 1);
+    cr_assert(p[3].alpha == 1.0 / 6 && p[3].beta == 0.5);
+    cr_assert(p[4].alg == dgrad_post_mul && p[4].has_operand && !p[4].numpy);
+    cr_assert_eq(dgrad_op_desc_post_operands(&d), 1);
+}
+
+/* Compile-time checks of the operands, through the public API: ONNX
+ * X 1x2x3x3, W 2x4x2x2 -> Y 1x4x4x4 with an Add. */
+static dgrad_status_t compile_with_operand(const char *kind,
+        const char *attr, const char *value, int rank, const int64_t *dims,
+        dgrad_data_type_t dt, size_t n_inputs) {
+    dgrad_op_t *op = NULL;
+    cr_assert_eq(dgrad_op_create(&op, 1, dgrad_op_conv_transpose, "up"), 0);
+    const char *n[1] = {attr}, *v[1] = {value};
+    cr_assert_eq(dgrad_op_append_post_op(op, "ReLU", 0, NULL, NULL), 0);
+    cr_assert_eq(dgrad_op_append_post_op(op, kind, attr ? 1 : 0, n, v), 0);
+    const int64_t x[] = {1, 2, 3, 3}, w[] = {2, 4, 2, 2};
+    dgrad_logical_tensor_t in[4], out;
+    dgrad_logical_tensor_init(&in[0], 0, dgrad_f32, 4, x,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[1], 1, dgrad_f32, 4, w,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[2], 2, dt, rank, dims,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+    in[3] = in[2];
+    dgrad_logical_tensor_init(&out, 3, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL,
+            dgrad_layout_type_any, dgrad_property_type_variable);
+    dgrad_compiled_op_t *c = NULL;
+    dgrad_status_t st = dgrad_compiled_op_create(&c, op, n_inputs, in, &out);
+    cr_assert_eq(c == NULL, st != dgrad_success);
+    dgrad_compiled_op_destroy(c);
+    dgrad_op_destroy(op);
+    return st;
+}
+
+Test(post_ops_desc, operands_must_broadcast_to_the_output) {
+    const int64_t ok3[] = {4, 1, 4}, ok1[] = {1}, full[] = {1, 4, 4, 4},
+                  bad[] = {1, 3, 1, 1}, big[] = {1, 1, 4, 4, 4};
+    cr_assert_eq(compile_with_operand("Add", NULL, NULL, 3, ok3, dgrad_f32,
+            3), dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_eq(compile_with_operand("Maximum", NULL, NULL, 1, ok1,
+            dgrad_bf16, 3), dgrad_success, "%s", dgrad_last_error_message());
+    ASSERT_ERR(compile_with_operand("Add", NULL, NULL, 4, bad, dgrad_f32, 3),
+            dgrad_invalid_shape, "ConvTranspose 'up': post-op 2 (Add) operand "
+            "(input 2) dims (1,3,1,1) do not broadcast to Y dims (1,4,4,4): "
+            "counted from the last axis, each must be 1 or equal");
+    ASSERT_ERR(compile_with_operand("Add", "auto_broadcast", "none", 3, ok3,
+            dgrad_f32, 3), dgrad_invalid_shape,
+            "auto_broadcast none asks for equal dims");
+    cr_assert_eq(compile_with_operand("Add", "auto_broadcast", "none", 4,
+            full, dgrad_f32, 3), dgrad_success, "%s",
+            dgrad_last_error_message());
+    ASSERT_ERR(compile_with_operand("Add", NULL, NULL, 5, big, dgrad_f32, 3),
+            dgrad_invalid_shape, "operand (input 2) rank (5) must be 1 to 4");
+    ASSERT_ERR(compile_with_operand("Add", NULL, NULL, 1, ok1, dgrad_s32, 3),
+            dgrad_invalid_data_type, "operand (input 2) data type (s32) is "
+            "not one of f32, bf16, f16");
+    ASSERT_ERR(compile_with_operand("BiasAdd", "data_format", "NCX", 1, ok1,
+            dgrad_f32, 3), dgrad_invalid_shape, "post-op 2 (BiasAdd) operand "
+            "(input 2) dims (1) must be one value per channel: Y dims are "
+            "(1,4,4,4), data_format NCX");
+    /* without its operand: the count names the post-op's input */
+    ASSERT_ERR(compile_with_operand("Add", NULL, NULL, 1, ok1, dgrad_f32, 2),
+            dgrad_invalid_arguments, "2 inputs given, the op takes 2 or 3 and "
+            "one per post-op with an operand");
+    /* ONNX's optional B and the operand together */
+    cr_assert_eq(compile_with_operand("BiasAdd", "data_format", "NCX", 1,
+            (const int64_t[]){4}, dgrad_f32, 4), dgrad_success, "%s",
+            dgrad_last_error_message());
+}
+
+/* ------------------------------------------------------------ reference */
+
+/* A 1x1 transposed convolution with weight 1 passes x through: the chain
+ * alone decides the output. */
+Test(post_ops_reference, algorithms_on_values_worked_out_by_hand) {
+    static const struct {
+        int32_t alg;
+        double alpha, beta, x, want;
+    } k[] = {{dgrad_post_abs, 0, 0, -2, 2}, {dgrad_post_clip, -1, 1, 3, 1},
+            {dgrad_post_clip, -1, 1, -3, -1}, {dgrad_post_elu, 2, 0, -1,
+                    2 * (0.36787944117144233 - 1)},
+            {dgrad_post_exp, 0, 0, 1, 2.718281828459045},
+            {dgrad_post_gelu_erf, 0, 0, 1, 0.8413447460685429},
+            {dgrad_post_gelu_tanh, 0, 0, 1, 0.8411919906082768},
+            {dgrad_post_hardsigmoid, 0.2, 0.5, 1, 0.7},
+            {dgrad_post_hardswish, 1.0 / 6, 0.5, 1, 2.0 / 3},
+            {dgrad_post_relu, 0.1, 0, -2, -0.2}, {dgrad_post_log, 0, 0, 1, 0},
+            {dgrad_post_logistic, 0, 0, 0, 0.5},
+            {dgrad_post_mish, 0, 0, 1, 0.8650983882673103},
+            {dgrad_post_round, 0, 0, 2.5, 2}, {dgrad_post_round, 0, 0, 3.5, 4},
+            {dgrad_post_soft_relu, 2, 0, 0, 0.34657359027997264},
+            {dgrad_post_sqrt, 0, 0, 9, 3}, {dgrad_post_square, 0, 0, -3, 9},
+            {dgrad_post_tanh, 0, 0, 0.5, 0.46211715726000974}};
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        dgrad_problem_t p;
+        memset(&p, 0, sizeof p);
+        p.nsp = 1;
+        p.dt = dgrad_f32;
+        p.N = p.G = p.Cin = p.Cout = 1;
+        p.X[0] = p.K[0] = p.S[0] = p.D[0] = p.Y[0] = 1;
+        p.n_post_ops = 1;
+        p.post_ops[0] = (dgrad_post_op_t){k[i].alg, k[i].alpha, k[i].beta,
+                dgrad_f32, {0}, {0}};
+        int64_t y = 0;
+        double got = dgrad_reference_post_ops(&p, NULL, 0, 0, &y, k[i].x);
+        cr_assert(fabs(got - k[i].want) < 1e-12, "alg %d at %g: %.17g, want "
+                "%.17g", k[i].alg, k[i].x, got, k[i].want);
+    }
+}
+
+Test(post_ops_reference, binary_operands_broadcast_by_canonical_index) {
+    /* out [1, 2, 3]; operand [1, 2, 1] (per channel) then [1, 1, 3] */
+    dgrad_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.nsp = 1;
+    p.N = 1;
+    p.Cout = 2;
+    p.Y[0] = 3;
+    p.n_post_ops = 2;
+    p.post_ops[0] = (dgrad_post_op_t){dgrad_post_mul, 0, 0, dgrad_f32,
+            {1, 2, 1}, {0, 1, 0}};
+    p.post_ops[1] = (dgrad_post_op_t){dgrad_post_sub, 0, 0, dgrad_f32,
+            {1, 1, 3}, {0, 0, 1}};
+    const float per_channel[2] = {10, 100}, per_position[3] = {1, 2, 3};
+    const void *ops[2] = {per_channel, per_position};
+    int64_t y = 2;
+    cr_assert_eq(dgrad_reference_post_ops(&p, ops, 0, 1, &y, 5), 497);
+    y = 0;
+    cr_assert_eq(dgrad_reference_post_ops(&p, ops, 0, 0, &y, 5), 49);
+}
+
+/* ------------------------------------------------------------- the API */
+
+#define POST(k) {(k), {{NULL, NULL}, {NULL, NULL}}, 0, 0, 0}
+
+static void expect_pass(tester_t *t) {
+    char why[512], desc[768];
+    cr_expect(tester_run(t, why, sizeof why), "%s: %s",
+            tester_describe(t, desc, sizeof desc), why);
+}
+
+/* Every unary op alone, each type, on an ONNX problem with a bias. */
+Test(post_ops_api, every_unary_op_in_every_type) {
+    static const tester_post_op_t ops[] = {POST("Abs"),
+            {"Clamp", {{"min", "-2.5"}, {"max", "4"}}, 0, 0, 0},
+            {"Elu", {{"alpha", "0.5"}, {NULL, NULL}}, 0, 0, 0}, POST("Exp"),
+            POST("GELU"), {"GELU", {{"mode", "gelu_tanh"}, {NULL, NULL}}, 0, 0, 0},
+            {"HardSigmoid", {{"alpha", "0.2"}, {"beta", "0.5"}}, 0, 0, 0},
+            POST("HardSwish"),
+            {"LeakyReLU", {{"alpha", "0.01"}, {NULL, NULL}}, 0, 0, 0},
+            POST("Log"), POST("Mish"), POST("ReLU"), POST("Round"),
+            POST("Sigmoid"), POST("SoftPlus"),
+            {"SoftPlus", {{"beta", "2"}, {NULL, NULL}}, 0, 0, 0},
+            POST("Sqrt"), POST("Square"), POST("Tanh")};
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        for (int d = 0; d < 3; d++) {
+            tester_t t;
+            tester_init(&t, dgrad_op_conv_transpose, 2);
+            t.dt = dts[d];
+            t.bias = 1;
+            t.S[0] = 2;
+            t.n_post = 1;
+            t.post[0] = ops[i];
+            t.seed = (unsigned)(i * 3 + (size_t)d);
+            expect_pass(&t);
+        }
+}
+
+/* Every binary op with the broadcasts a graph carries (per channel, per
+ * position, a scalar, a full tensor), in each dialect and layout. */
+Test(post_ops_api, every_binary_op_and_broadcast_in_every_dialect) {
+    static const char *const binaries[] = {"Add", "Multiply", "Maximum",
+            "Minimum", "Divide", "Subtract", "BiasAdd"};
+    static const dgrad_op_kind_t kinds[] = {
+            dgrad_op_convolution_backward_data,
+            dgrad_op_convolution_backprop_data,
+            dgrad_op_group_convolution_backprop_data,
+            dgrad_op_conv_transpose, dgrad_op_onednn_conv_transpose};
+    /* rank, broadcast bits over the output's dialect axes (NCX: N=0,
+     * C=1, spatial 2..; NXC: C last) */
+    static const struct {
+        int rank;
+        unsigned bcast;
+    } shapes[] = {{0, 0}, {0, 0x1 | 0xC}, {2, 0x4}, {1, 0}, {1, 0x8},
+            {0, 0x1}};
+    int j = 0;
+    for (size_t b = 0; b < sizeof binaries / sizeof binaries[0]; b++)
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++, j++) {
+            tester_t t;
+            tester_init(&t, kinds[k], 2);
+            if (kinds[k] == dgrad_op_group_convolution_backprop_data) {
+                t.G = 3;
+                t.Cin = 6;
+                t.Cout = 3;
+            }
+            t.channels_last = j % 3;
+            t.dt = j % 4 == 3 ? dgrad_bf16 : dgrad_f32;
+            t.S[1] = 2;
+            t.pb[0] = 1;
+            t.op[1] = 1;
+            t.n_post = 2;
+            t.post[0] = (tester_post_op_t)POST("Tanh");
+            t.post[1] = (tester_post_op_t)POST(binaries[b]);
+            t.post[1].rank = shapes[j % 6].rank;
+            t.post[1].broadcast = shapes[j % 6].bcast;
+            t.post[1].dt = j % 5 == 1 ? dgrad_bf16 : dgrad_data_type_undef;
+            t.seed = 100u + (unsigned)j;
+            expect_pass(&t);
+        }
+}
+
+/* Chains of three with two operands, in 1D to 3D, constant weights and a
+ * layout-any output; and an output no term reaches (the border alone,
+ * the chain applied to the bias). */
+Test(post_ops_api, chains_of_three_and_the_border) {
+    for (int nsp = 1; nsp <= 3; nsp++)
+        for (int d = 0; d < 3; d++) {
+            tester_t t;
+            tester_init(&t, nsp == 2 ? dgrad_op_onednn_conv_transpose
+                                     : dgrad_op_conv_transpose, nsp);
+            t.dt = d == 0 ? dgrad_f32 : d == 1 ? dgrad_bf16 : dgrad_f16;
+            t.bias = 1;
+            t.channels_last = d % 2;
+            t.constant_weights = d == 1;
+            t.executions = 2;
+            t.output_any = d == 2;
+            t.S[0] = 3;
+            t.op[0] = 2;
+            t.n_post = 3;
+            t.post[0] = (tester_post_op_t)POST("Add");
+            t.post[0].broadcast = 0x1;
+            t.post[1] = (tester_post_op_t){"Clamp", {{"min", "-6"},
+                    {"max", "6"}}, 0, 0, 0};
+            t.post[2] = (tester_post_op_t)POST("Multiply");
+            t.post[2].rank = 1;
+            t.seed = (unsigned)(nsp * 10 + d);
+            expect_pass(&t);
+        }
+    /* X 1, K 1, stride 2, output_padding 1, pad 1: Y = 1 and nothing
+     * reaches it */
+    tester_t t;
+    tester_init(&t, dgrad_op_conv_transpose, 1);
+    t.X[0] = 1;
+    t.K[0] = 1;
+    t.S[0] = 2;
+    t.pb[0] = 1;
+    t.op[0] = 1;
+    t.bias = 1;
+    t.n_post = 2;
+    t.post[0] = (tester_post_op_t)POST("Sigmoid");
+    t.post[1] = (tester_post_op_t)POST("Add");
+    expect_pass(&t);
+}
+
+/* Two post-ops of one oneDNN algorithm with other parameters: oneDNN
+ * 2.6.3's binary primitive gives the second the first's (33 -> 132 for
+ * SoftPlus beta 2 as linear, soft_relu, linear); dgrad must not let it
+ * (src/plan/onednn_defects.c, eltwise_params_shared). */
+Test(post_ops_api, chains_repeating_an_algorithm) {
+    static const tester_post_op_t chains[][2] = {
+            {{"LeakyReLU", {{"alpha", "0.25"}, {NULL, NULL}}, 0, 0, 0},
+                    POST("ReLU")},
+            {{"Clamp", {{"min", "-20"}, {"max", "30"}}, 0, 0, 0},
+                    {"Clamp", {{"min", "-5"}, {"max", "8"}}, 0, 0, 0}},
+            {{"SoftPlus", {{"beta", "2"}, {NULL, NULL}}, 0, 0, 0},
+                    {"SoftPlus", {{"beta", "0.5"}, {NULL, NULL}}, 0, 0, 0}},
+            {{"HardSigmoid", {{"alpha", "0.2"}, {"beta", "0.5"}}, 0, 0, 0},
+                    {"Clamp", {{"min", "0.25"}, {"max", "0.75"}}, 0, 0, 0}}};
+    for (size_t i = 0; i < sizeof chains / sizeof chains[0]; i++)
+        for (int d = 0; d < 2; d++) {
+            tester_t t;
+            tester_init(&t, dgrad_op_conv_transpose, 2);
+            t.dt = d ? dgrad_bf16 : dgrad_f32;
+            t.S[0] = 2;
+            t.n_post = 2;
+            t.post[0] = chains[i][0];
+            t.post[1] = chains[i][1];
+            t.seed = 7u + (unsigned)i;
+            expect_pass(&t);
+        }
+}
