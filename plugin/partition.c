@@ -23,9 +23,16 @@
 
 typedef struct partition {
     int claimed;
-    size_t op_id;
-    dgrad_op_t *op; /* claimed partitions only */
-    char *reason;   /* unclaimed partitions only */
+    int fused_away;      /* a post-op of another partition's op */
+    size_t n_ops;        /* the op, then its post-ops */
+    size_t op_ids[1 + DGRAD_MAX_POST_OPS];
+    size_t op_index;     /* of the first op in the host's array */
+    dgrad_op_kind_t kind;
+    dgrad_op_t *op;      /* claimed partitions only */
+    char *reason;        /* unclaimed partitions only */
+    size_t n_inputs;     /* claimed: the op's inputs, then the operands */
+    size_t input_ids[PLUGIN_MAX_COMPILE_INPUTS];
+    size_t output_id;
 } partition_t;
 
 struct dgrad_plugin_partitions {
@@ -168,8 +175,15 @@ static dgrad_status_t classify_dgrad_op(const dgrad_plugin_graph_op_t *g,
         return rule;
     }
     if (rule == dgrad_success) {
+        size_t stride = g->inputs->struct_size;
         p->claimed = 1;
         p->op = op;
+        p->kind = kind;
+        p->n_inputs = g->n_inputs;
+        for (size_t i = 0; i < g->n_inputs; i++)
+            p->input_ids[i] = ((const dgrad_logical_tensor_t *)plugin_element(
+                    g->inputs, stride, i))->id;
+        p->output_id = g->outputs->id;
     } else {
         dgrad_op_destroy(op);
         st = leave(p, "%s", dgrad_last_error_message());
@@ -199,13 +213,182 @@ static dgrad_op_kind_t conv_transpose_dialect(
 
 static dgrad_status_t classify(const dgrad_plugin_graph_op_t *g,
         partition_t *p) {
-    p->op_id = g->id;
+    p->n_ops = 1;
+    p->op_ids[0] = g->id;
     dgrad_op_kind_t kind = plugin_kind_named(g->kind);
     if (kind == dgrad_op_conv_transpose) kind = conv_transpose_dialect(g);
     if (kind == dgrad_op_kind_undef)
         return leave(p, "op kind '%.64s' is not implemented by dgrad",
                 g->kind);
     return classify_dgrad_op(g, kind, p);
+}
+
+/* ---------------------------------------------------------------- fusion */
+
+/* Who reads a tensor: the consumers of every tensor id, sorted by id. */
+typedef struct use {
+    size_t tensor_id;
+    size_t op_index;
+    size_t position; /* which input of the op */
+} use_t;
+
+static int by_tensor(const void *a, const void *b) {
+    const use_t *x = a, *y = b;
+    if (x->tensor_id != y->tensor_id) return x->tensor_id < y->tensor_id ? -1 : 1;
+    return x->op_index < y->op_index ? -1 : x->op_index > y->op_index;
+}
+
+/* The one use of tensor @p id, or NULL when it has none or several. */
+static const use_t *only_use(const use_t *uses, size_t n, size_t id) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (uses[mid].tensor_id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == n || uses[lo].tensor_id != id) return NULL;
+    if (lo + 1 < n && uses[lo + 1].tensor_id == id) return NULL;
+    return &uses[lo];
+}
+
+static const dgrad_logical_tensor_t *tensor_at(
+        const dgrad_logical_tensor_t *array, size_t index) {
+    return plugin_element(array, array->struct_size, index);
+}
+
+static int commutative(const char *kind) {
+    return !strcmp(kind, "Add") || !strcmp(kind, "Multiply")
+            || !strcmp(kind, "Maximum") || !strcmp(kind, "Minimum");
+}
+
+/* The op of partition @p p with post-ops @p chain (graph ops, in order)
+ * built anew and resolved against its inputs and the last op's output:
+ * dgrad_success and *@p out, or the rule it breaks (out of memory fails
+ * the partitioning). @p operands: each post-op's other input, NULL for
+ * unary ones. */
+static dgrad_status_t build_fused(const dgrad_plugin_graph_op_t *g0,
+        const partition_t *p, const dgrad_plugin_graph_op_t *const *chain,
+        const dgrad_logical_tensor_t *const *operands, size_t n,
+        dgrad_op_t **out) {
+    dgrad_op_t *op = NULL;
+    dgrad_status_t st = dgrad_op_create(&op, g0->id, p->kind, NULL);
+    if (st != dgrad_success) return st;
+    size_t stride = g0->n_attrs ? g0->attrs->struct_size : 0;
+    for (size_t a = 0; st == dgrad_success && a < g0->n_attrs; a++) {
+        const dgrad_plugin_attr_t *attr = plugin_element(g0->attrs, stride, a);
+        st = dgrad_op_set_attr_by_name(op, attr->name, attr->value);
+    }
+    dgrad_logical_tensor_t inputs[PLUGIN_MAX_COMPILE_INPUTS], output;
+    size_t n_inputs = g0->n_inputs;
+    for (size_t i = 0; i < n_inputs; i++)
+        plugin_tensor_copy_in(&inputs[i], tensor_at(g0->inputs, i));
+    for (size_t k = 0; st == dgrad_success && k < n; k++) {
+        const dgrad_plugin_graph_op_t *c = chain[k];
+        const char *names[16], *values[16];
+        size_t m = 0, cs = c->n_attrs ? c->attrs->struct_size : 0;
+        for (size_t a = 0; a < c->n_attrs && m < 16; a++, m++) {
+            const dgrad_plugin_attr_t *attr = plugin_element(c->attrs, cs, a);
+            names[m] = attr->name;
+            values[m] = attr->value;
+        }
+        st = c->n_attrs > 16 ? dgrad_error(dgrad_invalid_arguments,
+                "%s: more than 16 attributes", c->kind)
+                : dgrad_op_append_post_op(op, c->kind, m, names, values);
+        if (operands[k]) plugin_tensor_copy_in(&inputs[n_inputs++], operands[k]);
+    }
+    if (st == dgrad_success) {
+        dgrad_resolved_t resolved;
+        plugin_tensor_copy_in(&output, chain[n - 1]->outputs);
+        st = dgrad_problem_resolve(dgrad_op_get_desc(op), n_inputs, inputs,
+                &output, NULL, 0, &resolved);
+    }
+    if (st == dgrad_success) *out = op;
+    else dgrad_op_destroy(op);
+    return st;
+}
+
+/* Extends claimed partition @p p with the ops that follow it (the rules in
+ * dgrad_plugin.h), marking each one taken as fused away. */
+static dgrad_status_t fuse_chain(const dgrad_plugin_graph_op_t *ops,
+        size_t stride, partition_t *items, const use_t *uses, size_t n_uses,
+        partition_t *p) {
+    const dgrad_plugin_graph_op_t *g0 = plugin_element(ops, stride,
+            p->op_index);
+    const dgrad_plugin_graph_op_t *chain[DGRAD_MAX_POST_OPS];
+    const dgrad_logical_tensor_t *operands[DGRAD_MAX_POST_OPS];
+    size_t n = 0, index[DGRAD_MAX_POST_OPS], tail = p->output_id;
+    while (n < DGRAD_MAX_POST_OPS) {
+        const use_t *u = only_use(uses, n_uses, tail);
+        if (!u) break;
+        const dgrad_plugin_graph_op_t *c = plugin_element(ops, stride,
+                u->op_index);
+        partition_t *q = &items[u->op_index];
+        if (q->claimed || q->fused_away || c->n_outputs != 1
+                || c->n_inputs < 1 || c->n_inputs > 2)
+            break;
+        const dgrad_logical_tensor_t *other = NULL;
+        if (c->n_inputs == 2) {
+            if (u->position == 1 && !commutative(c->kind)) break;
+            other = tensor_at(c->inputs, 1 - u->position);
+            if (other->id == tail) break;
+        }
+        chain[n] = c;
+        operands[n] = other;
+        dgrad_op_t *op = NULL;
+        dgrad_status_t st = build_fused(g0, p, chain, operands, n + 1, &op);
+        if (st == dgrad_out_of_memory) return st;
+        if (st != dgrad_success) break;
+        dgrad_op_destroy(p->op);
+        p->op = op;
+        index[n++] = u->op_index;
+        tail = c->outputs->id;
+    }
+    for (size_t k = 0; k < n; k++) {
+        items[index[k]].fused_away = 1;
+        p->op_ids[p->n_ops++] = chain[k]->id;
+        if (operands[k]) p->input_ids[p->n_inputs++] = operands[k]->id;
+    }
+    p->output_id = tail;
+    dgrad_error_clear(); /* a stopped chain is not an error */
+    return dgrad_success;
+}
+
+/* Fuses every claimed partition with its post-ops, then drops the
+ * partitions of the ops taken. */
+static dgrad_status_t fuse(const dgrad_plugin_partition_args_t *args,
+        size_t stride, dgrad_plugin_partitions_t *result) {
+    size_t n_uses = 0;
+    for (size_t i = 0; i < args->n_ops; i++)
+        n_uses += ((const dgrad_plugin_graph_op_t *)plugin_element(args->ops,
+                stride, i))->n_inputs;
+    use_t *uses = dgrad_calloc(n_uses ? n_uses : 1, sizeof *uses);
+    if (!uses)
+        return dgrad_error(dgrad_out_of_memory, "plugin: graph_partition "
+                "(%zu ops): out of memory finding the consumers of tensors",
+                args->n_ops);
+    size_t k = 0;
+    for (size_t i = 0; i < args->n_ops; i++) {
+        const dgrad_plugin_graph_op_t *g = plugin_element(args->ops, stride, i);
+        for (size_t j = 0; j < g->n_inputs; j++)
+            uses[k++] = (use_t){tensor_at(g->inputs, j)->id, i, j};
+    }
+    qsort(uses, n_uses, sizeof *uses, by_tensor);
+    dgrad_status_t st = dgrad_success;
+    for (size_t i = 0; st == dgrad_success && i < result->count; i++)
+        if (result->items[i].claimed)
+            st = fuse_chain(args->ops, stride, result->items, uses, n_uses,
+                    &result->items[i]);
+    free(uses);
+    size_t kept = 0;
+    for (size_t i = 0; i < result->count; i++) {
+        if (result->items[i].fused_away) {
+            free(result->items[i].reason);
+            continue;
+        }
+        result->items[kept++] = result->items[i];
+    }
+    result->count = kept;
+    return st;
 }
 
 /* --------------------------------------------------------------- entries */
@@ -254,9 +437,16 @@ dgrad_status_t plugin_graph_partition(dgrad_plugin_partition_args_t *args) {
     if (st == dgrad_success)
         st = check_unique_op_ids(args->ops, args->n_ops, stride);
     if (st == dgrad_success) st = partitions_create(args->n_ops, &result);
-    for (size_t i = 0; st == dgrad_success && i < args->n_ops; i++)
+    for (size_t i = 0; st == dgrad_success && i < args->n_ops; i++) {
+        result->items[i].op_index = i;
         st = classify(plugin_element(args->ops, stride, i),
                 &result->items[i]);
+    }
+    uint32_t flags = args->struct_size
+                    >= PLUGIN_SIZE_THROUGH(dgrad_plugin_partition_args_t, flags)
+            ? args->flags : 0;
+    if (st == dgrad_success && (flags & DGRAD_PLUGIN_PARTITION_FUSE))
+        st = fuse(args, stride, result);
     if (st == dgrad_success) {
         args->partitions = result;
         /* Reasons of unclaimed ops passed through the error message; a
@@ -297,10 +487,17 @@ dgrad_status_t plugin_partitions_get(
     if (st == dgrad_success) {
         const partition_t *p = &partitions->items[index];
         info->claimed = p->claimed;
-        info->n_op_ids = 1;
-        info->op_ids = &p->op_id;
+        info->n_op_ids = p->n_ops;
+        info->op_ids = p->op_ids;
         info->op = p->op;
         info->reason = p->reason ? p->reason : "";
+        /* ABI 1.2 fields, within the host's struct only. */
+        if (info->struct_size >= PLUGIN_SIZE_THROUGH(
+                    dgrad_plugin_partition_info_t, output_id)) {
+            info->n_inputs = p->claimed ? p->n_inputs : 0;
+            info->input_ids = p->input_ids;
+            info->output_id = p->output_id;
+        }
     }
     return st;
 }

@@ -111,14 +111,15 @@ void plugin_tensor_write_new(dgrad_logical_tensor_t *host,
     host->struct_size = DGRAD_PLUGIN_LOGICAL_TENSOR_SIZE_1_0;
 }
 
-/* Checks a host input array of at most PLUGIN_MAX_INPUTS tensors and
- * copies it into @p local. */
+/* Checks a host input array of at most PLUGIN_MAX_COMPILE_INPUTS tensors
+ * and copies it into @p local. */
 static dgrad_status_t copy_inputs(const dgrad_logical_tensor_t *host,
         size_t count, dgrad_logical_tensor_t *local, const char *what) {
-    if (count > PLUGIN_MAX_INPUTS)
+    if (count > PLUGIN_MAX_COMPILE_INPUTS)
         return dgrad_error(dgrad_invalid_arguments,
-                "plugin: %s (%zu given): dgrad ops take 2 or 3 inputs", what,
-                count);
+                "plugin: %s (%zu given): dgrad ops take 2 or 3 inputs and "
+                "one per post-op operand, at most %d", what, count,
+                PLUGIN_MAX_COMPILE_INPUTS);
     size_t stride;
     dgrad_status_t st = plugin_check_tensors(host, count, what, &stride);
     for (size_t i = 0; st == dgrad_success && i < count; i++)
@@ -170,7 +171,7 @@ static dgrad_status_t plugin_logical_tensor_get_span(
 static dgrad_status_t plugin_compiled_op_create(
         dgrad_plugin_compile_args_t *args) {
     dgrad_error_clear();
-    dgrad_logical_tensor_t inputs[PLUGIN_MAX_INPUTS], output;
+    dgrad_logical_tensor_t inputs[PLUGIN_MAX_COMPILE_INPUTS], output;
     dgrad_compiled_op_t *compiled = NULL;
     dgrad_status_t st = plugin_check_struct(args,
             PLUGIN_SIZE_THROUGH(dgrad_plugin_compile_args_t, compiled),
@@ -270,6 +271,7 @@ static const dgrad_plugin_api_t api_v1 = {
 
         .op_kind_name = dgrad_op_kind_name,
         .data_type_size = dgrad_data_type_size,
+        .op_append_post_op = dgrad_op_append_post_op,
 };
 
 /* The prototype in dgrad_plugin.h checks this definition; this checks that

@@ -16,9 +16,11 @@
 #define PLUGIN_SIZE_THROUGH(type, member)                                   \
     (offsetof(type, member) + sizeof(((type *)0)->member))
 
-/* dgrad ops take 2 or 3 inputs; larger counts are refused before copying
- * the host's tensors into fixed local arrays. */
+/* dgrad ops take 2 or 3 inputs of their own, and one more per binary
+ * post-op; larger counts are refused before copying the host's tensors
+ * into fixed local arrays. */
 #define PLUGIN_MAX_INPUTS 3
+#define PLUGIN_MAX_COMPILE_INPUTS (PLUGIN_MAX_INPUTS + DGRAD_MAX_POST_OPS)
 
 /* Checks one host struct: not NULL (invalid_arguments) and struct_size at
  * least @p needed bytes (abi_mismatch). @p what names it in messages. */

@@ -17,7 +17,7 @@
  * where b is the operand's element at the same canonical index (numpy
  * broadcast: a dim of 1 repeats). alpha and beta as noted (oneDNN's
  * eltwise parameters). */
-#define DGRAD_MAX_POST_OPS 8
+/* DGRAD_MAX_POST_OPS (dgrad.h) of them at most. */
 
 typedef enum dgrad_post_alg {
     dgrad_post_none = 0,

@@ -119,7 +119,8 @@ static int64_t span_of(const dgrad_logical_tensor_t *lt) {
  * make every partial sum exact, so the comparison is exact.
  * @p shape_values: values of a dst_shape/output_shape input, or NULL.
  */
-static void check_against_reference(const op_text_t *text,
+static void check_fused_against_reference(const op_text_t *text,
+        const op_text_t *const *posts, size_t n_posts,
         const dgrad_compiled_op_t *compiled, size_t n_inputs,
         const dgrad_logical_tensor_t *inputs,
         const dgrad_logical_tensor_t *output, const int64_t *shape_values,
@@ -131,12 +132,22 @@ static void check_against_reference(const op_text_t *text,
     for (size_t a = 0; a < text->n_attrs; a++)
         cr_assert_eq(dgrad_op_desc_set_by_name(&desc, text->attrs[a].name,
                 text->attrs[a].value), dgrad_success);
+    for (size_t k = 0; k < n_posts; k++) {
+        const char *names[8], *values[8];
+        for (size_t a = 0; a < posts[k]->n_attrs; a++) {
+            names[a] = posts[k]->attrs[a].name;
+            values[a] = posts[k]->attrs[a].value;
+        }
+        cr_assert_eq(dgrad_op_desc_append_post_op(&desc, posts[k]->kind,
+                posts[k]->n_attrs, names, values), dgrad_success, "%s",
+                dgrad_last_error_message());
+    }
     dgrad_resolved_t resolved;
     cr_assert_eq(dgrad_problem_resolve(&desc, n_inputs, inputs, output,
             shape_values, n_shape_values, &resolved), dgrad_success,
             "reference resolve: %s", dgrad_last_error_message());
 
-    void *buffers[3] = {NULL, NULL, NULL};
+    void *buffers[3 + DGRAD_MAX_POST_OPS] = {NULL};
     for (size_t i = 0; i < n_inputs; i++) {
         int64_t n = span_of(&inputs[i]);
         buffers[i] = calloc((size_t)n, 8);
@@ -153,8 +164,9 @@ static void check_against_reference(const op_text_t *text,
             NULL};
     ASSERT_OK(api->compiled_op_execute(&run));
     const void *bias = resolved.problem.has_bias ? buffers[2] : NULL;
-    dgrad_reference_compute(&resolved.problem, buffers[0], buffers[1], bias,
-            want, NULL);
+    size_t own = n_inputs - (size_t)dgrad_op_desc_post_operands(&desc);
+    dgrad_reference_compute_fused(&resolved.problem, buffers[0], buffers[1],
+            bias, (const void *const *)buffers + own, want, NULL);
     int64_t nonzero = 0;
     for (int64_t i = 0; i < n_out; i++) {
         cr_assert_eq(got[i], want[i], "%s element %lld: plugin %g, "
@@ -166,6 +178,15 @@ static void check_against_reference(const op_text_t *text,
     for (size_t i = 0; i < n_inputs; i++) free(buffers[i]);
     free(got);
     free(want);
+}
+
+static void check_against_reference(const op_text_t *text,
+        const dgrad_compiled_op_t *compiled, size_t n_inputs,
+        const dgrad_logical_tensor_t *inputs,
+        const dgrad_logical_tensor_t *output, const int64_t *shape_values,
+        size_t n_shape_values, unsigned seed) {
+    check_fused_against_reference(text, NULL, 0, compiled, n_inputs, inputs,
+            output, shape_values, n_shape_values, seed);
 }
 
 /* ================================================================ loader */
@@ -431,7 +452,7 @@ Test(plugin_abi, too_small_args_structs_are_abi_mismatch_naming_both_sizes) {
             dgrad_plugin_supported, NULL};
     ASSERT_FAILS(api->query_support(&query), dgrad_abi_mismatch,
             "query_support args struct_size (0 bytes");
-    dgrad_plugin_partition_args_t partition = {8, 0, NULL, NULL};
+    dgrad_plugin_partition_args_t partition = {8, 0, NULL, NULL, 0};
     ASSERT_FAILS(api->graph_partition(&partition), dgrad_abi_mismatch,
             "graph_partition args struct_size (8 bytes");
     cr_assert_null(partition.partitions);
@@ -818,7 +839,7 @@ static void add_op(graph_t *g, size_t id, const op_text_t *text,
 
 static dgrad_plugin_partitions_t *partition(const graph_t *g) {
     dgrad_plugin_partition_args_t args = {sizeof args, g->n_ops, g->ops,
-            NULL};
+            NULL, 0};
     ASSERT_OK(api->graph_partition(&args));
     cr_assert_not_null(args.partitions);
     return args.partitions;
@@ -1003,7 +1024,7 @@ Test(plugin_partition, ops_dgrad_cannot_build_are_left_with_the_reason) {
 Test(plugin_partition, malformed_graphs_are_errors) {
     graph_t g;
     mixed_graph(&g);
-    dgrad_plugin_partition_args_t args = {sizeof args, g.n_ops, g.ops, NULL};
+    dgrad_plugin_partition_args_t args = {sizeof args, g.n_ops, g.ops, NULL, 0};
 
     g.ops[4].id = g.ops[1].id;
     ASSERT_FAILS(api->graph_partition(&args), dgrad_invalid_arguments,
@@ -1067,4 +1088,205 @@ Test(plugin_partition, malformed_graphs_are_errors) {
     ASSERT_OK(api->partitions_count(args.partitions, &count));
     cr_assert_eq(count, 0);
     ASSERT_OK(api->partitions_destroy(args.partitions));
+}
+
+/* ------------------------------------------------------- fused partitions */
+
+TestSuite(plugin_fused, .init = load_plugin, .fini = unload_plugin);
+
+static dgrad_plugin_partitions_t *partition_fused(const graph_t *g) {
+    dgrad_plugin_partition_args_t args = {sizeof args, g->n_ops, g->ops,
+            NULL, DGRAD_PLUGIN_PARTITION_FUSE};
+    ASSERT_OK(api->graph_partition(&args));
+    cr_assert_not_null(args.partitions);
+    return args.partitions;
+}
+
+static dgrad_plugin_partition_info_t fused_info(
+        const dgrad_plugin_partitions_t *p, size_t index) {
+    dgrad_plugin_partition_info_t info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    ASSERT_OK(api->partitions_get(p, index, &info));
+    return info;
+}
+
+/* The graph's tensor of id @p id (ids are indices into g->t here). */
+static dgrad_logical_tensor_t graph_tensor(const graph_t *g, size_t id) {
+    cr_assert_lt(id, 16);
+    return g->t[id];
+}
+
+/* Compiles a claimed fused partition as a host does (inputs by the ids
+ * the partition lists) and checks it against the reference. */
+static void run_fused(const graph_t *g, const dgrad_plugin_partition_info_t *info,
+        const op_text_t *text, const op_text_t *const *posts, size_t n_posts,
+        unsigned seed) {
+    dgrad_logical_tensor_t in[3 + DGRAD_MAX_POST_OPS];
+    for (size_t i = 0; i < info->n_inputs; i++)
+        in[i] = graph_tensor(g, info->input_ids[i]);
+    dgrad_logical_tensor_t out = graph_tensor(g, info->output_id);
+    dgrad_plugin_compile_args_t compile = {sizeof compile, info->op,
+            info->n_inputs, in, &out, NULL};
+    ASSERT_OK(api->compiled_op_create(&compile));
+    check_fused_against_reference(text, posts, n_posts, compile.compiled,
+            info->n_inputs, in, &out, NULL, 0, seed);
+    api->compiled_op_destroy(compile.compiled);
+}
+
+static const op_text_t relu_post = {"ReLU", 0, {ATTR("", "")}};
+static const op_text_t clamp_post = {"Clamp", 2, {ATTR("min", "-4"),
+        ATTR("max", "6")}};
+static const op_text_t bias_add_post = {"BiasAdd", 1,
+        {ATTR("data_format", "NCX")}};
+static const op_text_t multiply_post = {"Multiply", 0, {ATTR("", "")}};
+static const op_text_t subtract_post = {"Subtract", 0, {ATTR("", "")}};
+
+Test(plugin_fused, conv_transpose_takes_the_add_that_follows) {
+    graph_t g;
+    mixed_graph(&g);
+    dgrad_plugin_partitions_t *parts = partition_fused(&g);
+    size_t count = 0;
+    ASSERT_OK(api->partitions_count(parts, &count));
+    cr_assert_eq(count, 4, "the Add joins the ConvTranspose's partition");
+    dgrad_plugin_partition_info_t info = fused_info(parts, 3);
+    cr_assert(info.claimed, "%s", info.reason);
+    cr_assert_eq(info.n_op_ids, 2);
+    cr_assert(info.op_ids[0] == 13 && info.op_ids[1] == 14);
+    cr_assert_eq(info.n_inputs, 4);
+    const size_t want_inputs[] = {4, 5, 6, 8};
+    for (size_t i = 0; i < 4; i++)
+        cr_assert_eq(info.input_ids[i], want_inputs[i]);
+    cr_assert_eq(info.output_id, 9);
+    const op_text_t add_post = {"Add", 1, {ATTR("auto_broadcast", "numpy")}};
+    const op_text_t *posts[] = {&add_post};
+    run_fused(&g, &info, &conv_transpose_same_text, posts, 1, 3);
+    /* the others as before: one op each */
+    dgrad_plugin_partition_info_t bd = fused_info(parts, 2);
+    cr_assert(bd.claimed && bd.n_op_ids == 1 && bd.op_ids[0] == 12);
+    cr_assert(bd.n_inputs == 2 && bd.input_ids[0] == 3 && bd.output_id == 4);
+    cr_assert_not(fused_info(parts, 1).claimed); /* ReLU after Convolution */
+    ASSERT_OK(api->partitions_destroy(parts));
+}
+
+/* oneDNN Graph ConvTranspose -> BiasAdd -> ReLU -> Multiply (per channel)
+ * -> Clamp: one partition of five ops. */
+static void decoder_stage(graph_t *g) {
+    memset(g, 0, sizeof *g);
+    const int64_t x[] = {1, 4, 5, 5}, w[] = {4, 3, 3, 3}, b[] = {3},
+                  y[] = {1, 3, 9, 9}, scale[] = {3, 1, 1};
+    g->t[0] = tensor(0, dgrad_f32, 4, x);
+    g->t[1] = tensor(1, dgrad_f32, 4, w);
+    g->t[2] = tensor(2, dgrad_f32, 4, y);
+    g->t[3] = tensor(3, dgrad_f32, 1, b);
+    g->t[4] = tensor(4, dgrad_f32, 4, y);
+    g->t[5] = tensor(5, dgrad_f32, 4, y);
+    g->t[6] = tensor(6, dgrad_f32, 3, scale);
+    g->t[7] = tensor(7, dgrad_f32, 4, y);
+    g->t[8] = tensor(8, dgrad_f32, 4, y);
+    static const op_text_t ct = {"ConvTranspose", 5,
+            {ATTR("strides", "2,2"), ATTR("pads_begin", "1,1"),
+                    ATTR("pads_end", "1,1"), ATTR("data_format", "NCX"),
+                    ATTR("weights_format", "IOX")}};
+    add_op(g, 20, &ct, 2, (size_t[]){0, 1}, 2);
+    add_op(g, 21, &bias_add_post, 2, (size_t[]){2, 3}, 4);
+    add_op(g, 22, &relu_post, 1, (size_t[]){4}, 5);
+    add_op(g, 23, &multiply_post, 2, (size_t[]){6, 5}, 7); /* chain second */
+    add_op(g, 24, &clamp_post, 1, (size_t[]){7}, 8);
+}
+
+Test(plugin_fused, a_chain_of_four_post_ops_is_one_partition) {
+    graph_t g;
+    decoder_stage(&g);
+    dgrad_plugin_partitions_t *parts = partition_fused(&g);
+    size_t count = 0;
+    ASSERT_OK(api->partitions_count(parts, &count));
+    cr_assert_eq(count, 1);
+    dgrad_plugin_partition_info_t info = fused_info(parts, 0);
+    cr_assert(info.claimed, "%s", info.reason);
+    cr_assert_eq(info.n_op_ids, 5);
+    cr_assert(info.n_inputs == 4 && info.input_ids[2] == 3
+            && info.input_ids[3] == 6 && info.output_id == 8);
+    static const op_text_t ct = {"onednn:ConvTranspose", 5,
+            {ATTR("strides", "2,2"), ATTR("pads_begin", "1,1"),
+                    ATTR("pads_end", "1,1"), ATTR("data_format", "NCX"),
+                    ATTR("weights_format", "IOX")}};
+    const op_text_t *posts[] = {&bias_add_post, &relu_post, &multiply_post,
+            &clamp_post};
+    run_fused(&g, &info, &ct, posts, 4, 9);
+    ASSERT_OK(api->partitions_destroy(parts));
+
+    /* Without the flag (a host of ABI 1.1), one op per partition. */
+    parts = partition(&g);
+    ASSERT_OK(api->partitions_count(parts, &count));
+    cr_assert_eq(count, 5);
+    ASSERT_OK(api->partitions_destroy(parts));
+}
+
+Test(plugin_fused, chains_stop_where_fusing_would_change_the_graph) {
+    graph_t g;
+    size_t count = 0;
+    /* the BiasAdd's output feeds the ReLU and the Multiply: a branch */
+    decoder_stage(&g);
+    g.op_inputs[3][1] = g.t[4];
+    g.op_inputs[4][0] = g.t[5];
+    dgrad_plugin_partitions_t *parts = partition_fused(&g);
+    dgrad_plugin_partition_info_t info = fused_info(parts, 0);
+    cr_assert_eq(info.n_op_ids, 2, "the BiasAdd's output has two readers");
+    cr_assert_eq(info.output_id, 4);
+    ASSERT_OK(api->partitions_count(parts, &count));
+    cr_assert_eq(count, 4);
+    ASSERT_OK(api->partitions_destroy(parts));
+
+    /* Subtract takes the chain as its second input: b - x is not x - b */
+    decoder_stage(&g);
+    g.ops[3].kind = subtract_post.kind;
+    parts = partition_fused(&g);
+    info = fused_info(parts, 0);
+    cr_assert_eq(info.n_op_ids, 3, "stops before the Subtract");
+    cr_assert_eq(info.output_id, 5);
+    ASSERT_OK(api->partitions_count(parts, &count));
+    cr_assert_eq(count, 3);
+    cr_assert_not(fused_info(parts, 1).claimed);
+    ASSERT_OK(api->partitions_destroy(parts));
+
+    /* an operand that would grow the output (4 channels against 3) */
+    decoder_stage(&g);
+    const int64_t wide[] = {1, 4, 9, 9};
+    g.op_inputs[3][0] = tensor(6, dgrad_f32, 4, wide);
+    parts = partition_fused(&g);
+    info = fused_info(parts, 0);
+    cr_assert_eq(info.n_op_ids, 3, "stops before the Multiply");
+    ASSERT_OK(api->partitions_destroy(parts));
+
+    /* an attribute the post-op does not have */
+    decoder_stage(&g);
+    static const op_text_t odd_relu = {"ReLU", 1, {ATTR("alpha", "0.1")}};
+    g.ops[2].n_attrs = odd_relu.n_attrs;
+    g.ops[2].attrs = odd_relu.attrs;
+    parts = partition_fused(&g);
+    info = fused_info(parts, 0);
+    cr_assert_eq(info.n_op_ids, 2, "stops before the ReLU");
+    cr_assert_str_eq(api->last_error_message(), "",
+            "a stopped chain leaves no error message");
+    ASSERT_OK(api->partitions_destroy(parts));
+}
+
+/* A host of ABI 1.1 passes the smaller info struct: the 1.2 fields are
+ * not written past its end. */
+Test(plugin_fused, an_older_info_struct_gets_no_new_fields) {
+    graph_t g;
+    decoder_stage(&g);
+    dgrad_plugin_partitions_t *parts = partition_fused(&g);
+    unsigned char raw[sizeof(dgrad_plugin_partition_info_t)];
+    memset(raw, 0xa5, sizeof raw);
+    dgrad_plugin_partition_info_t *info = (dgrad_plugin_partition_info_t *)raw;
+    size_t old_size = offsetof(dgrad_plugin_partition_info_t, reason)
+            + sizeof info->reason;
+    info->struct_size = old_size;
+    ASSERT_OK(api->partitions_get(parts, 0, info));
+    cr_assert_eq(info->n_op_ids, 5);
+    for (size_t i = old_size; i < sizeof raw; i++)
+        cr_assert_eq(raw[i], 0xa5, "byte %zu beyond the host's struct", i);
+    ASSERT_OK(api->partitions_destroy(parts));
 }

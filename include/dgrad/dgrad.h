@@ -58,6 +58,8 @@ extern "C" {
 #define DGRAD_MAX_NDIMS 8
 /** Bytes of an op's name that dgrad keeps (see dgrad_op_create). */
 #define DGRAD_MAX_OP_NAME_LENGTH 63
+/** Longest post-op chain of an op (dgrad_op_append_post_op). */
+#define DGRAD_MAX_POST_OPS 8
 /** ndims of a logical tensor whose rank is not known yet. */
 #define DGRAD_UNKNOWN_NDIMS (-1)
 /** A dimension that is not known yet (only for outputs at compile time). */

@@ -55,6 +55,9 @@
  * ABI history (major 1)
  *   1.0  the table up to partitions_destroy.
  *   1.1  op_kind_name, data_type_size (the rest of dgrad.h's API).
+ *   1.2  op_append_post_op; fused partitions: graph_partition's flags
+ *        (DGRAD_PLUGIN_PARTITION_FUSE) and the partition info's inputs
+ *        and output; compile takes the post-ops' operands.
  *
  * Lifetimes
  *   - The table and the strings in it belong to the plugin and live until
@@ -104,7 +107,7 @@ extern "C" {
 #endif
 
 #define DGRAD_PLUGIN_ABI_MAJOR 1
-#define DGRAD_PLUGIN_ABI_MINOR 1
+#define DGRAD_PLUGIN_ABI_MINOR 2
 #define DGRAD_PLUGIN_ENTRY_SYMBOL "dgrad_plugin_get_api"
 
 /** Bytes of the ABI 1.0 dgrad_logical_tensor_t (through strides): the least
@@ -190,6 +193,13 @@ typedef struct dgrad_plugin_graph_op {
     const dgrad_logical_tensor_t *outputs;
 } dgrad_plugin_graph_op_t;
 
+/** graph_partition flags (ABI 1.2). */
+enum {
+    /** Fuse each claimed op with the chain of post-ops that follows it
+     * (see dgrad_plugin_partition_args_t). */
+    DGRAD_PLUGIN_PARTITION_FUSE = 1u,
+};
+
 /** Arguments of graph_partition.
  *
  * Every op becomes one partition, in the order of @p ops. dgrad claims an
@@ -207,13 +217,30 @@ typedef struct dgrad_plugin_graph_op {
  * Kind names are dgrad_op_kind_from_name's. "ConvTranspose" is ONNX's op
  * unless the graph op carries both pads_begin and pads_end, which oneDNN
  * Graph's ConvTranspose requires and ONNX's lacks: then it is oneDNN
- * Graph's ("onednn:ConvTranspose" names it either way). */
+ * Graph's ("onednn:ConvTranspose" names it either way).
+ *
+ * Fused partitions (flags has DGRAD_PLUGIN_PARTITION_FUSE, ABI 1.2): a
+ * claimed op takes along the ops that follow it as post-ops
+ * (dgrad_op_append_post_op's kinds, with their attributes), as long as
+ * each one is the only consumer of the chain's output so far, has one
+ * output, takes the chain as its first input (either input for the
+ * commutative Add, Multiply, Maximum and Minimum), its other input (if
+ * any) from outside the chain, and the chain still resolves with it (the
+ * operand broadcasts to the output; the output keeps its shape); at most
+ * DGRAD_MAX_POST_OPS of them. As in oneDNN Graph, a tensor consumed by one
+ * op is internal to the graph: a chain's intermediate results are not
+ * written anywhere. The fused ops get no partition of their own; the
+ * partition lists them all (op_ids), its inputs in compile order (the
+ * op's own, then one per binary post-op) and its output. */
 typedef struct dgrad_plugin_partition_args {
     size_t struct_size; /**< sizeof(dgrad_plugin_partition_args_t) */
     size_t n_ops;
     const dgrad_plugin_graph_op_t *ops;
     /** Out: the result; destroy with partitions_destroy(). */
     struct dgrad_plugin_partitions *partitions;
+    /* ---- ABI 1.2 (a smaller struct means 0) */
+    /** DGRAD_PLUGIN_PARTITION_* bits. */
+    uint32_t flags;
 } dgrad_plugin_partition_args_t;
 
 /** Opaque result of a partitioning. */
@@ -225,15 +252,24 @@ typedef struct dgrad_plugin_partition_info {
     size_t struct_size; /**< sizeof(dgrad_plugin_partition_info_t) */
     /** Out: 1 when dgrad claims the partition's ops. */
     int claimed;
-    /** Out: ids of the partition's ops (one op per partition). */
+    /** Out: ids of the partition's ops: one, or (fused partitions) the
+     * op and its post-ops in chain order. */
     size_t n_op_ids;
     const size_t *op_ids;
-    /** Out: for claimed partitions, the op built from the graph op, ready
-     * to compile with compiled_op_create (owned by the partitions handle);
-     * NULL otherwise. */
+    /** Out: for claimed partitions, the op built from the graph ops (with
+     * its post-ops), ready to compile with compiled_op_create (owned by
+     * the partitions handle); NULL otherwise. */
     const dgrad_op_t *op;
     /** Out: why dgrad leaves the op, or "" for claimed partitions. */
     const char *reason;
+    /* ---- ABI 1.2: written when the host's struct_size holds them */
+    /** Out: ids of the logical tensors to compile and execute a claimed
+     * partition with, in order: the first op's inputs, then each binary
+     * post-op's other input (0 of them for unclaimed partitions). */
+    size_t n_inputs;
+    const size_t *input_ids;
+    /** Out: id of the partition's output (its last op's). */
+    size_t output_id;
 } dgrad_plugin_partition_info_t;
 
 /* ------------------------------------------------------------- the table */
@@ -284,9 +320,9 @@ typedef struct dgrad_plugin_api {
      * (dgrad_compiled_op_create, dgrad_compiled_op_execute_dynamic when
      * output_capacity or output_lt is set, else dgrad_compiled_op_execute).
      * compiled_op_create also returns dgrad_invalid_arguments for NULL
-     * args, NULL inputs with n_inputs > 0, n_inputs above 3 or a NULL
-     * output, and dgrad_abi_mismatch for the struct sizes of args, inputs
-     * and output; args->compiled and args->output are written only on
+     * args, NULL inputs with n_inputs > 0, n_inputs above 3 +
+     * DGRAD_MAX_POST_OPS or a NULL output, and dgrad_abi_mismatch for the
+     * struct sizes of args, inputs and output; args->compiled and args->output are written only on
      * success. compiled_op_execute also returns dgrad_invalid_arguments
      * for NULL args and dgrad_abi_mismatch for args' struct_size.
      * compiled_op_query_output writes an out-only tensor. */
@@ -333,6 +369,12 @@ typedef struct dgrad_plugin_api {
     /* ---- ABI 1.1: check with DGRAD_PLUGIN_API_HAS before calling. */
     const char *(*op_kind_name)(dgrad_op_kind_t kind);
     size_t (*data_type_size)(dgrad_data_type_t data_type);
+
+    /* ---- ABI 1.2 */
+    /* As in dgrad.h. */
+    dgrad_status_t (*op_append_post_op)(dgrad_op_t *op, const char *kind,
+            size_t n_attrs, const char *const *attr_names,
+            const char *const *attr_values);
 } dgrad_plugin_api_t;
 
 /** Bytes of the ABI 1.0 table (through partitions_destroy): every major-1

@@ -571,7 +571,7 @@ static dgrad_status_t act_query(run_t *r) {
 static dgrad_status_t act_partition(run_t *r) {
     graph_t g;
     graph_of(r, &g);
-    dgrad_plugin_partition_args_t args = {sizeof args, 2, g.ops, NULL};
+    dgrad_plugin_partition_args_t args = {sizeof args, 2, g.ops, NULL, 0};
     dgrad_status_t st = r->api->graph_partition(&args);
     if (st != dgrad_success) {
         cr_assert_null(args.partitions, "partitioning failed but returned a handle");
@@ -582,7 +582,7 @@ static dgrad_status_t act_partition(run_t *r) {
 }
 
 static void verify_partitions(run_t *r) {
-    dgrad_plugin_partition_info_t info = {sizeof info, 0, 0, NULL, NULL, NULL};
+    dgrad_plugin_partition_info_t info = {sizeof info, 0, 0, NULL, NULL, NULL, 0, NULL, 0};
     cr_assert_eq(r->api->partitions_get(r->partitions, 0, &info), dgrad_success);
     cr_assert(info.claimed && info.op);
     cr_assert_eq(r->api->partitions_get(r->partitions, 1, &info), dgrad_success);
@@ -598,10 +598,10 @@ static void undo_partitions(run_t *r) {
 static dgrad_status_t act_plugin_run(run_t *r) {
     graph_t g;
     graph_of(r, &g);
-    dgrad_plugin_partition_args_t args = {sizeof args, 2, g.ops, NULL};
+    dgrad_plugin_partition_args_t args = {sizeof args, 2, g.ops, NULL, 0};
     dgrad_status_t st = r->api->graph_partition(&args);
     if (st != dgrad_success) return st;
-    dgrad_plugin_partition_info_t info = {sizeof info, 0, 0, NULL, NULL, NULL};
+    dgrad_plugin_partition_info_t info = {sizeof info, 0, 0, NULL, NULL, NULL, 0, NULL, 0};
     st = r->api->partitions_get(args.partitions, 0, &info);
     dgrad_logical_tensor_t out = r->out_req;
     dgrad_compiled_op_t *const unset = (dgrad_compiled_op_t *)&out;
