@@ -157,11 +157,19 @@ static size_t n_inputs(const run_t *r) {
 }
 
 /* The op, through the core API (the plugin scenarios build theirs). */
+/* A unary post-op the scenario's op gets (NULL: none); the reference
+ * applies it too. Piecewise linear ones keep check_output's tolerance. */
+static const char *scenario_post_op;
+
 static void op_build(run_t *r) {
     cr_assert_eq(dgrad_op_create(&r->op, 5, r->s.kind, "faults"), dgrad_success);
     for (int i = 0; i < 8 && r->s.attrs[i][0]; i++)
         cr_assert_eq(dgrad_op_set_attr_by_name(r->op, r->s.attrs[i][0],
                              r->s.attrs[i][1]), dgrad_success, "%s",
+                dgrad_last_error_message());
+    if (scenario_post_op)
+        cr_assert_eq(dgrad_op_append_post_op(r->op, scenario_post_op, 0, NULL,
+                             NULL), dgrad_success, "%s",
                 dgrad_last_error_message());
 }
 
@@ -176,21 +184,24 @@ static void run_free(run_t *r) {
     memset(r, 0, sizeof *r);
 }
 
-/* The output equals the reference, within the type's rounding. */
-static void check_output(const run_t *r) {
+/* The output equals the reference, within the type's rounding; with
+ * @p without_post_ops, the reference of the op alone (what the output
+ * holds when the post-op pass, which runs after it, fails). */
+static void check_output_ex(const run_t *r, int without_post_ops) {
     dgrad_resolved_t res;
     dgrad_logical_tensor_t out = r->out_req;
     const int64_t *vals = r->s.shape_input ? r->shape : NULL;
     cr_assert_eq(dgrad_problem_resolve(dgrad_op_get_desc(r->op), n_inputs(r),
                          r->in, &out, vals, vals ? (size_t)r->s.nd : 0, &res),
             dgrad_success, "%s", dgrad_last_error_message());
-    const dgrad_problem_t *p = &res.problem;
+    dgrad_problem_t *p = &res.problem;
+    if (without_post_ops) p->n_post_ops = 0;
     int64_t n = count_of(r->s.out_dims, r->s.nd);
     cr_assert_eq(count_of(res.output.dims, r->s.nd), n);
     void *want = malloc(r->y_bytes);
     double *abs_sum = malloc((size_t)n * sizeof *abs_sum);
     dgrad_reference_compute(p, r->x, r->w, r->s.bias ? r->third : NULL, want,
-            abs_sum);
+            abs_sum); /* the unary post-op included */
     double u = dgrad_data_type_unit_roundoff(p->dt);
     int64_t idx[5] = {0}, dims[5] = {p->N, p->Cout};
     for (int i = 0; i < p->nsp; i++) dims[2 + i] = p->Y[i];
@@ -207,6 +218,8 @@ static void check_output(const run_t *r) {
     free(want);
 }
 
+static void check_output(const run_t *r) { check_output_ex(r, 0); }
+
 static void assert_untouched(const run_t *r, const char *what, long n) {
     cr_assert(!memcmp(r->y, r->fill, r->y_bytes),
             "%s, failure %ld: the output buffer was written", what, n);
@@ -218,6 +231,10 @@ typedef enum expect {
     EXPECT_FAILURES = 0,  /* something to fail */
     EXPECT_RUNTIME_ONLY,  /* executions only: allocates nothing */
     EXPECT_NOTHING,       /* neither allocates nor executes */
+    /* executions only, the last of them a post-op pass over the output
+     * the op has written: its failure leaves the op's result there (an
+     * execution failure may write the output, dgrad.h), no other does */
+    EXPECT_RUNTIME_POST_PASS,
 } expect_t;
 
 /* One operation under test: prepare (fresh state, no injection), act
@@ -234,7 +251,7 @@ typedef struct scenario {
 } scenario_t;
 
 static long sweep(const scenario_t *sc, run_t *r) {
-    long failures = 0;
+    long failures = 0, written_at = -1, last_failure = -1;
     for (long n = 1;; n = next_n(n)) {
         sc->prepare(r);
         dgrad_compiled_op_t *handle_before = r->compiled;
@@ -257,15 +274,25 @@ static long sweep(const scenario_t *sc, run_t *r) {
         }
         const char *msg = r->api ? r->api->last_error_message()
                                  : dgrad_last_error_message();
+        int runtime_only = sc->expect == EXPECT_RUNTIME_ONLY
+                || sc->expect == EXPECT_RUNTIME_POST_PASS;
         cr_assert(st == dgrad_runtime_error || (st == dgrad_out_of_memory
-                          && sc->expect != EXPECT_RUNTIME_ONLY),
+                          && !runtime_only),
                 "%s, failure %ld: status %s (%s)", sc->name, n,
                 dgrad_status_name(st), msg);
         cr_assert(msg && strlen(msg) > 10, "%s, failure %ld: message '%s'",
                 sc->name, n, msg ? msg : "(null)");
         cr_assert_eq(r->compiled, handle_before, "%s, failure %ld: the "
                 "handle was written", sc->name, n);
-        assert_untouched(r, sc->name, n);
+        if (sc->expect == EXPECT_RUNTIME_POST_PASS
+                && memcmp(r->y, r->fill, r->y_bytes)) {
+            cr_assert_lt(written_at, 0, "%s, failures %ld and %ld both wrote "
+                    "the output", sc->name, written_at, n);
+            written_at = n;
+            check_output_ex(r, 1);
+        } else {
+            assert_untouched(r, sc->name, n);
+        }
         /* The same call again, without a failure. */
         st = sc->act(r);
         cr_assert_eq(st, dgrad_success, "%s, after failure %ld: %s (%s)",
@@ -274,7 +301,11 @@ static long sweep(const scenario_t *sc, run_t *r) {
         sc->verify(r);
         sc->undo(r);
         failures++;
+        last_failure = n;
     }
+    cr_assert(written_at < 0 || written_at == last_failure, "%s: failure %ld "
+            "wrote the output, and a later step could fail (%ld)", sc->name,
+            written_at, last_failure);
     if (sc->expect != EXPECT_NOTHING)
         cr_assert(failures > 0, "%s had nothing to fail", sc->name);
     return failures;
@@ -425,12 +456,25 @@ Test(faults, compile_untimed) {
 }
 
 Test(faults, compile_and_execute_onednn_conv_transpose) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 0; /* a cached execute with primitives to fail */
+    dgrad_api_set_policy_for_testing(&policy);
     sweep_core("compile (oneDNN Graph ConvTranspose)", graph_conv_transpose,
             fresh, act_compile, verify_by_executing, undo_compiled,
             EXPECT_FAILURES);
     sweep_core("cached execute (oneDNN Graph ConvTranspose)",
             graph_conv_transpose, compiled_warm, act_execute, verify_output,
             undo_none, EXPECT_RUNTIME_ONLY);
+    /* with a post-op: its pass is made at compile, run last */
+    scenario_post_op = "ReLU";
+    sweep_core("compile (ConvTranspose -> ReLU)", graph_conv_transpose,
+            fresh, act_compile, verify_by_executing, undo_compiled,
+            EXPECT_FAILURES);
+    sweep_core("cached execute (ConvTranspose -> ReLU)", graph_conv_transpose,
+            compiled_warm, act_execute, verify_output, undo_none,
+            EXPECT_RUNTIME_POST_PASS);
+    scenario_post_op = NULL;
+    dgrad_api_set_policy_for_testing(NULL);
 }
 
 Test(faults, compile_timed, .timeout = 600) {
@@ -467,8 +511,13 @@ Test(faults, first_execute) {
 }
 
 /* Once warm, an execute allocates nothing: only its primitive executions
- * can fail, and the output stays untouched when any of them does. */
+ * can fail, and the output stays untouched when any of them does. The
+ * timed choice may pick dgrad's own loop, which runs no primitive (its
+ * own scenario is own_loop below): not offered here. */
 Test(faults, cached_execute_allocates_nothing) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 0;
+    dgrad_api_set_policy_for_testing(&policy);
     sweep_core("cached execute", onnx_small, compiled_warm, act_execute,
             verify_output, undo_none, EXPECT_RUNTIME_ONLY);
     sweep_core("cached execute, timed", onnx_timed, compiled_warm, act_execute,
@@ -484,6 +533,7 @@ Test(faults, cached_execute_allocates_nothing) {
     sweep_core("cached execute, f16 with bias", with(onnx_small, dgrad_f16, 1, 0),
             compiled_warm, act_execute, verify_output, undo_none,
             EXPECT_RUNTIME_ONLY);
+    dgrad_api_set_policy_for_testing(NULL);
 }
 
 Test(faults, dynamic_shape_execute) {
