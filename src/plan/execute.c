@@ -327,7 +327,7 @@ static dnnl_status_t bind(bound_t *b, const void *ptr, dnnl_memory_t *mem) {
 static dnnl_status_t run_on(exec_ctx_t *c, bound_t *mem, int scratch_slot,
         const step_t *step, int nargs, const int *arg,
         const void *const *ptr, int fallible) {
-    dnnl_exec_arg_t args[N_SLOTS];
+    dnnl_exec_arg_t args[N_SLOTS + DGRAD_MAX_POST_OPS];
     dnnl_status_t s = dnnl_success;
     int n = 0;
     if (step->own) {
@@ -345,6 +345,18 @@ static dnnl_status_t run_on(exec_ctx_t *c, bound_t *mem, int scratch_slot,
         s = bind(&mem[scratch_slot], c->scratch, &args[n].memory);
         n++;
     }
+    /* A step carrying the post-op chain (post_pass.c) reads the binary
+     * post-ops' operands too. */
+    const post_pass_t *pp = &c->plan->post;
+    if (pp->fused && step == pp->fused_into)
+        for (int i = 0, k = 0; s == dnnl_success && i < c->plan->p.n_post_ops;
+                i++) {
+            if (!dgrad_post_alg_is_binary(c->plan->p.post_ops[i].alg)) continue;
+            args[n].arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(pp->operand_index[i])
+                    | DNNL_ARG_SRC_1;
+            s = bind(&c->post_mem[4 + i], c->operands[k++], &args[n].memory);
+            n++;
+        }
     if (s == dnnl_success)
         s = fallible ? DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim,
                                c->stream, n, args))
@@ -505,7 +517,8 @@ static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
 
 static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
         const void *weights, int weights_prepared, const void *bias,
-        void *out) {
+        const void *const *operands, void *out) {
+    c->operands = operands;
     const dgrad_plan_t *plan = c->plan;
     char *out_box = (char *)out + plan->out_offset * (int64_t)plan->elsize;
     void *conv_out = needs_conv_buf(plan, T_OUT) ? c->conv[T_OUT] : out_box;
@@ -542,7 +555,7 @@ static dnnl_status_t run_pooled(const dgrad_plan_t *plan, const void *in,
     dnnl_status_t s = ctx_acquire(plan, &c);
     if (s != dnnl_success) return s;
     int threads = threads_enter(plan->single_thread);
-    s = run_all(c, in, weights, weights_prepared, bias, out);
+    s = run_all(c, in, weights, weights_prepared, bias, operands, out);
     if (s == dnnl_success && whole && !plan->full_box)
         fill_border(plan, bias, out);
     if (s == dnnl_success && whole) s = post_pass_run(c, operands, out);

@@ -94,6 +94,8 @@ typedef struct bound {
 typedef struct post_pass {
     int active;       /* the problem has post-ops */
     int own;          /* run by dgrad's loop */
+    int fused;        /* carried by a step of the plan (fused_into) */
+    const step_t *fused_into;
     int first_binary; /* post-op 0 is the primitive's operation */
     step_t step;
     md_t out_md;      /* the whole output, the user's layout and type */
@@ -115,6 +117,7 @@ typedef struct exec_ctx {
     float *bias_f32;
     bound_t mem[N_STEPS][N_SLOTS];
     bound_t post_mem[POST_SLOTS];
+    const void *const *operands; /* this execution's post-op operands */
     bound_t (*copy_mem)[3]; /* a folded plan's phase copies: from, to, scratch */
 } exec_ctx_t;
 
@@ -281,6 +284,11 @@ dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
 dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
         size_t *scratch_size);
 dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t, int to_io);
+/* The plan's bias add again, carrying @p attr (its post-ops), on the
+ * layouts chosen before: replaces the step when oneDNN builds it with a
+ * non-reference implementation, else dnnl_unimplemented (step unchanged). */
+dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr);
 dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd, md_ref_t from,
         md_ref_t to);
 dgrad_plan_t *plan_alloc(const dgrad_problem_t *problem,

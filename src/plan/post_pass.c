@@ -96,6 +96,35 @@ static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr) 
     return s;
 }
 
+/* The bias add writes the whole output itself (nothing after it, no
+ * border): it can carry the chain. */
+static int bias_add_is_final(const dgrad_plan_t *plan) {
+    return plan->p.has_bias && plan->bias_add.prim && plan->full_box
+            && !plan->staged && !plan->fold.mode && !plan->direct
+            && !step_exists(&plan->out.reorder);
+}
+
+/* The chain as post-ops of the bias add (every op of the chain then a
+ * post-op): no pass of its own. dnnl_unimplemented when oneDNN builds it
+ * only with its reference kernel. */
+static dnnl_status_t fuse_into_bias_add(dgrad_plan_t *plan) {
+    post_pass_t *pp = &plan->post;
+    dnnl_primitive_attr_t attr = NULL;
+    pp->first_binary = 0;
+    dnnl_status_t s = user_scratchpad_attr(&attr);
+    if (s == dnnl_success) s = chain_attr(plan, attr);
+    if (s == dnnl_success) s = bias_add_with_attr(plan, attr);
+    dnnl_primitive_attr_destroy(attr);
+    if (s == dnnl_success) {
+        pp->fused = 1;
+        pp->fused_into = &plan->bias_add;
+        pp->own = 0;
+        return s;
+    }
+    for (int i = 0; i < DGRAD_MAX_POST_OPS; i++) md_free(&pp->operand_md[i]);
+    return s;
+}
+
 dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     post_pass_t *pp = &plan->post;
     const dgrad_problem_t *p = &plan->p;
@@ -110,6 +139,10 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
         exec_ctx_t *next = plan->pool->next;
         ctx_destroy(plan->pool);
         plan->pool = next;
+    }
+    if (bias_add_is_final(plan)) {
+        dnnl_status_t f = fuse_into_bias_add(plan);
+        if (f == dnnl_success || f == dnnl_out_of_memory) return f;
     }
     int64_t dims[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout},
             ones[2 + DGRAD_MAX_SPATIAL] = {1, 1, 1, 1, 1};
@@ -156,10 +189,14 @@ void post_pass_free(post_pass_t *pp) {
 
 dnnl_status_t post_pass_memories(exec_ctx_t *c) {
     const post_pass_t *pp = &c->plan->post;
-    if (!pp->step.prim) return dnnl_success;
-    md_ref_t md[POST_SLOTS] = {md_ref(&pp->out_md), md_ref(&pp->src1_md),
-            md_ref(&pp->out_md),
-            pp->step.scratch_bytes ? md_ref(&pp->step.scratch_md) : NULL};
+    if (!pp->step.prim && !pp->fused) return dnnl_success;
+    /* fused: only the operands (the carrying step has its own) */
+    md_ref_t md[POST_SLOTS] = {NULL};
+    if (!pp->fused) {
+        md[0] = md[2] = md_ref(&pp->out_md);
+        md[1] = md_ref(&pp->src1_md);
+        md[3] = pp->step.scratch_bytes ? md_ref(&pp->step.scratch_md) : NULL;
+    }
     for (int i = 0; i < DGRAD_MAX_POST_OPS; i++)
         md[4 + i] = md_ref(&pp->operand_md[i]);
     dnnl_status_t s = dnnl_success;
@@ -262,7 +299,7 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
         void *out) {
     const dgrad_plan_t *plan = c->plan;
     const post_pass_t *pp = &plan->post;
-    if (!pp->active) return dnnl_success;
+    if (!pp->active || pp->fused) return dnnl_success;
     if (pp->own) {
         dnnl_status_t s = DGRAD_FALLIBLE(dnnl_success);
         if (s != dnnl_success) return s;

@@ -240,6 +240,28 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
     return s;
 }
 
+dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr) {
+    md_ref_t dst = md_ref(&plan->out.conv_md);
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = ACQUIRE(binary_pd(&pd, engine, dnnl_binary_add, dst,
+            md_ref(&plan->bias_md), dst, attr));
+    if (s == dnnl_success && impl_rank(pd) <= 0) s = dnnl_unimplemented;
+    step_t fused;
+    memset(&fused, 0, sizeof fused);
+    size_t scratch = plan->scratch_size;
+    if (s == dnnl_success) s = make_step(&fused, pd, &scratch);
+    dnnl_primitive_desc_destroy(pd);
+    if (s != dnnl_success) {
+        step_free(&fused);
+        return s;
+    }
+    step_free(&plan->bias_add);
+    plan->bias_add = fused;
+    plan->scratch_size = scratch;
+    return dnnl_success;
+}
+
 /* The convolution's layouts of the three tensors, kept by the plan: the
  * input (query @p in_q), the weights, the output (@p out_q). */
 dnnl_status_t take_conv_mds(dgrad_plan_t *plan,
