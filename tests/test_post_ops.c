@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api_internal.h"
 #include "problem.h"
 #include "reference.h"
 #include "tester.h"
@@ -361,4 +362,34 @@ Test(post_ops_api, chains_repeating_an_algorithm) {
             t.seed = 7u + (unsigned)i;
             expect_pass(&t);
         }
+}
+
+/* Folded plans carry a unary chain in their forward convolution (after
+ * its bias); binary ones take the pass. Every layout, each type. */
+Test(post_ops_api, folded_plans_carry_unary_chains) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.phase_fold = 2;
+    policy.own_loop = 0;
+    dgrad_api_set_policy_for_testing(&policy);
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int j = 0; j < 6; j++) {
+        tester_t t;
+        tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
+                              : dgrad_op_conv_transpose, 2);
+        t.dt = dts[j % 3];
+        t.channels_last = j % 3;
+        t.bias = 1;
+        t.Cin = 8;
+        t.Cout = 6;
+        t.S[0] = t.S[1] = 2;
+        t.K[0] = t.K[1] = 4;
+        t.pb[0] = t.pb[1] = t.pe[0] = t.pe[1] = 1;
+        t.n_post = 2;
+        t.post[0] = (tester_post_op_t){"LeakyReLU", {{"alpha", "0.2"},
+                {NULL, NULL}}, 0, 0, 0};
+        t.post[1] = (tester_post_op_t)POST(j < 4 ? "Tanh" : "Add");
+        t.seed = 50u + (unsigned)j;
+        expect_pass(&t);
+    }
+    dgrad_api_set_policy_for_testing(NULL);
 }

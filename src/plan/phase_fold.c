@@ -162,6 +162,47 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
     return s;
 }
 
+dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr) {
+    const dgrad_problem_t *p = &plan->p;
+    const fold_t *f = &plan->fold;
+    md_t bias = MD_EMPTY;
+    int64_t strides[DGRAD_MAX_SPATIAL], dilates[DGRAD_MAX_SPATIAL],
+            pl[DGRAD_MAX_SPATIAL], pr[DGRAD_MAX_SPATIAL], bd = f->Cf;
+    for (int i = 0; i < p->nsp; i++) {
+        strides[i] = 1;
+        dilates[i] = f->fd[i] - 1;
+        pl[i] = f->pl[i];
+        pr[i] = f->pr[i];
+    }
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = p->has_bias ? md_plain(&bias, 1, &bd, dnnl_f32)
+                                  : dnnl_success;
+    if (s == dnnl_success)
+        s = ACQUIRE(conv_forward_pd(&pd, engine, dnnl_forward_inference,
+                md_ref(&plan->in.conv_md), md_ref(&plan->wei.conv_md),
+                md_ref(&bias), md_ref(&plan->out.conv_md), strides, dilates,
+                pl, pr, attr));
+    md_free(&bias);
+    /* Only the same kernel: the plan was timed with it. */
+    if (s == dnnl_success && (pd_untrusted(pd)
+            || strcmp(pd_impl_name(pd), plan->conv.impl)))
+        s = dnnl_unimplemented;
+    step_t fused;
+    memset(&fused, 0, sizeof fused);
+    size_t scratch = plan->scratch_size;
+    if (s == dnnl_success) s = make_step(&fused, pd, &scratch);
+    dnnl_primitive_desc_destroy(pd);
+    if (s != dnnl_success) {
+        step_free(&fused);
+        return s;
+    }
+    step_free(&plan->conv);
+    plan->conv = fused;
+    plan->scratch_size = scratch;
+    return dnnl_success;
+}
+
 /* Per axis, the phase of phase index @p ph (the last axis fastest). */
 static void phase_of(const dgrad_problem_t *p, int64_t ph, int64_t *r) {
     for (int i = p->nsp - 1; i >= 0; i--) {

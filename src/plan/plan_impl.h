@@ -304,6 +304,11 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
 dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
         const_dnnl_primitive_desc_t pd, const char **what);
 void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded);
+/* The folded convolution again on its chosen layouts, carrying @p attr
+ * (post-ops): replaces the step when oneDNN builds the same kernel, else
+ * dnnl_unimplemented (step unchanged). */
+dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr);
 void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 
 /* --------------------------------------------------------- post_pass.c */

@@ -125,6 +125,31 @@ static dnnl_status_t fuse_into_bias_add(dgrad_plan_t *plan) {
     return s;
 }
 
+/* A folded plan computes the whole output in the forward convolution
+ * (the phase reorders only move values): a chain of unary ops, which
+ * commute with moving, can ride on the convolution, after its bias. */
+static int fold_can_carry(const dgrad_plan_t *plan) {
+    if (!plan->fold.mode || !plan->full_box || !plan->conv.prim) return 0;
+    for (int i = 0; i < plan->p.n_post_ops; i++)
+        if (dgrad_post_alg_is_binary(plan->p.post_ops[i].alg)) return 0;
+    return 1;
+}
+
+static dnnl_status_t fuse_into_fold(dgrad_plan_t *plan) {
+    post_pass_t *pp = &plan->post;
+    dnnl_primitive_attr_t attr = NULL;
+    pp->first_binary = 0;
+    dnnl_status_t s = user_scratchpad_attr(&attr);
+    if (s == dnnl_success) s = chain_attr(plan, attr);
+    if (s == dnnl_success) s = fold_conv_with_attr(plan, attr);
+    dnnl_primitive_attr_destroy(attr);
+    if (s != dnnl_success) return s;
+    pp->fused = 1;
+    pp->fused_into = &plan->conv;
+    pp->own = 0;
+    return s;
+}
+
 dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     post_pass_t *pp = &plan->post;
     const dgrad_problem_t *p = &plan->p;
@@ -142,6 +167,10 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     }
     if (bias_add_is_final(plan)) {
         dnnl_status_t f = fuse_into_bias_add(plan);
+        if (f == dnnl_success || f == dnnl_out_of_memory) return f;
+    }
+    if (fold_can_carry(plan)) {
+        dnnl_status_t f = fuse_into_fold(plan);
         if (f == dnnl_success || f == dnnl_out_of_memory) return f;
     }
     int64_t dims[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout},
