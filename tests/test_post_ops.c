@@ -393,3 +393,28 @@ Test(post_ops_api, folded_plans_carry_unary_chains) {
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
+
+/* A plan whose backward-data convolution writes the output itself (no
+ * bias, channels-last, the whole output) carries the chain where oneDNN
+ * takes post-ops on it (oneDNN 3's kernels), else takes the pass. */
+Test(post_ops_api, chains_without_a_bias_on_channels_last) {
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16};
+    for (int j = 0; j < 4; j++) {
+        tester_t t;
+        tester_init(&t, dgrad_op_onednn_conv_transpose, 2);
+        t.dt = dts[j % 2];
+        t.channels_last = 1;
+        t.weights_xio = 1;
+        t.Cin = 32;
+        t.Cout = 16;
+        t.X[0] = t.X[1] = 8;
+        t.S[0] = t.S[1] = 2;
+        t.K[0] = t.K[1] = 2;
+        t.n_post = 2;
+        t.post[0] = (tester_post_op_t)POST("ReLU");
+        t.post[1] = (tester_post_op_t)POST(j < 2 ? "Sigmoid" : "Multiply");
+        t.post[1].rank = 1;
+        t.seed = 80u + (unsigned)j;
+        expect_pass(&t);
+    }
+}
