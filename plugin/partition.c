@@ -442,7 +442,7 @@ dgrad_status_t plugin_graph_partition(dgrad_plugin_partition_args_t *args) {
         st = classify(plugin_element(args->ops, stride, i),
                 &result->items[i]);
     }
-    uint32_t flags = args->struct_size
+    uint32_t flags = st == dgrad_success && args->struct_size
                     >= PLUGIN_SIZE_THROUGH(dgrad_plugin_partition_args_t, flags)
             ? args->flags : 0;
     if (st == dgrad_success && (flags & DGRAD_PLUGIN_PARTITION_FUSE))
