@@ -395,8 +395,8 @@ Test(post_ops_api, folded_plans_carry_unary_chains) {
 }
 
 /* A plan whose backward-data convolution writes the output itself (no
- * bias, channels-last, the whole output) carries the chain where oneDNN
- * takes post-ops on it (oneDNN 3's kernels), else takes the pass. */
+ * bias, channels-last, the whole output): the chain takes the pass, in
+ * the output's channels-last layout. */
 Test(post_ops_api, chains_without_a_bias_on_channels_last) {
     const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16};
     for (int j = 0; j < 4; j++) {

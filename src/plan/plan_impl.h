@@ -284,11 +284,6 @@ dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
 dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
         size_t *scratch_size);
 dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t, int to_io);
-/* The plan's backward-data convolution again on its chosen layouts,
- * carrying @p attr (post-ops): replaces the step when oneDNN builds the
- * same kernel, else dnnl_unimplemented (step unchanged). */
-dnnl_status_t conv_with_attr(dgrad_plan_t *plan,
-        const_dnnl_primitive_attr_t attr);
 /* The plan's bias add again, carrying @p attr (its post-ops), on the
  * layouts chosen before: replaces the step when oneDNN builds it with a
  * non-reference implementation, else dnnl_unimplemented (step unchanged). */

@@ -10,7 +10,11 @@
  * chain, in f32 like oneDNN.
  *
  * The pass reads the output as written, so a 16-bit output is rounded
- * before the chain and again after it.
+ * before the chain and again after it. Steps that write the whole output
+ * carry the chain instead where oneDNN lets them: the bias add and a
+ * folded plan's forward convolution. Not a backward-data convolution:
+ * oneDNN's API refuses any attribute but the scratchpad on backward
+ * propagation (3.7.1's conv_attr_check, bwd_attr_mask; 2.6 likewise).
  */
 #include "plan_impl.h"
 
@@ -125,34 +129,6 @@ static dnnl_status_t fuse_into_bias_add(dgrad_plan_t *plan) {
     return s;
 }
 
-/* The backward-data convolution writes the whole output itself: it can
- * carry the chain where oneDNN lets it (oneDNN 3's kernels for its own
- * deconvolution; 2.6's refuse). */
-static int conv_is_final(const dgrad_plan_t *plan) {
-    return plan->conv.prim && plan->full_box && !plan->p.has_bias
-            && !plan->staged && !plan->fold.mode && !plan->direct
-            && !step_exists(&plan->out.reorder);
-}
-
-static dnnl_status_t fuse_into_conv(dgrad_plan_t *plan) {
-    post_pass_t *pp = &plan->post;
-    dnnl_primitive_attr_t attr = NULL;
-    pp->first_binary = 0;
-    dnnl_status_t s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success) s = chain_attr(plan, attr);
-    if (s == dnnl_success) s = conv_with_attr(plan, attr);
-    dnnl_primitive_attr_destroy(attr);
-    if (s != dnnl_success) {
-        for (int i = 0; i < DGRAD_MAX_POST_OPS; i++)
-            md_free(&pp->operand_md[i]);
-        return s;
-    }
-    pp->fused = 1;
-    pp->fused_into = &plan->conv;
-    pp->own = 0;
-    return s;
-}
-
 /* A folded plan computes the whole output in the forward convolution
  * (the phase reorders only move values): a chain of unary ops, which
  * commute with moving, can ride on the convolution, after its bias. */
@@ -195,10 +171,6 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     }
     if (bias_add_is_final(plan)) {
         dnnl_status_t f = fuse_into_bias_add(plan);
-        if (f == dnnl_success || f == dnnl_out_of_memory) return f;
-    }
-    if (conv_is_final(plan)) {
-        dnnl_status_t f = fuse_into_conv(plan);
         if (f == dnnl_success || f == dnnl_out_of_memory) return f;
     }
     if (fold_can_carry(plan)) {

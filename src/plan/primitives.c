@@ -91,36 +91,6 @@ dnnl_status_t create_conv_pd(const dgrad_plan_t *plan,
     return s;
 }
 
-dnnl_status_t conv_with_attr(dgrad_plan_t *plan,
-        const_dnnl_primitive_attr_t attr) {
-    int64_t strides[DGRAD_MAX_SPATIAL], dilates[DGRAD_MAX_SPATIAL];
-    int64_t pl[DGRAD_MAX_SPATIAL], pr[DGRAD_MAX_SPATIAL];
-    md_ref_t in = md_ref(&plan->in.conv_md), wei = md_ref(&plan->wei.conv_md),
-             out = md_ref(&plan->out.conv_md);
-    conv_params(plan, strides, dilates, pl, pr);
-    dnnl_primitive_desc_t hint = forward_hint(plan, in, wei, out), pd = NULL;
-    dnnl_status_t s = ACQUIRE(conv_backward_data_pd(&pd, engine, out, wei, in,
-            strides, dilates, pl, pr, hint, attr));
-    /* Only the same kernel: the plan was timed with it. */
-    if (s == dnnl_success && (pd_untrusted(pd)
-            || strcmp(pd_impl_name(pd), plan->conv.impl)))
-        s = dnnl_unimplemented;
-    step_t fused;
-    memset(&fused, 0, sizeof fused);
-    size_t scratch = plan->scratch_size;
-    if (s == dnnl_success) s = make_step(&fused, pd, &scratch);
-    dnnl_primitive_desc_destroy(pd);
-    dnnl_primitive_desc_destroy(hint);
-    if (s != dnnl_success) {
-        step_free(&fused);
-        return s;
-    }
-    step_free(&plan->conv);
-    plan->conv = fused;
-    plan->scratch_size = scratch;
-    return dnnl_success;
-}
-
 const char *pd_impl_name(const_dnnl_primitive_desc_t pd) {
     const char *name = NULL;
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name)
