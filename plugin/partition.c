@@ -317,27 +317,49 @@ static dgrad_status_t fuse_chain(const dgrad_plugin_graph_op_t *ops,
     const dgrad_plugin_graph_op_t *chain[DGRAD_MAX_POST_OPS];
     const dgrad_logical_tensor_t *operands[DGRAD_MAX_POST_OPS];
     size_t n = 0, index[DGRAD_MAX_POST_OPS], tail = p->output_id;
-    while (n < DGRAD_MAX_POST_OPS) {
+    for (;;) {
         const use_t *u = only_use(uses, n_uses, tail);
         if (!u) break;
         const dgrad_plugin_graph_op_t *c = plugin_element(ops, stride,
                 u->op_index);
         partition_t *q = &items[u->op_index];
-        if (q->claimed || q->fused_away || c->n_outputs != 1
-                || c->n_inputs < 1 || c->n_inputs > 2)
+        if (q->claimed || q->fused_away || !dgrad_post_op_kind_known(c->kind))
             break;
-        const dgrad_logical_tensor_t *other = NULL;
-        if (c->n_inputs == 2) {
-            if (u->position == 1 && !commutative(c->kind)) break;
-            other = tensor_at(c->inputs, 1 - u->position);
-            if (other->id == tail) break;
-        }
-        chain[n] = c;
-        operands[n] = other;
+        /* Where the chain stops at an op that could follow it, the op's
+         * own partition says why it was not fused. */
+        const char *why = n == DGRAD_MAX_POST_OPS
+                ? "the chain already holds the most post-ops dgrad fuses"
+                : c->n_outputs != 1 ? "a post-op has one output"
+                : c->n_inputs < 1 || c->n_inputs > 2
+                ? "a post-op takes one input, or two for a binary op"
+                : c->n_inputs == 2 && u->position == 1
+                        && !commutative(c->kind)
+                ? "it takes the chain as its second input (only Add, "
+                  "Multiply, Maximum and Minimum commute)"
+                : c->n_inputs == 2
+                        && tensor_at(c->inputs, 1 - u->position)->id == tail
+                ? "both its inputs are the chain" : NULL;
+        const dgrad_logical_tensor_t *other = !why && c->n_inputs == 2
+                ? tensor_at(c->inputs, 1 - u->position) : NULL;
+        dgrad_status_t st = dgrad_success;
         dgrad_op_t *op = NULL;
-        dgrad_status_t st = build_fused(g0, p, chain, operands, n + 1, &op);
-        if (st == dgrad_out_of_memory) return st;
-        if (st != dgrad_success) break;
+        if (!why) {
+            chain[n] = c;
+            operands[n] = other;
+            st = build_fused(g0, p, chain, operands, n + 1, &op);
+            if (st == dgrad_out_of_memory) return st;
+        }
+        if (why || st != dgrad_success) {
+            char *old = q->reason;
+            if (leave(q, "not fused after op %zu (%s): %s", g0->id,
+                        g0->kind, why ? why : dgrad_last_error_message())
+                    != dgrad_success) {
+                q->reason = old;
+                return dgrad_out_of_memory;
+            }
+            free(old);
+            break;
+        }
         dgrad_op_destroy(p->op);
         p->op = op;
         index[n++] = u->op_index;

@@ -209,6 +209,10 @@ dgrad_status_t dgrad_op_desc_append_post_op(dgrad_op_desc_t *desc,
     return dgrad_success;
 }
 
+int dgrad_post_op_kind_known(const char *kind) {
+    return kind && info_named(kind) != NULL;
+}
+
 int dgrad_op_desc_post_operands(const dgrad_op_desc_t *desc) {
     int n = 0;
     for (int i = 0; i < desc->n_post_ops; i++) n += desc->post_ops[i].has_operand;

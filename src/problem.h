@@ -66,6 +66,9 @@ dgrad_status_t dgrad_op_desc_append_post_op(dgrad_op_desc_t *desc,
         const char *kind, size_t n_attrs, const char *const *names,
         const char *const *values);
 
+/* Whether @p kind names a post-op dgrad fuses (a oneDNN Graph op name). */
+int dgrad_post_op_kind_known(const char *kind);
+
 /* Number of inputs the post-ops of @p desc take (one per binary op). */
 int dgrad_op_desc_post_operands(const dgrad_op_desc_t *desc);
 

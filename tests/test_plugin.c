@@ -1247,7 +1247,11 @@ Test(plugin_fused, chains_stop_where_fusing_would_change_the_graph) {
     cr_assert_eq(info.output_id, 5);
     ASSERT_OK(api->partitions_count(parts, &count));
     cr_assert_eq(count, 3);
-    cr_assert_not(fused_info(parts, 1).claimed);
+    dgrad_plugin_partition_info_t sub = fused_info(parts, 1);
+    cr_assert_not(sub.claimed);
+    cr_assert_str_eq(sub.reason, "not fused after op 20 (ConvTranspose): it "
+            "takes the chain as its second input (only Add, Multiply, "
+            "Maximum and Minimum commute)");
     ASSERT_OK(api->partitions_destroy(parts));
 
     /* an operand that would grow the output (4 channels against 3) */
@@ -1257,6 +1261,11 @@ Test(plugin_fused, chains_stop_where_fusing_would_change_the_graph) {
     parts = partition_fused(&g);
     info = fused_info(parts, 0);
     cr_assert_eq(info.n_op_ids, 3, "stops before the Multiply");
+    const char *why = fused_info(parts, 1).reason;
+    cr_assert(strstr(why, "not fused after op 20 (ConvTranspose): "
+            "onednn:ConvTranspose: post-op 3 (Multiply) operand (input 3) "
+            "dims (1,4,9,9) do not broadcast to dst dims (1,3,9,9)"), "%s",
+            why);
     ASSERT_OK(api->partitions_destroy(parts));
 
     /* an attribute the post-op does not have */
@@ -1267,6 +1276,9 @@ Test(plugin_fused, chains_stop_where_fusing_would_change_the_graph) {
     parts = partition_fused(&g);
     info = fused_info(parts, 0);
     cr_assert_eq(info.n_op_ids, 2, "stops before the ReLU");
+    cr_assert(strstr(fused_info(parts, 1).reason, "post-op 2 (ReLU): unknown "
+            "attribute 'alpha' (it has: none)"), "%s",
+            fused_info(parts, 1).reason);
     cr_assert_str_eq(api->last_error_message(), "",
             "a stopped chain leaves no error message");
     ASSERT_OK(api->partitions_destroy(parts));
