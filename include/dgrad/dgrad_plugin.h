@@ -231,7 +231,9 @@ enum {
  * op is internal to the graph: a chain's intermediate results are not
  * written anywhere. The fused ops get no partition of their own; the
  * partition lists them all (op_ids), its inputs in compile order (the
- * op's own, then one per binary post-op) and its output. */
+ * op's own, then one per binary post-op) and its output. A post-op kind
+ * where a chain stops keeps its own (unclaimed) partition whose reason
+ * says why: "not fused after op <id> (<kind>): <rule>". */
 typedef struct dgrad_plugin_partition_args {
     size_t struct_size; /**< sizeof(dgrad_plugin_partition_args_t) */
     size_t n_ops;
