@@ -151,6 +151,9 @@ static dgrad_status_t set_attr(const dgrad_op_desc_t *desc,
     if (!parse_double(value, &v))
         return post_error(desc, dgrad_invalid_arguments, "(%s): %s '%.32s' "
                 "is not a finite number", in->name, name, value);
+    if (in->alg == dgrad_post_elu && v < 0)
+        return post_error(desc, dgrad_invalid_arguments, "(%s): alpha (%g) "
+                "must be non-negative (oneDNN Graph's Elu)", in->name, v);
     if (in->alg == dgrad_post_soft_relu && v == 0)
         return post_error(desc, dgrad_invalid_arguments, "(%s): beta must "
                 "not be 0 (the result is log(1 + exp(beta x)) / beta)",

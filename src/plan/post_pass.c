@@ -56,6 +56,36 @@ static dnnl_status_t operand_md(md_t *md, const dgrad_problem_t *p,
             strides));
 }
 
+/* Whether oneDNN reads a binary post-op's operand right: conformance
+ * sweeps found it wrong (both 2.6.3 and 3.7.1, jit and gemm plans alike)
+ * for an operand whose strides are not dense, a full operand on an output
+ * with an axis of size 1, a per-channel operand on an output of one
+ * position with several images, and (2.6.3) an f16 operand in another
+ * type's op: those take dgrad's loop. Only a scalar, a dense per-channel
+ * vector on an output without unit axes, and a full operand laid out as
+ * the output are given to oneDNN. */
+static int operand_trusted(const dgrad_problem_t *p,
+        const dgrad_post_op_t *po) {
+    int nd = 2 + p->nsp, full = 1, scalar = 1, per_channel = 1;
+    int64_t out_dims[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout};
+    for (int i = 0; i < p->nsp; i++) out_dims[2 + i] = p->Y[i];
+    if (po->dt == dgrad_f16 && p->dt != dgrad_f16) return 0;
+    for (int d = 0; d < nd; d++) {
+        if (out_dims[d] == 1 && d != 0) return 0;
+        full &= po->dims[d] == out_dims[d]
+                && (out_dims[d] == 1 || po->strides[d] == p->out_strides[d]);
+        scalar &= po->dims[d] == 1;
+        per_channel &= d == 1 ? po->dims[d] == out_dims[d]
+                        && po->strides[d] == 1 : po->dims[d] == 1;
+    }
+    if (per_channel && p->N > 1) {
+        int64_t positions = 1;
+        for (int i = 0; i < p->nsp; i++) positions *= p->Y[i];
+        if (positions == 1) return 0;
+    }
+    return full || scalar || per_channel;
+}
+
 /* Whether two eltwise post-ops of @p po share an algorithm but not its
  * parameters (see eltwise_params_shared). */
 static int repeats_an_algorithm(const_dnnl_post_ops_t po) {
@@ -86,6 +116,10 @@ static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr) 
         if (!dgrad_post_alg_is_binary(op->alg)) {
             s = post_ops_append_unary(po, op->alg, op->alpha, op->beta);
             continue;
+        }
+        if (!operand_trusted(p, op)) {
+            s = dnnl_unimplemented; /* dgrad's loop reads it right */
+            break;
         }
         pp->operand_index[i] = dnnl_post_ops_len(po);
         s = operand_md(&pp->operand_md[i], p, op);
@@ -182,6 +216,8 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     for (int i = 0; i < p->nsp; i++) dims[2 + i] = p->Y[i];
     int nd = 2 + p->nsp;
     pp->first_binary = dgrad_post_alg_is_binary(p->post_ops[0].alg);
+    if (pp->first_binary && !operand_trusted(p, &p->post_ops[0]))
+        return dnnl_success; /* dgrad's loop */
     dnnl_primitive_attr_t attr = NULL;
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t s = ACQUIRE(md_strided(&pp->out_md, nd, dims,
