@@ -19,6 +19,8 @@ done
 if [ "$sanitize" = 1 ]; then
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    # oneDNN's own leaks, each named with its evidence in the file
+    export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-onednn.supp:print_suppressions=0"
 fi
 ctest --test-dir "$build_dir" --output-on-failure --verbose
 if [ "$onednn3" = 1 ] && [ "$sanitize" = 0 ]; then
