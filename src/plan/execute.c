@@ -304,7 +304,7 @@ static void ctx_release(exec_ctx_t *c) {
 
 /* A memory object of the context (made with it), re-bound to @p ptr
  * when the pointer changed. */
-static dnnl_status_t bind(bound_t *b, const void *ptr, dnnl_memory_t *mem) {
+dnnl_status_t bind(bound_t *b, const void *ptr, dnnl_memory_t *mem) {
     /* oneDNN takes non-const handles; inputs are only read. */
     void *handle = (void *)(uintptr_t)ptr;
     dnnl_status_t s = b->mem ? dnnl_success : dnnl_runtime_error;

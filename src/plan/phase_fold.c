@@ -188,19 +188,7 @@ dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
     if (s == dnnl_success && (pd_untrusted(pd)
             || strcmp(pd_impl_name(pd), plan->conv.impl)))
         s = dnnl_unimplemented;
-    step_t fused;
-    memset(&fused, 0, sizeof fused);
-    size_t scratch = plan->scratch_size;
-    if (s == dnnl_success) s = make_step(&fused, pd, &scratch);
-    dnnl_primitive_desc_destroy(pd);
-    if (s != dnnl_success) {
-        step_free(&fused);
-        return s;
-    }
-    step_free(&plan->conv);
-    plan->conv = fused;
-    plan->scratch_size = scratch;
-    return dnnl_success;
+    return step_replace(plan, &plan->conv, pd, s);
 }
 
 /* Per axis, the phase of phase index @p ph (the last axis fastest). */

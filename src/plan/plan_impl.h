@@ -284,6 +284,11 @@ dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
 dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
         size_t *scratch_size);
 dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t, int to_io);
+/* Makes @p pd (owned, destroyed here) into the plan's @p step in place
+ * of the one it had, when @p s (the pd's creation) succeeded; the old
+ * step stays on any failure, which is returned. */
+dnnl_status_t step_replace(dgrad_plan_t *plan, step_t *step,
+        dnnl_primitive_desc_t pd, dnnl_status_t s);
 /* The plan's bias add again, carrying @p attr (its post-ops), on the
  * layouts chosen before: replaces the step when oneDNN builds it with a
  * non-reference implementation, else dnnl_unimplemented (step unchanged). */
@@ -447,6 +452,9 @@ void convert_run_from_f32(dgrad_data_type_t dt, const float *src,
 int threads_enter(int single);
 void threads_leave(int old);
 void ctx_destroy(exec_ctx_t *c);
+/* A context's memory object re-bound to @p ptr when the pointer changed
+ * (@p mem receives it). */
+dnnl_status_t bind(bound_t *b, const void *ptr, dnnl_memory_t *mem);
 dnnl_status_t plan_run(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         void *out);

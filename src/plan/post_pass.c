@@ -142,20 +142,21 @@ static int bias_add_is_final(const dgrad_plan_t *plan) {
             && !step_exists(&plan->out.reorder);
 }
 
-/* The chain as post-ops of the bias add (every op of the chain then a
- * post-op): no pass of its own. dnnl_unimplemented when oneDNN builds it
- * only with its reference kernel. */
-static dnnl_status_t fuse_into_bias_add(dgrad_plan_t *plan) {
+/* The chain as post-ops of @p step, the step that writes the whole output
+ * (every op of the chain then a post-op), remade by @p remake: no pass of
+ * its own. dnnl_unimplemented when oneDNN will not build it that way. */
+static dnnl_status_t fuse_into(dgrad_plan_t *plan, const step_t *step,
+        dnnl_status_t (*remake)(dgrad_plan_t *, const_dnnl_primitive_attr_t)) {
     post_pass_t *pp = &plan->post;
     dnnl_primitive_attr_t attr = NULL;
     pp->first_binary = 0;
     dnnl_status_t s = user_scratchpad_attr(&attr);
     if (s == dnnl_success) s = chain_attr(plan, attr);
-    if (s == dnnl_success) s = bias_add_with_attr(plan, attr);
+    if (s == dnnl_success) s = remake(plan, attr);
     dnnl_primitive_attr_destroy(attr);
     if (s == dnnl_success) {
         pp->fused = 1;
-        pp->fused_into = &plan->bias_add;
+        pp->fused_into = step;
         pp->own = 0;
         return s;
     }
@@ -173,20 +174,6 @@ static int fold_can_carry(const dgrad_plan_t *plan) {
     return 1;
 }
 
-static dnnl_status_t fuse_into_fold(dgrad_plan_t *plan) {
-    post_pass_t *pp = &plan->post;
-    dnnl_primitive_attr_t attr = NULL;
-    pp->first_binary = 0;
-    dnnl_status_t s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success) s = chain_attr(plan, attr);
-    if (s == dnnl_success) s = fold_conv_with_attr(plan, attr);
-    dnnl_primitive_attr_destroy(attr);
-    if (s != dnnl_success) return s;
-    pp->fused = 1;
-    pp->fused_into = &plan->conv;
-    pp->own = 0;
-    return s;
-}
 
 dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     post_pass_t *pp = &plan->post;
@@ -204,11 +191,12 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
         plan->pool = next;
     }
     if (bias_add_is_final(plan)) {
-        dnnl_status_t f = fuse_into_bias_add(plan);
+        dnnl_status_t f = fuse_into(plan, &plan->bias_add,
+                bias_add_with_attr);
         if (f == dnnl_success || f == dnnl_out_of_memory) return f;
     }
     if (fold_can_carry(plan)) {
-        dnnl_status_t f = fuse_into_fold(plan);
+        dnnl_status_t f = fuse_into(plan, &plan->conv, fold_conv_with_attr);
         if (f == dnnl_success || f == dnnl_out_of_memory) return f;
     }
     int64_t dims[2 + DGRAD_MAX_SPATIAL] = {p->N, p->Cout},
@@ -391,15 +379,9 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
     }
     dnnl_status_t s = dnnl_success;
     for (int k = 0; k < POST_SLOTS && s == dnnl_success; k++) {
-        bound_t *b = (bound_t *)&c->post_mem[k];
-        if (!b->mem) continue;
-        void *handle = (void *)(uintptr_t)ptr[k];
-        if (b->ptr != ptr[k]) {
-            s = dnnl_memory_set_data_handle(b->mem, handle);
-            b->ptr = s == dnnl_success ? ptr[k] : NULL;
-        }
+        if (!c->post_mem[k].mem) continue;
         args[n].arg = arg[k];
-        args[n].memory = b->mem;
+        s = bind(&c->post_mem[k], ptr[k], &args[n].memory);
         n++;
     }
     if (s == dnnl_success)

@@ -240,6 +240,23 @@ static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
     return s;
 }
 
+dnnl_status_t step_replace(dgrad_plan_t *plan, step_t *step,
+        dnnl_primitive_desc_t pd, dnnl_status_t s) {
+    step_t made;
+    memset(&made, 0, sizeof made);
+    size_t scratch = plan->scratch_size;
+    if (s == dnnl_success) s = make_step(&made, pd, &scratch);
+    dnnl_primitive_desc_destroy(pd);
+    if (s != dnnl_success) {
+        step_free(&made);
+        return s;
+    }
+    step_free(step);
+    *step = made;
+    plan->scratch_size = scratch;
+    return dnnl_success;
+}
+
 dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
         const_dnnl_primitive_attr_t attr) {
     md_ref_t dst = md_ref(&plan->out.conv_md);
@@ -247,19 +264,7 @@ dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
     dnnl_status_t s = ACQUIRE(binary_pd(&pd, engine, dnnl_binary_add, dst,
             md_ref(&plan->bias_md), dst, attr));
     if (s == dnnl_success && impl_rank(pd) <= 0) s = dnnl_unimplemented;
-    step_t fused;
-    memset(&fused, 0, sizeof fused);
-    size_t scratch = plan->scratch_size;
-    if (s == dnnl_success) s = make_step(&fused, pd, &scratch);
-    dnnl_primitive_desc_destroy(pd);
-    if (s != dnnl_success) {
-        step_free(&fused);
-        return s;
-    }
-    step_free(&plan->bias_add);
-    plan->bias_add = fused;
-    plan->scratch_size = scratch;
-    return dnnl_success;
+    return step_replace(plan, &plan->bias_add, pd, s);
 }
 
 /* The convolution's layouts of the three tensors, kept by the plan: the
