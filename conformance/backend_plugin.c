@@ -1,11 +1,14 @@
 /*
  * The runner's backend over a plugin table, as a graph compiler would
  * drive dgrad: ops built by kind and attributes from text, compiled and
- * executed through the ABI structs. Only ABI 1.0 entries are used, so any
- * major-1 plugin runs the suites. The table is the loaded module's
+ * executed through the ABI structs; post-op chains appended
+ * (op_append_post_op) or taken from graph_partition's fused partitions,
+ * both ABI 1.2. The ABI 1.0 entries run every case without a chain, so
+ * any major-1 plugin runs those suites. The table is the loaded module's
  * (`dgrad conform`) or the same table linked in over the core library
  * (backend_core.c: tests and dgrad_conform_core).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "conform.h"
@@ -65,6 +68,55 @@ static const char *status_name(void *ctx, dgrad_status_t st) {
     return s ? s : "unknown_status";
 }
 
+static dgrad_status_t op_append_post_op(void *ctx, void *op, const char *kind,
+        size_t n_attrs, const char *const *names, const char *const *values) {
+    return api_of(ctx)->op_append_post_op(op, kind, n_attrs, names, values);
+}
+
+static dgrad_status_t partition_fused(void *ctx, size_t n_ops,
+        const dgrad_plugin_graph_op_t *ops, size_t op_id, cf_partition_t *part,
+        void **handle) {
+    const dgrad_plugin_api_t *api = api_of(ctx);
+    dgrad_plugin_partition_args_t args;
+    memset(&args, 0, sizeof args);
+    args.struct_size = sizeof args;
+    args.n_ops = n_ops;
+    args.ops = ops;
+    args.flags = DGRAD_PLUGIN_PARTITION_FUSE;
+    memset(part, 0, sizeof *part);
+    *handle = NULL;
+    dgrad_status_t st = api->graph_partition(&args);
+    if (st != dgrad_success) return st;
+    *handle = args.partitions;
+    size_t n = 0;
+    st = api->partitions_count(args.partitions, &n);
+    for (size_t i = 0; st == dgrad_success && i < n && !part->found; i++) {
+        dgrad_plugin_partition_info_t info;
+        memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        st = api->partitions_get(args.partitions, i, &info);
+        if (st != dgrad_success || !info.n_op_ids || info.op_ids[0] != op_id)
+            continue;
+        part->found = 1;
+        part->claimed = info.claimed;
+        part->op = info.op;
+        snprintf(part->reason, sizeof part->reason, "%s",
+                info.reason ? info.reason : "");
+        part->n_op_ids = info.n_op_ids;
+        for (size_t k = 0; k < info.n_op_ids && k < 1 + CF_MAX_POST; k++)
+            part->op_ids[k] = info.op_ids[k];
+        part->n_inputs = info.n_inputs;
+        for (size_t k = 0; k < info.n_inputs && k < 3 + CF_MAX_POST; k++)
+            part->input_ids[k] = info.input_ids[k];
+        part->output_id = info.output_id;
+    }
+    return st;
+}
+
+static void partitions_destroy(void *ctx, void *handle) {
+    api_of(ctx)->partitions_destroy(handle);
+}
+
 void cf_backend_plugin_init(cf_backend_t *b, const dgrad_plugin_api_t *api) {
     memset(b, 0, sizeof *b);
     b->name = "plugin";
@@ -78,4 +130,9 @@ void cf_backend_plugin_init(cf_backend_t *b, const dgrad_plugin_api_t *api) {
     b->impl_name = impl_name;
     b->last_error = last_error;
     b->status_name = status_name;
+    if (DGRAD_PLUGIN_API_HAS(api, op_append_post_op)) {
+        b->op_append_post_op = op_append_post_op;
+        b->partition_fused = partition_fused;
+        b->partitions_destroy = partitions_destroy;
+    }
 }

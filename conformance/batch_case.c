@@ -4,9 +4,9 @@
  * rewrites (batch_rewrite.c, batch_outputs.c), handed to the graph reader.
  * --dt picks the one type the cases of the run run in. An op dgrad runs
  * (ConvolutionBackwardData, ConvTranspose) whose data input another op
- * computes is skipped when the line rewrites shapes (dgrad conform infers
- * no other op's output). A run whose graph holds no op dgrad runs is a
- * skip with the reason.
+ * computes is skipped when the line rewrites shapes, unless that op is an
+ * element-wise one whose output batch_outputs.c infers again. A run whose
+ * graph holds no op dgrad runs is a skip with the reason.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,10 @@ typedef struct proxy {
     const char *suite;
     dgrad_data_type_t run_dt;
     int cases, skips, errors;
+    /* The ops skipped (the reader names them "...#op<id>:..."): the
+     * links of a chain run with their op and are not among them. */
+    long long skipped[64];
+    int n_skipped;
 } proxy_t;
 
 static void proxy_case(cf_sink_t *s, const cf_case_t *c) {
@@ -47,8 +51,14 @@ static void proxy_case(cf_sink_t *s, const cf_case_t *c) {
 
 static void proxy_skip(cf_sink_t *s, const char *suite, const char *name,
         const char *reason) {
-    (void)suite, (void)name, (void)reason;
-    ((proxy_t *)s)->skips++; /* one skip per line names the kinds */
+    proxy_t *p = (proxy_t *)s;
+    (void)suite, (void)reason;
+    p->skips++; /* one skip per line names the kinds */
+    const char *h = NULL;
+    for (const char *f = strstr(name, "#op"); f; f = strstr(f + 1, "#op")) h = f;
+    long long id;
+    if (h && sscanf(h, "#op%lld", &id) == 1 && p->n_skipped < 64)
+        p->skipped[p->n_skipped++] = id;
 }
 
 static void proxy_error(cf_sink_t *s, const char *suite, const char *message) {
@@ -58,14 +68,19 @@ static void proxy_error(cf_sink_t *s, const char *suite, const char *message) {
     p->down->on_error(p->down, p->suite, message);
 }
 
-/* Kinds of the graph's ops, for the skip message. */
-static void kinds_of(json_t *ops, char *buf, size_t size) {
+/* Kinds of the graph's ops that were skipped (all but the run ones when
+ * @p p is NULL), for the skip message. */
+static void kinds_of(json_t *ops, const proxy_t *p, char *buf, size_t size) {
     size_t i, used = 0;
     json_t *op;
     buf[0] = '\0';
     json_array_foreach(ops, i, op) {
         const char *k = json_string_value(json_object_get(op, "kind"));
         if (!k || batch_is_run(op) || strstr(buf, k)) continue;
+        int skipped = !p;
+        long long id = json_integer_value(json_object_get(op, "id"));
+        for (int s = 0; p && s < p->n_skipped; s++) skipped |= p->skipped[s] == id;
+        if (!skipped) continue;
         if (used + strlen(k) + 8 >= size) {
             snprintf(buf + used, size - used, ", ...");
             return;
@@ -127,19 +142,20 @@ static void run_alternative(batch_t *b, at_t at, json_t *root,
         if (ok) batch_reinfer_outputs(d, json_object_get(root, "graph"), dst_shape_given);
     }
     proxy_t p = {{proxy_case, proxy_skip, proxy_error}, b->sink, at.file, dt,
-            0, 0, 0};
+            0, 0, 0, {0}, 0};
     if (ok && shapes) { /* ops fed by other ops: their inputs are stale */
         for (i = 0; i < json_array_size(d->ops);) {
             op = json_array_get(d->ops, i);
             json_t *x = json_array_get(json_object_get(op, "inputs"), 0);
             tensor_info_t *t = batch_tensor(d, json_integer_value(json_object_get(x, "id")));
-            if (batch_is_run(op) && t && t->produced) {
+            if (batch_is_run(op) && t && t->produced && !t->inferred) {
                 char name[CF_NAME + 32];
                 snprintf(name, sizeof name, "%s#op%lld", label,
                         (long long)json_integer_value(json_object_get(op, "id")));
                 b->sink->on_skip(b->sink, at.file, name, "its data input "
-                        "is computed by another op, and dgrad conform infers "
-                        "no other op's shapes after --in-shapes or --mb");
+                        "is computed by an op whose shapes dgrad conform "
+                        "does not infer after --in-shapes or --mb (it infers "
+                        "the element-wise ops')");
                 json_array_remove(d->ops, i);
                 p.cases++; /* reported: not a line without ops */
                 continue;
@@ -152,7 +168,7 @@ static void run_alternative(batch_t *b, at_t at, json_t *root,
         cf_graph_from_json(&j, d->root);
         b->errors += p.errors;
         char kinds[256], reason[512];
-        kinds_of(d->ops, kinds, sizeof kinds);
+        kinds_of(d->ops, p.cases ? &p : NULL, kinds, sizeof kinds);
         if (!p.cases && !p.errors) {
             snprintf(reason, sizeof reason, "the case holds no op dgrad runs "
                     "(%s; dgrad runs " CBD " and " CT ")",

@@ -19,6 +19,12 @@
  * oneDNN's harness; where they would not, the library's rule is the one
  * an output must satisfy.)
  *
+ * The element-wise ops around them (the quantization ops that feed a
+ * quantized pattern, the post-ops after it) keep their input's dims, or
+ * broadcast both inputs (numpy): so a line that rewrites a quantized
+ * pattern's graph inputs still gives its ConvTranspose and post-ops
+ * their shapes, as benchdnn's shape inference does.
+ *
  * Output strides follow benchdnn: the output's own tag, or the data
  * input's tag when the line changed a layout or a rank.
  */
@@ -146,34 +152,94 @@ static int infer_output(json_t *op, json_t *orig, int dst_shape_given,
     return 1;
 }
 
-/* Outputs of the ops dgrad runs, inferred again. */
-void batch_reinfer_outputs(doc_t *d, json_t *orig_ops,
-        const unsigned char *dst_shape_given) {
-    size_t i;
-    json_t *op;
-    json_array_foreach(d->ops, i, op) {
-        if (!batch_is_run(op)) continue;
-        json_t *outs = json_object_get(op, "outputs"), *o = json_array_get(outs, 0);
-        json_t *ins = json_object_get(op, "inputs");
-        int64_t dims[DGRAD_MAX_NDIMS];
-        int nd;
-        if (!json_is_object(o) || !infer_output(op, json_array_get(orig_ops, i),
-                    i < 256 && dst_shape_given[i], dims, &nd))
-            continue; /* the graph reader reports what is wrong */
-        json_t *dst = json_object_get(json_object_get(op, "attrs"), "dst_shape");
-        int64_t v[CF_MAX_LIST];
-        int n = op_ints(op, "dst_shape", v, CF_MAX_LIST, 0), zero = 1;
-        for (int k = 0; k < n; k++) zero = zero && v[k] == 0;
-        if (json_is_object(dst) && !zero) /* rewritten to match */
-            json_object_set_new(dst, "value", batch_ints_json(dims, nd));
-        tensor_info_t *t = batch_tensor(d, json_integer_value(json_object_get(o, "id")));
-        tensor_info_t *in0 = batch_tensor(d, json_integer_value(json_object_get(
-                json_array_get(ins, 0), "id")));
-        char tag[DGRAD_MAX_NDIMS + 1] = "";
-        if (d->change_stride && in0) snprintf(tag, sizeof tag, "%s", in0->tag);
-        else if (t) snprintf(tag, sizeof tag, "%s", t->tag);
-        if (t) snprintf(t->tag, sizeof t->tag, "%s", tag);
-        batch_set_tensor(d, json_integer_value(json_object_get(o, "id")), dims, nd, tag);
+/* The output dims of an element-wise op from its inputs' (current) dims,
+ * as oneDNN Graph's shape inference gives them: the quantization ops and
+ * the unary post-op kinds keep their input's; the binary ones broadcast
+ * both inputs by numpy's rules (auto_broadcast none: the first input's);
+ * BiasAdd keeps its first input's. 0 for other kinds or shapes that do
+ * not broadcast. */
+static int infer_elementwise(json_t *op, int64_t *out, int *nd) {
+    static const char *const same[] = {"Dequantize", "Quantize", "TypeCast",
+            "DynamicDequantize", "DynamicQuantize", "BiasAdd"};
+    const char *kind = json_string_value(json_object_get(op, "kind"));
+    json_t *ins = json_object_get(op, "inputs");
+    int operands = kind ? cf_model_post_kind_operands(kind) : -1;
+    int keep = operands == 0;
+    for (size_t k = 0; kind && k < sizeof same / sizeof same[0]; k++)
+        keep |= !strcmp(kind, same[k]);
+    if (!keep && operands != 1) return 0;
+    *nd = batch_lt_dims(json_array_get(ins, 0), out);
+    if (*nd < 0) return 0;
+    if (keep || !strcmp(op_str(op, "auto_broadcast", "numpy"), "none")) return 1;
+    int64_t b[DGRAD_MAX_NDIMS];
+    int nb = batch_lt_dims(json_array_get(ins, 1), b);
+    if (nb < 0) return 0;
+    int n = *nd > nb ? *nd : nb;
+    int64_t r[DGRAD_MAX_NDIMS];
+    for (int i = 0; i < n; i++) {
+        int64_t x = i < n - *nd ? 1 : out[i - (n - *nd)];
+        int64_t y = i < n - nb ? 1 : b[i - (n - nb)];
+        if (x != y && x != 1 && y != 1) return 0;
+        r[i] = x == 1 ? y : x;
     }
+    memcpy(out, r, (size_t)n * sizeof *r);
+    *nd = n;
+    return 1;
 }
 
+/* Sets the output of @p op to @p dims, with its tag (or the data input's
+ * when the line changed a layout or a rank); 1 when that changed it. */
+static int set_output(doc_t *d, json_t *op, const int64_t *dims, int nd) {
+    json_t *o = json_array_get(json_object_get(op, "outputs"), 0);
+    json_t *ins = json_object_get(op, "inputs");
+    int64_t old[DGRAD_MAX_NDIMS];
+    int old_nd = batch_lt_dims(o, old);
+    tensor_info_t *t = batch_tensor(d, json_integer_value(json_object_get(o, "id")));
+    tensor_info_t *in0 = batch_tensor(d, json_integer_value(json_object_get(
+            json_array_get(ins, 0), "id")));
+    char tag[DGRAD_MAX_NDIMS + 1] = "";
+    if (d->change_stride && in0) snprintf(tag, sizeof tag, "%s", in0->tag);
+    else if (t) snprintf(tag, sizeof tag, "%s", t->tag);
+    int changed = old_nd != nd || memcmp(old, dims, (size_t)nd * sizeof *dims)
+            || (t && strcmp(t->tag, tag));
+    if (t) {
+        snprintf(t->tag, sizeof t->tag, "%s", tag);
+        t->inferred = 1;
+    }
+    batch_set_tensor(d, json_integer_value(json_object_get(o, "id")), dims, nd, tag);
+    return changed;
+}
+
+/* Outputs of the ops dgrad runs and of the element-wise ops, inferred
+ * again in graph order, repeated until nothing changes (a file lists its
+ * ops in order; one pass per op at most otherwise). */
+void batch_reinfer_outputs(doc_t *d, json_t *orig_ops,
+        const unsigned char *dst_shape_given) {
+    size_t i, passes = json_array_size(d->ops) + 1;
+    json_t *op;
+    for (size_t pass = 0; pass < passes; pass++) {
+        int changed = 0;
+        json_array_foreach(d->ops, i, op) {
+            json_t *o = json_array_get(json_object_get(op, "outputs"), 0);
+            int64_t dims[DGRAD_MAX_NDIMS];
+            int nd;
+            if (!json_is_object(o)) continue;
+            if (!batch_is_run(op)) {
+                if (infer_elementwise(op, dims, &nd))
+                    changed |= set_output(d, op, dims, nd);
+                continue;
+            }
+            if (!infer_output(op, json_array_get(orig_ops, i),
+                        i < 256 && dst_shape_given[i], dims, &nd))
+                continue; /* the graph reader reports what is wrong */
+            json_t *dst = json_object_get(json_object_get(op, "attrs"), "dst_shape");
+            int64_t v[CF_MAX_LIST];
+            int n = op_ints(op, "dst_shape", v, CF_MAX_LIST, 0), zero = 1;
+            for (int k = 0; k < n; k++) zero = zero && v[k] == 0;
+            if (json_is_object(dst) && !zero) /* rewritten to match */
+                json_object_set_new(dst, "value", batch_ints_json(dims, nd));
+            changed |= set_output(d, op, dims, nd);
+        }
+        if (!changed) break;
+    }
+}

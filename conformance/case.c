@@ -23,6 +23,11 @@ void cf_case_free(cf_case_t *c) {
         t[i]->data = NULL;
         t[i]->count = 0;
     }
+    for (int i = 0; i < c->n_post; i++) {
+        free(c->post[i].operand.data);
+        c->post[i].operand.data = NULL;
+        c->post[i].operand.count = 0;
+    }
 }
 
 int cf_case_add_attr(cf_case_t *c, const char *name, const char *value) {
@@ -201,5 +206,15 @@ void cf_build_inputs(const cf_case_t *c, dgrad_data_type_t dt,
     } else if (c->third == cf_third_bias) {
         cf_lt_fill(&ri->lts[2], 2, dt, &c->bias, dgrad_property_type_variable);
         ri->n = 3;
+    }
+    /* The post-ops' operands follow, in chain order (ids from 4: 3 is the
+     * output's). */
+    ri->n_own = ri->n;
+    for (int i = 0; i < c->n_post; i++) {
+        const cf_post_t *po = &c->post[i];
+        if (!po->has_operand) continue;
+        cf_lt_fill(&ri->lts[ri->n], 4 + ri->n, po->operand_dt ? po->operand_dt : dt,
+                &po->operand, dgrad_property_type_variable);
+        ri->n++;
     }
 }

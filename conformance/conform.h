@@ -49,6 +49,57 @@ typedef struct cf_tensor {
     size_t count;
 } cf_tensor_t;
 
+/* Longest post-op chain a case may state: one more than dgrad takes, so
+ * that a chain too long can be a case that must be rejected. */
+#define CF_MAX_POST (DGRAD_MAX_POST_OPS + 1)
+#define CF_POST_ATTRS 4
+#define CF_KIND 64
+
+/* One post-op of a case's chain (dgrad_op_append_post_op): a oneDNN Graph
+ * op kind, its attributes as text, and its other operand when the case
+ * gives one. Whether the kind takes an operand is the model's rule, not
+ * the case's: a case may give an operand to ReLU (an invalid case). */
+typedef struct cf_post {
+    char kind[CF_KIND];
+    int n_attrs;
+    cf_attr_t attrs[CF_POST_ATTRS];
+    int has_operand;
+    cf_tensor_t operand; /* dims, strides, values (NULL: generated) */
+    dgrad_data_type_t operand_dt; /* undef: the run's type */
+    /* Graph files: the post-op's op id, its operand's tensor id and which
+     * of its inputs the chain enters (1: the commutative ops may take the
+     * chain second). */
+    size_t graph_id, operand_id;
+    int chain_input;
+} cf_post_t;
+
+/* A whole oneDNN Graph file's graph, as a graph compiler hands it to
+ * graph_partition (graph files only): every op with its kind, attributes
+ * as text and logical tensors (types as the file has them; undef for the
+ * quantized ones dgrad does not know). */
+typedef struct cf_graph_lt {
+    size_t id;
+    dgrad_data_type_t dt;
+    cf_tensor_t t; /* dims, strides, layout any; no values */
+    int constant;
+} cf_graph_lt_t;
+
+typedef struct cf_graph_op {
+    size_t id;
+    char kind[CF_KIND];
+    int n_attrs;
+    cf_attr_t *attrs;
+    int n_inputs, n_outputs;
+    cf_graph_lt_t *inputs, *outputs;
+} cf_graph_op_t;
+
+typedef struct cf_graph {
+    int n_ops;
+    cf_graph_op_t *ops;
+} cf_graph_t;
+
+void cf_graph_free(cf_graph_t *g);
+
 typedef enum cf_third {
     cf_third_none = 0,
     cf_third_shape = 1, /* dst_shape (full) / output_shape (spatial) input */
@@ -81,6 +132,18 @@ typedef struct cf_case {
     /* The one type the case runs in (a batch line's --dt), or undef: each
      * --dtypes type. */
     dgrad_data_type_t run_dt;
+    /* The post-op chain, in order; their operands are the op's inputs
+     * after its own, in chain order. */
+    int n_post;
+    cf_post_t post[CF_MAX_POST];
+    /* Graph files: the file's graph and the id of the case's op in it.
+     * The runner hands the graph to graph_partition with
+     * DGRAD_PLUGIN_PARTITION_FUSE and runs the partition of the op, which
+     * must hold exactly the chain above (the reader's reading of the
+     * fusion rules). NULL otherwise; valid during on_case only. */
+    const cf_graph_t *graph;
+    size_t graph_op_id;
+    size_t graph_output_id; /* the chain's output tensor */
 } cf_case_t;
 
 /* Zeroes @p c (no data owned). */
@@ -112,8 +175,8 @@ const char *cf_near_kind(const char *kind, const char *const *known, int n);
 /* The operands of a run of a case: logical tensors, and the shape values
  * (as the shape input's type stores them). */
 typedef struct run_inputs {
-    size_t n;
-    dgrad_logical_tensor_t lts[3];
+    size_t n, n_own; /* all inputs; the op's own (then the operands) */
+    dgrad_logical_tensor_t lts[3 + CF_MAX_POST];
     int64_t shape_buf[DGRAD_MAX_NDIMS];
 } run_inputs_t;
 
@@ -199,6 +262,22 @@ int cf_sweep_generate(cf_sweep_t sweep, cf_sink_t *sink);
  * independently of src/problem.c, so that the dialect layer is checked
  * rather than trusted. It resolves a valid case's canonical geometry and
  * maps user layouts to canonical strides. */
+/* A post-op as the model reads it (model_post.c): the canonical algorithm
+ * and parameters (canonical.h's dgrad_post_alg_t, what the reference
+ * computes), and for an operand its broadcast view of the output. */
+typedef struct cf_post_view {
+    int32_t alg;
+    double alpha, beta;
+    int operand; /* the kind takes one */
+    int rank;    /* the operand's */
+    /* Operand axis of each canonical output axis [N, C, Y...], -1 where
+     * the operand has none (it broadcasts); the view's dims (1 or the
+     * output's). */
+    int pos[2 + CF_MAX_SPATIAL];
+    int64_t dims[2 + CF_MAX_SPATIAL];
+    int bias_axis; /* BiasAdd: the canonical axis of its channels; else -1 */
+} cf_post_view_t;
+
 typedef struct cf_geom {
     dgrad_op_kind_t kind;
     int nsp;
@@ -208,6 +287,8 @@ typedef struct cf_geom {
     int64_t D[CF_MAX_SPATIAL], PB[CF_MAX_SPATIAL], Y[CF_MAX_SPATIAL];
     int64_t F[CF_MAX_SPATIAL];
     int has_bias;
+    int n_post;
+    cf_post_view_t post[CF_MAX_POST];
 } cf_geom_t;
 
 /* Resolves @p c; 0 with a reason when the case is invalid or unreadable. */
@@ -225,6 +306,29 @@ void cf_model_act_strides(const cf_geom_t *g, const int64_t *user,
 void cf_model_wei_strides(const cf_geom_t *g, const int64_t *user,
         int64_t *canon);
 
+/* The post-op chain of @p c against @p g's output (model_post.c, from
+ * oneDNN Graph's op specifications, independently of src/post_ops.c):
+ * fills g->post; 0 with a reason when the chain is invalid.
+ * cf_model_resolve calls it last. */
+int cf_model_post_ops(const cf_case_t *c, cf_geom_t *g, char *why,
+        size_t size);
+/* Canonical strides [N, C, Y...] of post-op @p i's operand given its
+ * strides (0 where it broadcasts). */
+void cf_model_post_strides(const cf_geom_t *g, int i, const int64_t *user,
+        int64_t *canon);
+/* The chain of @p c (geometry @p g) written for the output of @p t, a
+ * translation of it, into @p out: the same kinds and attributes, each
+ * operand as the full-rank view in @p t's dims order, a BiasAdd whose
+ * channels are not @p t's channel or last axis as an Add. */
+void cf_model_translate_post(const cf_case_t *c, const cf_geom_t *g,
+        const cf_geom_t *t, cf_case_t *out);
+/* The kind's operand count under the model's table (0 or 1), or -1 for a
+ * kind that is not a post-op. */
+int cf_model_post_kind_operands(const char *kind);
+/* Whether two resolutions of one problem agree on their chains (the
+ * same algorithms, parameters and views). */
+int cf_model_same_post(const cf_geom_t *a, const cf_geom_t *b);
+
 /* The case in oneDNN Graph's dialect with the given layouts (dense
  * tensors, dst_shape attribute, explicit pads) producing the same canonical
  * problem; 0 with a reason when the dialect cannot express it. */
@@ -236,6 +340,8 @@ int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
 /* How the runner executes ops: a small table of its own, implemented over
  * the plugin table (backend_plugin.c), either loaded (`dgrad conform`) or
  * linked in over the core library (tests). */
+struct dgrad_plugin_graph_op;
+struct cf_partition;
 typedef struct cf_backend {
     const char *name;
     void *ctx;
@@ -257,7 +363,30 @@ typedef struct cf_backend {
     const char *(*impl_name)(void *ctx, void *compiled);
     const char *(*last_error)(void *ctx);
     const char *(*status_name)(void *ctx, dgrad_status_t status);
+    /* ABI 1.2; NULL with an older plugin (cases with post-ops are then
+     * skipped). */
+    dgrad_status_t (*op_append_post_op)(void *ctx, void *op,
+            const char *kind, size_t n_attrs, const char *const *names,
+            const char *const *values);
+    /* graph_partition with DGRAD_PLUGIN_PARTITION_FUSE over @p ops, and
+     * the partition whose first op is @p op_id described in @p part;
+     * *@p handle keeps part->op alive until partitions_destroy. */
+    dgrad_status_t (*partition_fused)(void *ctx, size_t n_ops,
+            const struct dgrad_plugin_graph_op *ops, size_t op_id,
+            struct cf_partition *part, void **handle);
+    void (*partitions_destroy)(void *ctx, void *handle);
 } cf_backend_t;
+
+/* A partition as graph_partition gives it (backend partition_fused). */
+typedef struct cf_partition {
+    int found;   /* a partition starts with the op */
+    int claimed;
+    const void *op;     /* claimed: the op with its post-ops */
+    char reason[CF_MESSAGE / 2]; /* unclaimed: why */
+    size_t n_op_ids, op_ids[1 + CF_MAX_POST];
+    size_t n_inputs, input_ids[3 + CF_MAX_POST];
+    size_t output_id;
+} cf_partition_t;
 
 struct dgrad_plugin_api;
 /* Over a plugin table (from the loader). */

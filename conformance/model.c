@@ -13,6 +13,9 @@
  * output shape is always inferred from the attributes (explicit pads,
  * VALID, or SAME_* by the kernel alone, plus output_padding without a
  * bound), and output dims a tensor gives only have to agree with it.
+ *
+ * A case's post-op chain is resolved last, against the output resolved
+ * here (model_post.c).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -417,7 +420,8 @@ int cf_model_resolve(const cf_case_t *c, cf_geom_t *g, char *why,
     /* oneDNN Graph ConvTranspose: the output shape is always inferred;
      * output dims the tensor gives must agree, they never choose it. */
     if (onednn_ct && !output_dims_agree(c, g, why, size)) return 0;
-    return 1;
+    /* The chain applies to the output as resolved (model_post.c). */
+    return cf_model_post_ops(c, g, why, size);
 }
 
 /* oneDNN Graph SAME_* with a given output size crops PB = floor(t/2)
@@ -521,5 +525,6 @@ int cf_model_translate(const cf_case_t *c, const cf_geom_t *g, int nxc,
     out->expected.ndims = 2 + nsp;
     memcpy(out->expected.dims, v, sizeof v);
     out->has_expected = 1;
+    cf_model_translate_post(c, g, &t, out);
     return 1;
 }

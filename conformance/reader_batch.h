@@ -76,6 +76,7 @@ typedef struct tensor_info {
     int64_t id;
     char tag[DGRAD_MAX_NDIMS + 1];
     int produced, rewritten;
+    int inferred; /* an op's output whose dims were inferred again */
 } tensor_info_t;
 
 typedef struct doc {
@@ -111,8 +112,9 @@ void batch_rewrite_mb(doc_t *d, long long mb);
 
 /* ------------------------------------------ outputs (batch_outputs.c) */
 
-/* The outputs of the ops of @p d that dgrad runs inferred again after the
- * rewrites; @p orig_ops are the ops as the file wrote them. */
+/* The outputs of the ops of @p d that dgrad runs, and of the
+ * element-wise ops around them, inferred again after the rewrites;
+ * @p orig_ops are the ops as the file wrote them. */
 void batch_reinfer_outputs(doc_t *d, json_t *orig_ops,
         const unsigned char *dst_shape_given);
 

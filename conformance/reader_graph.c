@@ -5,12 +5,14 @@
  * tensors with id, dtype, shape, stride, layout_type, property_type).
  *
  * Every ConvolutionBackwardData op and every ConvTranspose op (oneDNN
- * Graph's inference op, dgrad's "onednn:ConvTranspose") runs on its own,
- * on generated data, with the logical tensors the file gives (strides
- * included). Ops of other kinds (a ConvTranspose's post-ops among them)
- * are skipped with their kind named. The dst_shape input's values are not
- * in such files: they are the output's dims. A ConvTranspose's optional
- * third input is its bias.
+ * Graph's inference op, dgrad's "onednn:ConvTranspose") runs on generated
+ * data, with the logical tensors the file gives (strides included): on
+ * its own, or with the chain of post-ops that follows it as one fused
+ * partition (graph_chain.c: the case carries the chain and the whole
+ * graph, which the runner hands to graph_partition). Ops of other kinds
+ * are skipped with their kind named, the links of a chain excepted. The
+ * dst_shape input's values are not in such files: they are the output's
+ * dims. A ConvTranspose's optional third input is its bias.
  *
  * benchdnn writes an unset dst_shape or output_padding as DNNL_MAX_NDIMS
  * (12) zeros; such values are passed on as they are: "not given" is the
@@ -20,7 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_common.h"
+#include "graph_chain.h"
 
 /* The oneDNN Graph op kinds this reader runs. */
 typedef enum { OP_CBD = 1, OP_CT = 2 } op_bit_t;
@@ -170,7 +172,23 @@ static int read_lt(jctx_t *j, json_t *obj, const char *path, int output,
     return 1;
 }
 
-static void read_op(jctx_t *j, json_t *op, const char *path) {
+/* The graph's chains: found in a first pass over the run ops (errors
+ * silent: the second pass reports them), then each run op's case carries
+ * its chain and the ops of the chains are not skips. */
+typedef struct chains {
+    const cf_graph_t *graph; /* NULL: no chains looked for */
+    int deliver;             /* 0: the first pass */
+    int n_fused;
+    size_t fused[4 * DGRAD_MAX_POST_OPS];
+} chains_t;
+
+static int is_fused(const chains_t *ch, int64_t id) {
+    for (int i = 0; i < ch->n_fused; i++)
+        if ((int64_t)ch->fused[i] == id) return 1;
+    return 0;
+}
+
+static void read_op(jctx_t *j, json_t *op, const char *path, chains_t *ch) {
     char p[JPATH], q[JPATH];
     int64_t id;
     const char *kind = NULL, *name = NULL;
@@ -188,6 +206,7 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
     for (size_t i = 0; i < N_GRAPH_KINDS && !k; i++)
         if (!strcmp(kind, graph_kinds[i].name)) k = &graph_kinds[i];
     if (!k) {
+        if (!ch->deliver || is_fused(ch, id)) return; /* run in a chain */
         static const char *const runs[] = {"ConvolutionBackwardData",
                 "ConvTranspose"};
         const char *near = cf_near_kind(kind, runs, 2);
@@ -197,9 +216,15 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
                     kind, near);
             return;
         }
-        char reason[192];
-        snprintf(reason, sizeof reason, "op kind %.64s is not run (dgrad runs "
-                "ConvolutionBackwardData and ConvTranspose)", kind);
+        char reason[320];
+        if (cf_model_post_kind_operands(kind) >= 0)
+            snprintf(reason, sizeof reason, "op kind %.64s is not run (a "
+                    "post-op runs in the chain after a ConvolutionBackwardData "
+                    "or ConvTranspose, and the fusion rules of dgrad_plugin.h "
+                    "put none before this one)", kind);
+        else
+            snprintf(reason, sizeof reason, "op kind %.64s is not run (dgrad "
+                    "runs ConvolutionBackwardData and ConvTranspose)", kind);
         j->sink->on_skip(j->sink, j->file, c.name, reason);
         return;
     }
@@ -287,8 +312,29 @@ static void read_op(jctx_t *j, json_t *op, const char *path) {
         c.n_shape = (int)c.output.ndims;
         memcpy(c.shape_values, c.output.dims, sizeof c.shape_values);
     }
+    /* The chain after the op (graph_chain.c): the case is then the fused
+     * partition, named after its ops. */
+    if (ch->graph && cf_graph_chain(ch->graph, (size_t)id, &c)) {
+        for (int i = 0; i < c.n_post; i++) {
+            if (!ch->deliver && ch->n_fused < (int)(sizeof ch->fused / sizeof ch->fused[0]))
+                ch->fused[ch->n_fused++] = c.post[i].graph_id;
+            size_t l = strlen(c.name);
+            snprintf(c.name + l, sizeof c.name - l, "+op%zu:%s",
+                    c.post[i].graph_id, c.post[i].kind);
+        }
+    }
+    if (!ch->deliver) return;
     for (const char *s = c.name; *s; s++) c.seed = c.seed * 31u + (unsigned char)*s;
     j->sink->on_case(j->sink, &c);
+}
+
+static void quiet_case(cf_sink_t *s, const cf_case_t *c) { (void)s, (void)c; }
+static void quiet_skip(cf_sink_t *s, const char *a, const char *b,
+        const char *c) {
+    (void)s, (void)a, (void)b, (void)c;
+}
+static void quiet_error(cf_sink_t *s, const char *a, const char *b) {
+    (void)s, (void)a, (void)b;
 }
 
 static void read_root(jctx_t *j, json_t *root) {
@@ -323,7 +369,19 @@ static void read_root(jctx_t *j, json_t *root) {
         return;
     size_t i;
     json_t *op;
-    json_array_foreach(graph, i, op) read_op(j, op, jpath_index(p, "$.graph", i));
+    cf_graph_t g;
+    chains_t ch;
+    memset(&ch, 0, sizeof ch);
+    if (cf_graph_read(graph, &g)) {
+        cf_sink_t quiet = {quiet_case, quiet_skip, quiet_error};
+        jctx_t first = {&quiet, j->file, 0};
+        ch.graph = &g;
+        json_array_foreach(graph, i, op)
+            read_op(&first, op, jpath_index(p, "$.graph", i), &ch);
+    }
+    ch.deliver = 1;
+    json_array_foreach(graph, i, op) read_op(j, op, jpath_index(p, "$.graph", i), &ch);
+    cf_graph_free(&g);
 }
 
 int cf_graph_from_json(jctx_t *j, json_t *root) {

@@ -190,6 +190,101 @@ static int read_attrs(jctx_t *j, json_t *attrs, const char *path,
     return 1;
 }
 
+/* One post-op: {kind, attrs (name -> number or string), operand
+ * ({shape, data}, optional dtype and strides)}. */
+static int read_post_op(jctx_t *j, json_t *obj, const char *path,
+        int allow_zero, cf_post_t *po) {
+    char p[JPATH], q[JPATH];
+    const char *kind = NULL, *key;
+    json_t *v;
+    if (!jexpect_object(j, obj, path)
+            || !jget_string(j, obj, path, "kind", 1, &kind))
+        return 0;
+    json_object_foreach(obj, key, v) {
+        if (strcmp(key, "kind") && strcmp(key, "attrs") && strcmp(key, "operand"))
+            return jerr(j, jpath_key(p, path, key), "unknown field", "a post-op "
+                    "has only 'kind', 'attrs' and 'operand'");
+    }
+    if (strlen(kind) >= sizeof po->kind)
+        return jerr(j, jpath_key(p, path, "kind"), "too large", "the kind is "
+                "longer than %zu bytes", sizeof po->kind - 1);
+    snprintf(po->kind, sizeof po->kind, "%s", kind);
+    json_t *attrs = json_object_get(obj, "attrs");
+    if (attrs) {
+        jpath_key(p, path, "attrs");
+        if (!jexpect_object(j, attrs, p)) return 0;
+        json_object_foreach(attrs, key, v) {
+            jpath_key(q, p, key);
+            if (po->n_attrs == CF_POST_ATTRS || strlen(key) >= CF_ATTR_NAME)
+                return jerr(j, q, "too large", "at most %d attributes with "
+                        "names below %d bytes", CF_POST_ATTRS, CF_ATTR_NAME);
+            cf_attr_t *a = &po->attrs[po->n_attrs++];
+            snprintf(a->name, sizeof a->name, "%s", key);
+            /* numbers as dgrad_op_append_post_op takes them: text that
+             * reads back as the same double */
+            if (json_is_number(v))
+                snprintf(a->value, sizeof a->value, "%.17g", json_number_value(v));
+            else if (json_is_string(v) && strlen(json_string_value(v)) < CF_ATTR_VALUE)
+                snprintf(a->value, sizeof a->value, "%s", json_string_value(v));
+            else
+                return jerr(j, q, "wrong type", "expected a number or a string "
+                        "(below %d bytes), got %s", CF_ATTR_VALUE, jtype(v));
+        }
+    }
+    json_t *op = json_object_get(obj, "operand");
+    if (!op) return 1;
+    jpath_key(p, path, "operand");
+    if (!jexpect_object(j, op, p)) return 0;
+    /* dtype and strides are the operand's own; the rest is a tensor */
+    json_t *t = json_deep_copy(op);
+    json_t *dt = json_object_get(op, "dtype"), *st = json_object_get(op, "strides");
+    json_object_del(t, "dtype");
+    json_object_del(t, "strides");
+    int ok = read_tensor(j, t, p, allow_zero, &po->operand);
+    json_decref(t);
+    if (!ok) return 0;
+    po->has_operand = 1;
+    if (dt) {
+        jpath_key(q, p, "dtype");
+        if (!json_is_string(dt))
+            return jerr(j, q, "wrong type", "expected a string, got %s", jtype(dt));
+        po->operand_dt = cf_data_type_named(json_string_value(dt));
+        if (!po->operand_dt)
+            return jerr(j, q, "bad value", "'%.16s' is not a data type name",
+                    json_string_value(dt));
+    }
+    if (st) {
+        int n;
+        jpath_key(q, p, "strides");
+        if (!jget_ints(j, st, q, 0, po->operand.strides, DGRAD_MAX_NDIMS, &n))
+            return 0;
+        if (n != po->operand.ndims)
+            return jerr(j, q, "inconsistent", "%d strides for %d dims", n,
+                    (int)po->operand.ndims);
+        po->operand.has_strides = 1;
+    }
+    return 1;
+}
+
+static int read_post_ops(jctx_t *j, json_t *v, const char *path,
+        int allow_zero, cf_case_t *c) {
+    char p[JPATH];
+    if (!json_is_array(v))
+        return jerr(j, path, "wrong type", "expected a list of post-ops, got %s",
+                jtype(v));
+    if (json_array_size(v) > CF_MAX_POST)
+        return jerr(j, path, "too large", "at most %d post-ops", CF_MAX_POST);
+    size_t i;
+    json_t *e;
+    json_array_foreach(v, i, e) {
+        cf_post_t *po = &c->post[c->n_post++];
+        memset(po, 0, sizeof *po);
+        if (!read_post_op(j, e, jpath_index(p, path, i), allow_zero, po))
+            return 0;
+    }
+    return 1;
+}
+
 static int status_known(const char *name) {
     for (int s = 0; s <= dgrad_abi_mismatch; s++)
         if (!strcmp(dgrad_status_name((dgrad_status_t)s), name)) return 1;
@@ -256,6 +351,10 @@ static int read_case(jctx_t *j, json_t *obj, const char *path,
             return 0;
         c->has_expected = !expect;
     }
+    json_t *posts = json_object_get(obj, "post_ops");
+    if (posts && !read_post_ops(j, posts, jpath_key(p, path, "post_ops"),
+                !!expect, c))
+        return 0;
     json_t *bias = json_object_get(obj, "bias");
     if (bias) {
         if (c->kind != dgrad_op_conv_transpose

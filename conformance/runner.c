@@ -21,18 +21,37 @@ void cf_options_default(cf_options_t *o) {
     o->max_elements = (int64_t)1 << 25;
 }
 
-/* What every run mode starts with: the operands of a case in one type,
- * and the op, its attributes set in order, compiled. */
-typedef struct compiled_case {
-    run_inputs_t ri;
-    dgrad_logical_tensor_t olt; /* the requested output, then the compiled */
-    void *op, *compiled;
-} compiled_case_t;
+typedef cf_compiled_t compiled_case_t;
 
-/* On failure @p msg says which step failed; release_case in any case. */
+/* The chain of @p c appended to @p op in order. */
+static dgrad_status_t append_post_ops(const cf_backend_t *be, const cf_case_t *c,
+        void *op, char *msg, size_t size) {
+    for (int i = 0; i < c->n_post; i++) {
+        const cf_post_t *po = &c->post[i];
+        const char *names[CF_POST_ATTRS], *values[CF_POST_ATTRS];
+        for (int a = 0; a < po->n_attrs; a++) {
+            names[a] = po->attrs[a].name;
+            values[a] = po->attrs[a].value;
+        }
+        dgrad_status_t st = be->op_append_post_op(be->ctx, op, po->kind,
+                (size_t)po->n_attrs, names, values);
+        if (st != dgrad_success) {
+            snprintf(msg, size, "appending post-op %d %s: %s", i + 1,
+                    po->kind, be->last_error(be->ctx));
+            return st;
+        }
+    }
+    return dgrad_success;
+}
+
+/* On failure @p msg says which step failed; release_case in any case. A
+ * graph file's case with a chain is a fused partition (runner_fused.c)
+ * in its native layout. */
 static dgrad_status_t compile_case(const cf_backend_t *be, const cf_case_t *c,
         dgrad_data_type_t dt, compiled_case_t *cc, char *msg, size_t size) {
-    cc->op = cc->compiled = NULL;
+    cc->op = cc->compiled = cc->partitions = NULL;
+    cc->fusion_differs = 0;
+    if (c->graph) return cf_compile_fused(be, c, dt, cc, msg, size);
     cf_build_inputs(c, dt, &cc->ri);
     cf_lt_fill(&cc->olt, 3, dt, &c->output, dgrad_property_type_variable);
     dgrad_status_t st = be->op_create(be->ctx, c->kind, c->name, &cc->op);
@@ -49,6 +68,8 @@ static dgrad_status_t compile_case(const cf_backend_t *be, const cf_case_t *c,
             return st;
         }
     }
+    st = append_post_ops(be, c, cc->op, msg, size);
+    if (st != dgrad_success) return st;
     st = be->compile(be->ctx, cc->op, cc->ri.n, cc->ri.lts, &cc->olt,
             &cc->compiled);
     if (st != dgrad_success)
@@ -58,7 +79,8 @@ static dgrad_status_t compile_case(const cf_backend_t *be, const cf_case_t *c,
 
 static void release_case(const cf_backend_t *be, compiled_case_t *cc) {
     be->compiled_destroy(be->ctx, cc->compiled);
-    be->op_destroy(be->ctx, cc->op);
+    if (cc->partitions) be->partitions_destroy(be->ctx, cc->partitions);
+    else be->op_destroy(be->ctx, cc->op);
 }
 
 /* Fails @p res when the dims of @p lt (@p what) are not @p want. */
@@ -90,7 +112,7 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
     cf_result_t res;
     cf_result_init(&res, c, dt, x->layout);
     char msg[CF_MESSAGE] = "";
-    void *bufs[3] = {NULL, NULL, NULL};
+    void *bufs[3 + CF_MAX_POST] = {NULL};
     void *out = NULL;
     compiled_case_t cc;
     dgrad_logical_tensor_t produced;
@@ -99,6 +121,10 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
     cf_model_output_dims(g, want_dims);
 
     dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
+    if (cc.fusion_differs) {
+        cf_result_set(&res, cf_fail, "fusion_mismatch", "%s", msg);
+        goto done;
+    }
     if (st != dgrad_success) {
         cf_result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
         goto done;
@@ -119,8 +145,21 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
             goto done;
         }
     }
-    const void *inputs[3] = {bufs[0], bufs[1],
+    /* The operands, each scattered from its canonical view. */
+    for (size_t k = cc.ri.n_own, i = 0; k < cc.ri.n; k++, i++) {
+        while (!g->post[i].operand) i++;
+        bufs[k] = cf_scatter_operand(g, (int)i, &cc.ri.lts[k],
+                x->d->operand[k - cc.ri.n_own], x->r->opt.max_elements, &span);
+        if (!bufs[k]) {
+            cf_result_set(&res, cf_fail, "out_of_memory", "post-op %d's "
+                    "operand spans %lld elements (limit %lld)", (int)i + 1,
+                    (long long)span, (long long)x->r->opt.max_elements);
+            goto done;
+        }
+    }
+    const void *inputs[3 + CF_MAX_POST] = {bufs[0], bufs[1],
             c->third == cf_third_shape ? (const void *)cc.ri.shape_buf : bufs[2]};
+    for (size_t k = cc.ri.n_own; k < cc.ri.n; k++) inputs[k] = bufs[k];
     size_t es = dgrad_data_type_size(dt);
     int64_t cap = deferred ? x->d->n_out : cf_span_of(&cc.olt);
     if (cap > x->r->opt.max_elements || !(out = malloc((size_t)cap * es))) {
@@ -158,7 +197,7 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
             be->impl_name(be->ctx, cc.compiled), &res);
 done:
     release_case(be, &cc);
-    for (int k = 0; k < 3; k++) free(bufs[k]);
+    for (int k = 0; k < 3 + CF_MAX_POST; k++) free(bufs[k]);
     free(out);
     cf_report_add(x->r->report, &res);
 }
@@ -170,36 +209,43 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
     cf_result_t res;
     cf_result_init(&res, c, dt, "native");
     char msg[CF_MESSAGE] = "";
-    void *bufs[4] = {NULL, NULL, NULL, NULL};
+    enum { MAX_BUFS = 4 + CF_MAX_POST };
+    void *bufs[MAX_BUFS] = {NULL};
     compiled_case_t cc;
     dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
     if (st == dgrad_success) {
         /* Accepted at compile: the rule may be one execute checks (shape
          * values). Buffers sized from the tensors, zero-filled; an output
          * still unknown gets room for 2^16 elements (an op that wrongly
-         * needs more fails on the capacity, which still is a failure). */
+         * needs more fails on the capacity, which still is a failure).
+         * The output's buffer is the last. */
         int64_t lim = r->opt.max_elements;
-        int64_t spans[4] = {cf_span_of(&cc.ri.lts[0]), cf_span_of(&cc.ri.lts[1]),
-                c->third == cf_third_bias ? cf_span_of(&cc.ri.lts[2]) : 1,
-                cf_dims_known(&cc.olt) ? cf_span_of(&cc.olt) : (int64_t)1 << 16};
-        dgrad_data_type_t dts[4] = {cc.ri.lts[0].data_type, cc.ri.lts[1].data_type,
-                dt, dt};
+        size_t n = cc.ri.n, o = n;
         int ok = 1;
-        for (int k = 0; k < 4 && ok; k++)
-            ok = spans[k] <= lim && (bufs[k] = calloc((size_t)spans[k] + 1,
-                                             dgrad_data_type_size(dts[k])));
+        for (size_t k = 0; k <= n && ok; k++) {
+            const dgrad_logical_tensor_t *lt = k == o ? &cc.olt : &cc.ri.lts[k];
+            int64_t span = k == o ? (cf_dims_known(lt) ? cf_span_of(lt)
+                                                       : (int64_t)1 << 16)
+                                  : k == 2 && c->third == cf_third_shape
+                    ? 1 : cf_span_of(lt);
+            dgrad_data_type_t t = k == o ? dt : lt->data_type;
+            ok = span <= lim && (bufs[k] = calloc((size_t)span + 1,
+                                         dgrad_data_type_size(t ? t : dt)));
+            if (k == o) lim = span; /* the output's capacity, below */
+        }
         if (!ok) {
             snprintf(msg, sizeof msg, "compile accepted the case and its "
                     "tensors are too large to execute");
         } else {
-            const void *inputs[3] = {bufs[0], bufs[1],
-                    c->third == cf_third_shape ? (const void *)cc.ri.shape_buf
-                                               : bufs[2]};
+            const void *inputs[3 + CF_MAX_POST];
+            for (size_t k = 0; k < n; k++)
+                inputs[k] = k == 2 && c->third == cf_third_shape
+                        ? (const void *)cc.ri.shape_buf : bufs[k];
             dgrad_logical_tensor_t produced;
             memset(&produced, 0, sizeof produced);
             produced.struct_size = sizeof produced;
-            st = be->execute(be->ctx, cc.compiled, cc.ri.n, inputs, bufs[3],
-                    (size_t)spans[3] * dgrad_data_type_size(dt), &produced);
+            st = be->execute(be->ctx, cc.compiled, n, inputs, bufs[o],
+                    (size_t)lim * dgrad_data_type_size(dt), &produced);
             snprintf(msg, sizeof msg, "%s%s", st == dgrad_success
                     ? "compile and execute accepted the case" : "execute: ",
                     st == dgrad_success ? "" : be->last_error(be->ctx));
@@ -211,7 +257,7 @@ static void run_invalid(cf_runner_t *r, const cf_case_t *c,
     else
         cf_result_set(&res, cf_fail, got, "expected %s: %s", c->expect_error, msg);
     release_case(be, &cc);
-    for (int k = 0; k < 4; k++) free(bufs[k]);
+    for (int k = 0; k < MAX_BUFS; k++) free(bufs[k]);
     cf_report_add(r->report, &res);
 }
 
@@ -226,7 +272,9 @@ static void run_compile_only(cf_runner_t *r, const cf_case_t *c,
     int64_t want[DGRAD_MAX_NDIMS];
     cf_model_output_dims(g, want);
     dgrad_status_t st = compile_case(be, c, dt, &cc, msg, sizeof msg);
-    if (st != dgrad_success)
+    if (cc.fusion_differs)
+        cf_result_set(&res, cf_fail, "fusion_mismatch", "%s", msg);
+    else if (st != dgrad_success)
         cf_result_set(&res, cf_fail, be->status_name(be->ctx, st), "%s", msg);
     else if (!cf_dims_known(&cc.olt)
             || !dims_differ(&res, "compiled output dims", &cc.olt, want,
@@ -286,6 +334,13 @@ static int check_file_dims(cf_runner_t *r, const cf_case_t *c,
 }
 
 static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
+    if ((c->n_post && !r->be.op_append_post_op)
+            || (c->graph && !r->be.partition_fused)) {
+        report_all(r, c, "native", cf_skip, "skipped", "the case has a "
+                "post-op chain, and the plugin's ABI is older than 1.2 "
+                "(no op_append_post_op, no fused partitions)");
+        return;
+    }
     if (c->expect_error[0]) {
         for (int t = 0; t < r->opt.n_dtypes; t++)
             run_invalid(r, c, r->opt.dtypes[t]);
@@ -345,7 +400,8 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
         /* The translation must resolve to the very same problem. */
         if (!cf_model_resolve(t, &tg[v], why, sizeof why)
                 || memcmp(tg[v].PB, g.PB, sizeof g.PB)
-                || memcmp(tg[v].Y, g.Y, sizeof g.Y) || tg[v].G != g.G) {
+                || memcmp(tg[v].Y, g.Y, sizeof g.Y) || tg[v].G != g.G
+                || !cf_model_same_post(&tg[v], &g)) {
             snprintf(msg, sizeof msg, "internal: the translation does not "
                     "resolve to the same problem (%s)", why);
             report_all(r, c, variants[v].label, cf_fail, "internal", msg);
@@ -354,11 +410,11 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
         }
         tr[v] = t;
     }
-    double *cache_ref = NULL, *cache_abs = NULL;
+    cf_ref_cache_t cache = {NULL, NULL, NULL};
     for (int k = 0; k < r->opt.n_dtypes; k++) {
         dgrad_data_type_t dt = r->opt.dtypes[k];
         cdata_t d;
-        if (!cf_cdata_make(c, &g, dt, &d, &cache_ref, &cache_abs)) {
+        if (!cf_cdata_make(c, &g, dt, &d, &cache)) {
             cf_cdata_free(&d);
             cf_result_t res;
             cf_result_init(&res, c, dt, "native");
@@ -368,7 +424,11 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
         }
         if (r->opt.oracle == cf_oracle_onednn_graph) {
             char refused[512];
-            int got = cf_oracle_graph(c, &g, &d, refused, sizeof refused);
+            int got = g.n_post ? 0 : cf_oracle_graph(c, &g, &d, refused,
+                    sizeof refused);
+            if (g.n_post) /* oracle_graph.c builds the op alone */
+                snprintf(refused, sizeof refused, "the oracle builds no "
+                        "post-op chain (the case has %d post-ops)", g.n_post);
             if (got <= 0) {
                 cf_result_t res;
                 cf_result_init(&res, c, dt, "-");
@@ -391,8 +451,7 @@ static void run_case_in_types(cf_runner_t *r, const cf_case_t *c) {
         }
         cf_cdata_free(&d);
     }
-    free(cache_ref);
-    free(cache_abs);
+    cf_ref_cache_free(&cache);
     for (size_t v = 0; v < N_VARIANTS; v++) free(tr[v]);
 }
 

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "canonical.h"
 #include "conform.h"
 
 struct cf_runner {
@@ -42,6 +43,31 @@ static inline int64_t odo_offset(const odo_t *o, const int64_t *strides) {
     return off;
 }
 
+/* What every run mode starts with: the operands of a case in one type,
+ * and the op, its attributes set and its chain appended in order (or the
+ * fused partition's op), compiled. */
+typedef struct cf_compiled {
+    run_inputs_t ri;
+    dgrad_logical_tensor_t olt; /* the requested output, then the compiled */
+    void *op, *compiled;
+    /* Fused partitions: graph_partition's result, which owns op. */
+    void *partitions;
+    /* The partition dgrad made is not the chain the reader found: the
+     * status reported is "fusion_mismatch" (msg says both). */
+    int fusion_differs;
+} cf_compiled_t;
+
+/* ------------------------------- fused partitions (runner_fused.c) */
+
+/* Compiles case @p c (a graph file's op and its chain) in @p dt as a
+ * graph compiler would: the file's graph to graph_partition with
+ * DGRAD_PLUGIN_PARTITION_FUSE, the partition of the case's op checked
+ * against the case's chain (ops, inputs, output) and its op compiled with
+ * the inputs in the partition's order. On failure @p msg says which step
+ * failed. */
+dgrad_status_t cf_compile_fused(const cf_backend_t *be, const cf_case_t *c,
+        dgrad_data_type_t dt, cf_compiled_t *cc, char *msg, size_t size);
+
 /* ------------------------------------------ case data (runner_data.c) */
 
 /* Elements a buffer of @p lt spans; INT64_MAX when that overflows (the
@@ -66,18 +92,34 @@ typedef struct cdata {
      * apply to this run. */
     int exact;
     /* No value changed in rounding to dt: the reference is the one of the
-     * exact values, shared by every such type (ref/abs_sum not owned). */
+     * exact values, shared by every such type (ref/abs_sum/pre not
+     * owned). */
     int lossless, shared_ref;
+    /* Post-op chains: each operand's canonical view (dense over the
+     * view's dims, cf_post_view_t) in its type, in chain order; the
+     * problem whose chain the reference applies (the judge applies it
+     * again to the candidates of the chain's input); ref is after the
+     * chain, pre before it (NULL without a chain). */
+    int n_operands;
+    void *operand[CF_MAX_POST];
+    int64_t n_operand[CF_MAX_POST];
+    dgrad_problem_t prob;
+    double *pre;
 } cdata_t;
 
-/* Canonical data and reference of case @p c (geometry @p g) in @p dt.
- * @p cache_ref, @p cache_abs: the reference of the exact values, when an
- * earlier type computed it (both NULL before); a lossless type fills or
- * reuses it. 0 when out of memory (free @p d all the same). */
+/* The reference of a case's exact values, once computed (all NULL
+ * before): shared by the types that hold the values exactly. */
+typedef struct cf_ref_cache {
+    double *ref, *abs_sum, *pre;
+} cf_ref_cache_t;
+
+/* Canonical data and reference of case @p c (geometry @p g) in @p dt; a
+ * lossless type fills or reuses @p cache. 0 when out of memory (free
+ * @p d all the same). */
 int cf_cdata_make(const cf_case_t *c, const cf_geom_t *g,
-        dgrad_data_type_t dt, cdata_t *d, double **cache_ref,
-        double **cache_abs);
+        dgrad_data_type_t dt, cdata_t *d, cf_ref_cache_t *cache);
 void cf_cdata_free(cdata_t *d);
+void cf_ref_cache_free(cf_ref_cache_t *cache);
 
 /* Fills d->oracle from oneDNN Graph's own ConvolutionBackwardData (its
  * ConvTranspose for that dialect's cases) for case
@@ -92,6 +134,10 @@ int cf_oracle_graph(const cf_case_t *c, const cf_geom_t *g, cdata_t *d,
  * when it spans more than @p max_elements (*span_out says how many) or
  * memory runs out. */
 void *cf_scatter(const cf_geom_t *g, int role,
+        const dgrad_logical_tensor_t *lt, const void *canon_buf,
+        int64_t max_elements, int64_t *span_out);
+/* The same for the operand of post-op @p i (its canonical view). */
+void *cf_scatter_operand(const cf_geom_t *g, int i,
         const dgrad_logical_tensor_t *lt, const void *canon_buf,
         int64_t max_elements, int64_t *span_out);
 

@@ -46,10 +46,19 @@ void cf_cdata_free(cdata_t *d) {
     if (!d->shared_ref) {
         free(d->ref);
         free(d->abs_sum);
+        free(d->pre);
     }
     free(d->expected);
     free(d->oracle);
+    for (int k = 0; k < d->n_operands; k++) free(d->operand[k]);
     memset(d, 0, sizeof *d);
+}
+
+void cf_ref_cache_free(cf_ref_cache_t *cache) {
+    free(cache->ref);
+    free(cache->abs_sum);
+    free(cache->pre);
+    memset(cache, 0, sizeof *cache);
 }
 
 void cf_canon_dims(const cf_geom_t *g, int role, int64_t *dims, int *nd) {
@@ -100,22 +109,22 @@ static double round_to(dgrad_data_type_t dt, double v) {
     }
 }
 
-/* One canonical tensor in dt, from the case's values or generated. */
-static int fill_canon(const cf_geom_t *g, int role, const cf_tensor_t *t,
-        dgrad_data_type_t dt, dgrad_data_type_t values_dt, unsigned *state,
+/* One canonical tensor in dt: @p nd dims @p dims, from the case's values
+ * (at canonical strides @p canon into them) or generated; @p nonzero:
+ * generated zeros become 2 (a divisor). */
+static int fill_dims(const int64_t *dims, int nd, const int64_t *canon,
+        const cf_tensor_t *t, dgrad_data_type_t dt,
+        dgrad_data_type_t values_dt, int nonzero, unsigned *state,
         void **out, int64_t *count, int *exact, int *lossless) {
-    int64_t dims[DGRAD_MAX_NDIMS], canon[DGRAD_MAX_NDIMS];
-    int nd;
-    cf_canon_dims(g, role, dims, &nd);
     *count = cf_dims_count(dims, nd);
     *out = malloc((size_t)(*count > 0 ? *count : 1) * dgrad_data_type_size(dt));
     if (!*out) return 0;
-    if (t->data) given_canon_strides(g, role, t, canon);
     odo_t o;
     odo_init(&o, dims, nd);
     int64_t i = 0;
     do {
         double v = t->data ? t->data[odo_offset(&o, canon)] : next_value(state);
+        if (!t->data && nonzero && v == 0) v = 2;
         dgrad_store(*out, dt, i, v);
         if (dgrad_load(*out, dt, i) != round_to(values_dt, v)) *exact = 0;
         if (dgrad_load(*out, dt, i) != v) *lossless = 0;
@@ -124,12 +133,70 @@ static int fill_canon(const cf_geom_t *g, int role, const cf_tensor_t *t,
     return 1;
 }
 
-/* Canonical data and reference of case @p c (geometry @p g) in @p dt.
- * @p cache: the reference of the exact values, when an earlier type
- * computed it (both NULL before); a lossless type fills or reuses it. */
+/* One canonical tensor in dt, from the case's values or generated. */
+static int fill_canon(const cf_geom_t *g, int role, const cf_tensor_t *t,
+        dgrad_data_type_t dt, dgrad_data_type_t values_dt, unsigned *state,
+        void **out, int64_t *count, int *exact, int *lossless) {
+    int64_t dims[DGRAD_MAX_NDIMS], canon[DGRAD_MAX_NDIMS];
+    int nd;
+    cf_canon_dims(g, role, dims, &nd);
+    if (t->data) given_canon_strides(g, role, t, canon);
+    return fill_dims(dims, nd, canon, t, dt, values_dt, 0, state, out, count,
+            exact, lossless);
+}
+
+/* The operand of post-op @p i: its canonical view, from the case's values
+ * (dense over the operand's dims) or generated. */
+static int fill_operand(const cf_geom_t *g, int i, const cf_post_t *po,
+        dgrad_data_type_t dt, dgrad_data_type_t values_dt, unsigned *state,
+        void **out, int64_t *count, int *exact, int *lossless) {
+    int64_t dense[DGRAD_MAX_NDIMS], canon[DGRAD_MAX_NDIMS];
+    cf_dense_strides(po->operand.dims, po->operand.ndims, dense);
+    cf_model_post_strides(g, i, dense, canon);
+    return fill_dims(g->post[i].dims, 2 + g->nsp, canon, &po->operand, dt,
+            values_dt, g->post[i].alg == dgrad_post_div, state, out, count,
+            exact, lossless);
+}
+
+/* The canonical problem of @p g in @p dt on dense canonical buffers, with
+ * the chain (each operand's view dense in its type). */
+static void canonical_problem(const cf_case_t *c, const cf_geom_t *g,
+        dgrad_data_type_t dt, dgrad_problem_t *p) {
+    int64_t cd[DGRAD_MAX_NDIMS];
+    int cnd;
+    memset(p, 0, sizeof *p);
+    p->nsp = g->nsp;
+    p->dt = dt;
+    p->N = g->N, p->G = g->G, p->Cin = g->Cin, p->Cout = g->Cout;
+    for (int a = 0; a < g->nsp; a++) {
+        p->X[a] = g->X[a], p->K[a] = g->K[a], p->S[a] = g->S[a];
+        p->D[a] = g->D[a], p->PB[a] = g->PB[a], p->Y[a] = g->Y[a];
+    }
+    cf_canon_dims(g, 0, cd, &cnd);
+    cf_dense_strides(cd, cnd, p->in_strides);
+    cf_canon_dims(g, 1, cd, &cnd);
+    cf_dense_strides(cd, cnd, p->wei_strides);
+    cf_canon_dims(g, 3, cd, &cnd);
+    cf_dense_strides(cd, cnd, p->out_strides);
+    p->has_bias = g->has_bias;
+    p->bias_stride = 1;
+    p->n_post_ops = g->n_post;
+    for (int i = 0; i < g->n_post; i++) {
+        const cf_post_view_t *v = &g->post[i];
+        dgrad_post_op_t *po = &p->post_ops[i];
+        po->alg = v->alg;
+        po->alpha = v->alpha;
+        po->beta = v->beta;
+        if (!v->operand) continue;
+        po->dt = c->post[i].operand_dt ? c->post[i].operand_dt : dt;
+        memcpy(po->dims, v->dims, (size_t)(2 + g->nsp) * sizeof *v->dims);
+        cf_dense_strides(po->dims, 2 + g->nsp, po->strides);
+    }
+}
+
+/* Canonical data and reference of case @p c (geometry @p g) in @p dt. */
 int cf_cdata_make(const cf_case_t *c, const cf_geom_t *g,
-        dgrad_data_type_t dt, cdata_t *d, double **cache_ref,
-        double **cache_abs) {
+        dgrad_data_type_t dt, cdata_t *d, cf_ref_cache_t *cache) {
     memset(d, 0, sizeof *d);
     d->dt = dt;
     d->exact = d->lossless = 1;
@@ -142,52 +209,59 @@ int cf_cdata_make(const cf_case_t *c, const cf_geom_t *g,
             || (g->has_bias && !fill_canon(g, 2, &c->bias, dt, vdt, &state,
                         &d->bias, &d->n_bias, &d->exact, &d->lossless)))
         return 0;
+    /* The operands come after the op's own data (cases without a chain
+     * keep their values), each in its own type. */
+    canonical_problem(c, g, dt, &d->prob);
+    for (int i = 0; i < g->n_post; i++) {
+        if (!g->post[i].operand) continue;
+        int k = d->n_operands++;
+        if (!fill_operand(g, i, &c->post[i], d->prob.post_ops[i].dt, vdt,
+                    &state, &d->operand[k], &d->n_operand[k], &d->exact,
+                    &d->lossless))
+            return 0;
+    }
     int64_t dims[DGRAD_MAX_NDIMS];
     int nd;
     odo_t o;
     int64_t i;
     cf_canon_dims(g, 3, dims, &nd);
     d->n_out = cf_dims_count(dims, nd);
-    if (d->lossless && *cache_ref) {
-        d->ref = *cache_ref;
-        d->abs_sum = *cache_abs;
+    if (d->lossless && cache->ref) {
+        d->ref = cache->ref;
+        d->abs_sum = cache->abs_sum;
+        d->pre = cache->pre;
         d->shared_ref = 1;
         goto expected;
     }
     d->ref = malloc((size_t)d->n_out * sizeof(double));
     d->abs_sum = malloc((size_t)d->n_out * sizeof(double));
-    if (!d->ref || !d->abs_sum) return 0;
+    if (g->n_post) d->pre = malloc((size_t)d->n_out * sizeof(double));
+    if (!d->ref || !d->abs_sum || (g->n_post && !d->pre)) return 0;
 
-    /* The oracle's reference on the dense canonical buffers. */
-    dgrad_problem_t p;
-    memset(&p, 0, sizeof p);
-    p.nsp = g->nsp;
-    p.dt = dt;
-    p.N = g->N, p.G = g->G, p.Cin = g->Cin, p.Cout = g->Cout;
-    for (int a = 0; a < g->nsp; a++) {
-        p.X[a] = g->X[a], p.K[a] = g->K[a], p.S[a] = g->S[a];
-        p.D[a] = g->D[a], p.PB[a] = g->PB[a], p.Y[a] = g->Y[a];
-    }
-    int64_t cd[DGRAD_MAX_NDIMS];
-    int cnd;
-    cf_canon_dims(g, 0, cd, &cnd);
-    cf_dense_strides(cd, cnd, p.in_strides);
-    cf_canon_dims(g, 1, cd, &cnd);
-    cf_dense_strides(cd, cnd, p.wei_strides);
-    cf_dense_strides(dims, nd, p.out_strides);
-    p.has_bias = g->has_bias;
-    p.bias_stride = 1;
+    /* The oracle's reference on the dense canonical buffers, in double:
+     * the op's value (dgrad_reference_point), then the chain on it
+     * (dgrad_reference_post_ops), as dgrad_reference_compute_fused
+     * composes them, kept unrounded for the tolerance. */
+    const void *ops[CF_MAX_POST];
+    for (int k = 0; k < d->n_operands; k++) ops[k] = d->operand[k];
     odo_init(&o, dims, nd);
     i = 0;
     do {
-        d->ref[i] = dgrad_reference_point(&p, d->in, d->wei,
+        double v = dgrad_reference_point(&d->prob, d->in, d->wei,
                 g->has_bias ? d->bias : NULL, o.idx[0], o.idx[1], &o.idx[2],
                 &d->abs_sum[i]);
+        if (g->n_post) {
+            d->pre[i] = v;
+            v = dgrad_reference_post_ops(&d->prob, ops, o.idx[0], o.idx[1],
+                    &o.idx[2], v);
+        }
+        d->ref[i] = v;
         i++;
     } while (odo_next(&o));
     if (d->lossless) { /* the case keeps it for the other types */
-        *cache_ref = d->ref;
-        *cache_abs = d->abs_sum;
+        cache->ref = d->ref;
+        cache->abs_sum = d->abs_sum;
+        cache->pre = d->pre;
         d->shared_ref = 1;
     }
 expected:
@@ -228,6 +302,29 @@ void *cf_scatter(const cf_geom_t *g, int role,
         memcpy((char *)buf + (size_t)odo_offset(&o, cs) * es,
                 (const char *)canon_buf + (size_t)i * es, es);
         i++;
+    } while (odo_next(&o));
+    return buf;
+}
+
+void *cf_scatter_operand(const cf_geom_t *g, int i,
+        const dgrad_logical_tensor_t *lt, const void *canon_buf,
+        int64_t max_elements, int64_t *span_out) {
+    dgrad_data_type_t dt = lt->data_type;
+    size_t es = dgrad_data_type_size(dt);
+    int64_t span = cf_span_of(lt), cs[DGRAD_MAX_NDIMS];
+    *span_out = span;
+    if (span > max_elements) return NULL;
+    void *buf = malloc((size_t)(span > 0 ? span : 1) * es);
+    if (!buf) return NULL;
+    cf_fill_nan(buf, dt, span);
+    cf_model_post_strides(g, i, lt->strides, cs);
+    odo_t o;
+    odo_init(&o, g->post[i].dims, 2 + g->nsp);
+    int64_t k = 0;
+    do {
+        memcpy((char *)buf + (size_t)odo_offset(&o, cs) * es,
+                (const char *)canon_buf + (size_t)k * es, es);
+        k++;
     } while (odo_next(&o));
     return buf;
 }

@@ -18,17 +18,21 @@
  * meets many combinations of the others. Sizes stay small: quick runs in a
  * few minutes on 2 cores under the sanitizers.
  *
+ * A second pass over the matrix (without its dilation axis) adds a
+ * post-op chain to each case, and invalid chains follow the invalid
+ * cases (sweep_chain.c).
+ *
  * The generator only states the op; the expected result comes from the
  * conformance model (model.c) and the reference.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "conform.h"
+#include "sweep.h"
 
-/* Value of knob @p salt for case j, in [0, n): scrambled so that knobs do
- * not move in lockstep. */
-static int knob(unsigned j, unsigned salt, int n) {
+#define knob cf_sweep_knob
+
+int cf_sweep_knob(unsigned j, unsigned salt, int n) {
     unsigned h = (j + salt * 7919u) * 2654435761u;
     h ^= h >> 15;
     h *= 2246822519u;
@@ -125,9 +129,11 @@ static int64_t natural(const gen_t *g, int i) {
     return g->S[i] * (g->X[i] - 1) + (g->K[i] - 1) * g->D[i] + 1;
 }
 
-/* Case number j of the matrix point (kind, nsp, gm, s, d). */
+/* Case number j of the matrix point (kind, nsp, gm, s, d); @p chain: with
+ * a post-op chain (sweep_chain.c). */
 static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
-        int64_t s, int64_t d, const char *sweep_name, cf_case_t *c) {
+        int64_t s, int64_t d, const char *sweep_name, int chain,
+        cf_case_t *c) {
     gen_t g;
     memset(&g, 0, sizeof g);
     if (kind == dgrad_op_convolution_backprop_data && gm) /* OV: no groups */
@@ -325,13 +331,17 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
         c->bias.dims[0] = g.Cout;
     }
 
+    char post[CF_NAME / 2] = "";
+    if (chain)
+        cf_sweep_chain(j, c, c->expected.dims, 2 + nsp, g.nxc, post,
+                sizeof post);
     static const char *const shapes[] = {"none", "attr", "input", "deferred"};
     static const char *const aps[] = {"explicit", "same_upper", "same_lower", "valid"};
     char xs_[32], ks[32], ss[32], ds[32], pbs[32], pes[32], ops[32];
     snprintf(c->suite, sizeof c->suite, "sweep-%s", sweep_name);
     snprintf(c->name, sizeof c->name,
             "sweep-%s#%04u:%s,%dd,N%lld,G%lld,Cin%lld,Cout%lld,X%s,K%s,S%s,D%s,"
-            "pads%s/%s,op%s,%s,shape=%s%s%s%s",
+            "pads%s/%s,op%s,%s,shape=%s%s%s%s%s%s",
             sweep_name, j, short_kind(kind), nsp, (long long)g.N, (long long)g.G,
             (long long)g.Cin, (long long)g.Cout,
             cf_format_ints(xs_, sizeof xs_, g.X, nsp),
@@ -344,7 +354,8 @@ static void make_valid(unsigned j, dgrad_op_kind_t kind, int nsp, int gm,
             shapes[g.shape], graph ? (g.nxc ? ",NXC" : ",NCX") : "",
             onednn ? (g.xio ? "/XIO" : "/OIX")
                    : onednnct ? (g.xio ? "/XOI" : "/IOX") : "",
-            g.bias ? ",bias" : "");
+            g.bias ? ",bias" : "", chain ? ",post=" : "",
+            chain ? (post[0] ? post : "none") : "");
     snprintf(c->where, sizeof c->where, "%s", c->name);
 }
 
@@ -600,6 +611,23 @@ static void make_invalid(size_t i, const char *sweep_name, cf_case_t *c) {
     snprintf(c->where, sizeof c->where, "%s", c->name);
 }
 
+/* Invalid chain @p i (sweep_chain.c) on the base case of its kind. */
+static void make_invalid_chain(int i, const char *sweep_name, cf_case_t *c) {
+    const char *label;
+    dgrad_op_kind_t kind = cf_sweep_invalid_chain_kind(i);
+    base_case(c, kind);
+    cf_sweep_invalid_chain(i, c, &label);
+    snprintf(c->suite, sizeof c->suite, "sweep-%s", sweep_name);
+    snprintf(c->name, sizeof c->name, "sweep-%s#invalid:%s:%s", sweep_name,
+            short_kind(kind), label);
+    snprintf(c->where, sizeof c->where, "%s", c->name);
+}
+
+/* The core matrix and the invalid cases keep their numbers (names in
+ * reports, --filter); the chains come after them: the matrix without
+ * dilation (dialect x rank x groups x stride, the dilation a knob) with
+ * a chain of 0 to 3 post-ops each, once for quick and twelve times for
+ * full, then the invalid chains. */
 int cf_sweep_generate(cf_sweep_t sweep, cf_sink_t *sink) {
     if (sweep == cf_sweep_none) return 0;
     const char *name = sweep == cf_sweep_full ? "full" : "quick";
@@ -614,11 +642,26 @@ int cf_sweep_generate(cf_sweep_t sweep, cf_sink_t *sink) {
                     for (int s = 0; s < 3; s++)
                         for (int d = 0; d < 2; d++) {
                             make_valid(j++, kinds[k], nsp, gm, strides[s],
-                                    dilations[d], name, &c);
+                                    dilations[d], name, 0, &c);
                             sink->on_case(sink, &c);
                         }
     for (size_t i = 0; i < N_INVALID; i++) {
         make_invalid(i, name, &c);
+        sink->on_case(sink, &c);
+        j++;
+    }
+    for (unsigned r = 0; r < rounds; r++)
+        for (size_t k = 0; k < N_KINDS; k++)
+            for (int nsp = 1; nsp <= 3; nsp++)
+                for (int gm = 0; gm < 3; gm++)
+                    for (int s = 0; s < 3; s++) {
+                        make_valid(j, kinds[k], nsp, gm, strides[s],
+                                dilations[knob(j, 55, 2)], name, 1, &c);
+                        j++;
+                        sink->on_case(sink, &c);
+                    }
+    for (int i = 0; i < cf_sweep_invalid_chains(); i++) {
+        make_invalid_chain(i, name, &c);
         sink->on_case(sink, &c);
         j++;
     }

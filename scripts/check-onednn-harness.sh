@@ -10,9 +10,12 @@
 # from the harness; and every line of oneDNN's harnesses that names a
 # ConvTranspose case outside those files (op/f32/deconv.json in the f32 op
 # harness: auto_pad, output_padding 1x1, NXC, XOI; the pattern harnesses'
-# convtranspose cases, whose post-ops are skipped and whose quantized
-# ConvTranspose ops fed by other ops are skipped when a line rewrites
-# shapes). Requires 0 failed and at least one passed.
+# convtranspose cases: each ConvTranspose with the chain of post-ops after
+# it (Square; Add then Multiply; Add of a full tensor; Add of a scalar)
+# as one fused partition through graph_partition, also on the lines that
+# rewrite the quantized patterns' shapes, whose Dequantize outputs are
+# inferred again; the quantization ops are skipped). Requires 0 failed
+# and at least one passed, and every fused pattern to pass.
 #
 # Usage: check-onednn-harness.sh PATH/TO/dgrad PATH/TO/oneDNN-X.Y.Z.tar.xz
 # Exit 77 (skipped under ctest) when the tarball is absent.
@@ -79,5 +82,18 @@ done
 for dt in f32 bf16 f16; do
     grep -qE "^PASS [^ ]*pattern/f32/convtranspose_post_ops_fusion.json#op0:DECONV_0 $dt native ok" <<<"$out" \
         || { echo "FAIL: pattern/f32/convtranspose_post_ops_fusion.json did not pass in $dt"; exit 1; }
+done
+# The quantized patterns' ConvTranspose with its chain, one fused
+# partition (the f32 pattern file holds the ConvTranspose alone), in each
+# type, on at least one line each.
+for fused in 'int8_convtranspose_post_ops_square_fusion.json#op5:DECONV_0\+op6150:Square' \
+        'int8_convtranspose_post_ops_chain_fusion.json#op5:DECONV_0\+op6145:Add\+op10241:Multiply' \
+        'int8_convtranspose_post_ops_sum_fusion.json#op5:DECONV_0\+op6159:Add' \
+        'int8_convtranspose_post_ops_add_fusion.json#op5:DECONV_0\+op6145:Add' \
+        'int8_convtranspose_post_ops_sum_fusion_2.json#op5:DECONV_0\+op6159:Add'; do
+    for dt in f32 bf16 f16; do
+        grep -qE "^PASS [^ ]*pattern/int8/$fused $dt native ok" <<<"$out" \
+            || { echo "FAIL: the fused partition ${fused//\\/} did not pass in $dt"; exit 1; }
+    done
 done
 echo "ok"

@@ -31,12 +31,14 @@ static void on_case(cf_sink_t *s, const cf_case_t *c) {
         /* Values belong to the reader; keep a private copy of a few. */
         cf_tensor_t *t[] = {&copy->data, &copy->weights, &copy->bias,
                 &copy->output, &copy->expected};
-        for (int i = 0; i < 5; i++) {
-            if (!t[i]->data) continue;
-            double *d = malloc(t[i]->count * sizeof *d + 1);
-            memcpy(d, t[i]->data, t[i]->count * sizeof *d);
-            t[i]->data = d;
+        for (int i = 0; i < 5 + copy->n_post; i++) {
+            cf_tensor_t *x = i < 5 ? t[i] : &copy->post[i - 5].operand;
+            if (!x->data) continue;
+            double *d = malloc(x->count * sizeof *d + 1);
+            memcpy(d, x->data, x->count * sizeof *d);
+            x->data = d;
         }
+        copy->graph = NULL; /* the reader's, gone after the call */
     }
     k->n_cases++;
 }
@@ -179,6 +181,67 @@ Test(conform_vectors, valid_file_gives_its_cases) {
     cr_expect_str_eq(cf_case_attr(rej, "strides"), "0"); /* kept for dgrad */
     cr_expect_eq(rej->n_shape, 3);
     cleanup(&k, path);
+}
+
+/* The post_ops field: kinds, attributes (numbers as text that reads back
+ * the same), operands with their own type and strides. */
+static const char *post_op_vectors =
+        "{\"cases\": [{\"name\": \"chain\", \"op\": \"ConvTranspose\",\n"
+        " \"attrs\": {\"strides\": [2]},\n"
+        " \"diff_dst\": {\"shape\": [1, 1, 2], \"data\": [1, 2]},\n"
+        " \"weights\": {\"shape\": [1, 2, 2], \"data\": [1, 1, 1, 1]},\n"
+        " \"post_ops\": [{\"kind\": \"LeakyReLU\", \"attrs\": {\"alpha\": 0.1}},\n"
+        "   {\"kind\": \"Add\", \"attrs\": {\"auto_broadcast\": \"numpy\"},\n"
+        "    \"operand\": {\"shape\": [2, 1], \"data\": [1, 2], \"dtype\": \"bf16\",\n"
+        "                \"strides\": [3, 1]}}],\n"
+        " \"expected\": {\"shape\": [1, 2, 4], \"data\": [2, 2, 3, 3, 3, 3, 4, 4]}}]}\n";
+
+Test(conform_vectors, post_ops) {
+    collect_t k;
+    char *path;
+    read_text(cf_read_vectors_file, ".json", post_op_vectors, &k, &path);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 1);
+    const cf_case_t *c = &k.cases[0];
+    cr_assert_eq(c->n_post, 2);
+    cr_expect_str_eq(c->post[0].kind, "LeakyReLU");
+    cr_expect_str_eq(c->post[0].attrs[0].name, "alpha");
+    cr_expect_eq(strtod(c->post[0].attrs[0].value, NULL), 0.1);
+    cr_expect_not(c->post[0].has_operand);
+    cr_expect_str_eq(c->post[1].attrs[0].value, "numpy");
+    cr_expect(c->post[1].has_operand);
+    cr_expect_eq(c->post[1].operand_dt, dgrad_bf16);
+    cr_expect_eq(c->post[1].operand.ndims, 2);
+    cr_expect_eq(c->post[1].operand.data[1], 2);
+    cr_expect(c->post[1].operand.has_strides);
+    cr_expect_eq(c->post[1].operand.strides[0], 3);
+    cleanup(&k, path);
+
+    /* Malformed post-ops name their position. */
+    static const struct { const char *from, *to, *where, *what, *rule; } bad[] = {
+            {"\"kind\": \"LeakyReLU\", ", "\"knd\": \"LeakyReLU\", ",
+                    "$.cases[0].post_ops[0]", "missing field", "kind"},
+            {"\"attrs\": {\"alpha\": 0.1}", "\"alpha\": 0.1",
+                    "$.cases[0].post_ops[0].alpha", "unknown field",
+                    "'kind', 'attrs' and 'operand'"},
+            {"[3, 1]", "[3]", "$.cases[0].post_ops[1].operand.strides",
+                    "inconsistent", "1 strides for 2 dims"},
+            {"\"bf16\"", "\"f64\"", "$.cases[0].post_ops[1].operand.dtype",
+                    "bad value", "'f64'"},
+            {"{\"alpha\": 0.1}", "{\"alpha\": [0.1]}",
+                    "$.cases[0].post_ops[0].attrs.alpha", "wrong type",
+                    "a number or a string"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[2048];
+        const char *at = strstr(post_op_vectors, bad[i].from);
+        cr_assert_not_null(at, "%s", bad[i].from);
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - post_op_vectors),
+                post_op_vectors, bad[i].to, at + strlen(bad[i].from));
+        read_text(cf_read_vectors_file, ".json", text, &k, &path);
+        expect_one_error(&k, path, bad[i].where, bad[i].what, bad[i].rule);
+        cr_expect_eq(k.n_cases, 0);
+        cleanup(&k, path);
+    }
 }
 
 Test(conform_vectors, truncated_file) {
@@ -1046,6 +1109,126 @@ Test(conform_graph, misspelt_kinds_are_errors) {
     expect_one_error(&k, path, "1", "unknown layer kind",
             "did you mean ConvolutionBackpropData?");
     cleanup(&k, path);
+}
+
+/* benchdnn's convtranspose post-ops pattern, as the suite holds it: the
+ * ConvTranspose and its chain (BiasAdd, ReLU) are one case, the fused
+ * partition, carrying the graph; nothing is skipped. */
+Test(conform_graph, chains_run_with_their_op) {
+    collect_t k;
+    collect_init(&k);
+    cf_read_graph_file(DGRAD_CONFORM_SUITES_DIR "/graph/conv_transpose_post_ops.json",
+            &k.sink);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 1);
+    cr_expect_eq(k.n_skips, 0, "%s", k.skips[0]);
+    const cf_case_t *c = &k.cases[0];
+    cr_expect(strstr(c->name, "#op0:ct+op1:BiasAdd+op2:ReLU"), "%s", c->name);
+    cr_assert_eq(c->n_post, 2);
+    cr_expect_str_eq(c->post[0].kind, "BiasAdd");
+    cr_expect_eq(c->post[0].operand_id, 3);
+    cr_expect_eq(c->post[0].graph_id, 1);
+    cr_expect_str_eq(c->post[1].kind, "ReLU");
+    cr_expect_eq(c->graph_op_id, 0);
+    cr_expect_eq(c->graph_output_id, 5);
+    const int64_t out[] = {1, 4, 5, 5};
+    expect_dims(&c->output, 4, out, "the chain's output");
+    collect_free(&k);
+}
+
+/* Where the fusion rules stop a chain: a second reader of the chain's
+ * output, the chain second into a non-commutative op. */
+Test(conform_graph, chains_stop_where_the_rules_say) {
+    static const char *fmt =
+            "{\"graph\": [\n"
+            " {\"id\": 0, \"name\": \"ct\", \"kind\": \"ConvTranspose\", \"attrs\": {\n"
+            "   \"strides\": {\"type\": \"s64[]\", \"value\": [1]},\n"
+            "   \"pads_begin\": {\"type\": \"s64[]\", \"value\": [0]},\n"
+            "   \"pads_end\": {\"type\": \"s64[]\", \"value\": [0]},\n"
+            "   \"data_format\": {\"type\": \"string\", \"value\": \"NCX\"},\n"
+            "   \"weights_format\": {\"type\": \"string\", \"value\": \"IOX\"}},\n"
+            "  \"inputs\": [{\"id\": 0, \"dtype\": \"f32\", \"shape\": [1, 2, 3]},\n"
+            "   {\"id\": 1, \"dtype\": \"f32\", \"shape\": [2, 2, 1]}],\n"
+            "  \"outputs\": [{\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, 2, 3]}]},\n"
+            " {\"id\": 1, \"name\": \"a\", \"kind\": \"Clamp\", \"attrs\": {\n"
+            "   \"min\": {\"type\": \"f32\", \"value\": -1.5},\n"
+            "   \"max\": {\"type\": \"f32\", \"value\": 2}},\n"
+            "  \"inputs\": [{\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, 2, 3]}],\n"
+            "  \"outputs\": [{\"id\": 3, \"dtype\": \"f32\", \"shape\": [1, 2, 3]}]},\n"
+            " {\"id\": 2, \"name\": \"b\", \"kind\": \"%s\", \"attrs\": {},\n"
+            "  \"inputs\": [{\"id\": 9, \"dtype\": \"f32\", \"shape\": [2, 1]},\n"
+            "   {\"id\": %d, \"dtype\": \"f32\", \"shape\": [1, 2, 3]}],\n"
+            "  \"outputs\": [{\"id\": 4, \"dtype\": \"f32\", \"shape\": [1, 2, 3]}]}]}\n";
+    static const struct { const char *kind; int second, links; } t[] = {
+            {"Add", 3, 2},      /* commutative: the chain may come second */
+            {"Subtract", 3, 1}, /* not: the chain stops after Clamp */
+            {"Add", 2, 0},      /* the op's output read twice: no chain */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char text[4096];
+        snprintf(text, sizeof text, fmt, t[i].kind, t[i].second);
+        collect_t k;
+        char *path;
+        read_text(cf_read_graph_file, ".json", text, &k, &path);
+        cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+        cr_assert_geq(k.n_cases, 1);
+        cr_expect_eq(k.cases[0].n_post, t[i].links, "%s second: %d links",
+                t[i].kind, k.cases[0].n_post);
+        cr_expect_eq(k.n_skips, 2 - t[i].links, "%s", k.skips[0]);
+        if (t[i].links == 2)
+            cr_expect_eq(k.cases[0].post[1].chain_input, 1);
+        cleanup(&k, path);
+    }
+}
+
+/* A quantized pattern on a line that rewrites its graph inputs: the
+ * Dequantize outputs, the ConvTranspose's and the chain's are inferred
+ * again, so the fused ConvTranspose runs; the skip names the quantization
+ * ops alone. */
+Test(conform_batch, quantized_pattern_with_new_shapes) {
+    static const char *pattern =
+            "{\"graph\": [\n"
+            " {\"id\": 1, \"name\": \"dq\", \"kind\": \"Dequantize\", \"attrs\": {},\n"
+            "  \"inputs\": [{\"id\": 0, \"dtype\": \"s8\", \"shape\": [2, 4, 3, 3]}],\n"
+            "  \"outputs\": [{\"id\": 10, \"dtype\": \"f32\", \"shape\": [2, 4, 3, 3]}]},\n"
+            " {\"id\": 5, \"name\": \"ct\", \"kind\": \"ConvTranspose\", \"attrs\": {\n"
+            "   \"strides\": {\"type\": \"s64[]\", \"value\": [1, 1]},\n"
+            "   \"pads_begin\": {\"type\": \"s64[]\", \"value\": [0, 0]},\n"
+            "   \"pads_end\": {\"type\": \"s64[]\", \"value\": [0, 0]},\n"
+            "   \"data_format\": {\"type\": \"string\", \"value\": \"NCX\"},\n"
+            "   \"weights_format\": {\"type\": \"string\", \"value\": \"IOX\"}},\n"
+            "  \"inputs\": [{\"id\": 10, \"dtype\": \"f32\", \"shape\": [2, 4, 3, 3]},\n"
+            "   {\"id\": 1, \"dtype\": \"f32\", \"shape\": [4, 2, 1, 1]}],\n"
+            "  \"outputs\": [{\"id\": 11, \"dtype\": \"f32\", \"shape\": [2, 2, 3, 3]}]},\n"
+            " {\"id\": 6, \"name\": \"add\", \"kind\": \"Add\", \"attrs\": {},\n"
+            "  \"inputs\": [{\"id\": 11, \"dtype\": \"f32\", \"shape\": [2, 2, 3, 3]},\n"
+            "   {\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, 2, 1, 1]}],\n"
+            "  \"outputs\": [{\"id\": 12, \"dtype\": \"f32\", \"shape\": [2, 2, 3, 3]}]},\n"
+            " {\"id\": 7, \"name\": \"q\", \"kind\": \"Quantize\", \"attrs\": {},\n"
+            "  \"inputs\": [{\"id\": 12, \"dtype\": \"f32\", \"shape\": [2, 2, 3, 3]}],\n"
+            "  \"outputs\": [{\"id\": 13, \"dtype\": \"s8\", \"shape\": [2, 2, 3, 3]}]}]}\n";
+    batch_dir_t d;
+    bd_init(&d);
+    bd_write(&d, "cases/pattern.json", pattern);
+    const char *batch = bd_write(&d, "harness/int8",
+            "--reset --in-shapes=0:1x4x5x5+1:4x3x1x1+2:1x3x1x1 "
+            "--case=../cases/pattern.json\n");
+    collect_t k;
+    collect_init(&k);
+    cr_expect_eq(cf_read_batch_file(batch, NULL, &k.sink), 0);
+    cr_assert_eq(k.n_errors, 0, "%s", k.errors[0]);
+    cr_assert_eq(k.n_cases, 1, "%s", k.skips[0]);
+    const cf_case_t *c = &k.cases[0];
+    const int64_t in[] = {1, 4, 5, 5}, out[] = {1, 3, 5, 5}, op[] = {1, 3, 1, 1};
+    expect_dims(&c->data, 4, in, "the Dequantize output");
+    expect_dims(&c->output, 4, out, "the chain's output");
+    cr_assert_eq(c->n_post, 1);
+    expect_dims(&c->post[0].operand, 4, op, "the Add operand");
+    cr_assert_eq(k.n_skips, 1);
+    cr_expect(strstr(k.skips[0], "not run (Dequantize, Quantize)"), "%s",
+            k.skips[0]);
+    collect_free(&k);
+    bd_free(&d);
 }
 
 /* A case with ops of other kinds beside the ones dgrad runs: the cases run,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "canonical.h"
 #include "conform.h"
 
 #ifndef DGRAD_CONFORM_SUITES_DIR
@@ -144,11 +145,88 @@ Test(conform_model, translation_keeps_the_problem) {
     cr_expect(strstr(why, "negative"), "%s", why);
 }
 
+/* A post-op on case @p c. */
+static cf_post_t *add_post(cf_case_t *c, const char *kind, const char *attr,
+        const char *value, int nd, const int64_t *dims) {
+    cf_post_t *po = &c->post[c->n_post++];
+    memset(po, 0, sizeof *po);
+    snprintf(po->kind, sizeof po->kind, "%s", kind);
+    if (attr) {
+        po->n_attrs = 1;
+        snprintf(po->attrs[0].name, sizeof po->attrs[0].name, "%s", attr);
+        snprintf(po->attrs[0].value, sizeof po->attrs[0].value, "%s", value);
+    }
+    if (nd) {
+        po->has_operand = 1;
+        po->operand.ndims = nd;
+        memcpy(po->operand.dims, dims, (size_t)nd * sizeof *dims);
+    }
+    return po;
+}
+
+/* oneDNN Graph's op names and attributes -> the reference's algorithms,
+ * and operands -> broadcast views of the output [1, 1, 6, 6] (NCX). */
+Test(conform_model, post_op_chains) {
+    cf_geom_t g;
+    char why[256];
+    cf_case_t c = onednn_example("SAME_UPPER", 6);
+    const int64_t chan[] = {1, 1, 1}, row[] = {6, 1}, full[] = {1, 1, 6, 6};
+    add_post(&c, "LeakyReLU", "alpha", "0.25", 0, NULL);
+    add_post(&c, "SoftPlus", NULL, NULL, 0, NULL);
+    add_post(&c, "GELU", "mode", "gelu_tanh", 0, NULL);
+    add_post(&c, "Add", NULL, NULL, 3, chan);
+    add_post(&c, "Multiply", "auto_broadcast", "numpy", 2, row);
+    add_post(&c, "Subtract", "auto_broadcast", "none", 4, full);
+    add_post(&c, "BiasAdd", NULL, NULL, 1, &full[2]); /* NXC: the last axis */
+    cr_assert(cf_model_resolve(&c, &g, why, sizeof why), "%s", why);
+    cr_assert_eq(g.n_post, 7);
+    cr_expect_eq(g.post[0].alg, dgrad_post_relu);
+    cr_expect_eq(g.post[0].alpha, 0.25);
+    cr_expect_eq(g.post[1].alpha, 1.0); /* SoftPlus beta's default */
+    cr_expect_eq(g.post[2].alg, dgrad_post_gelu_tanh);
+    cr_expect_eq(g.post[4].pos[2], 0); /* [6, 1] runs along Y */
+    cr_expect_eq(g.post[4].pos[3], 1);
+    cr_expect_eq(g.post[4].dims[2], 6);
+    cr_expect_eq(g.post[4].dims[3], 1);
+    cr_expect_eq(g.post[6].bias_axis, 3); /* NXC on NCX dims: X, not C */
+    cr_expect_eq(g.post[6].dims[1], 1);
+    /* ... and written for NXC/XIO: the BiasAdd is a full-rank Add there */
+    cf_case_t tr;
+    cf_geom_t t;
+    cr_assert(cf_model_translate(&c, &g, 1, 1, &tr, why, sizeof why), "%s", why);
+    cr_assert(cf_model_resolve(&tr, &t, why, sizeof why), "%s", why);
+    cr_expect(cf_model_same_post(&g, &t));
+    cr_expect_str_eq(tr.post[6].kind, "Add");
+    cr_expect_eq(tr.post[6].operand.ndims, 4);
+
+    /* What the specifications rule out. */
+    static const struct { const char *kind, *attr, *value; int nd; } bad[] = {
+            {"Relu", NULL, NULL, 0}, {"Clamp", "min", "0", 0},
+            {"Elu", "alpha", "-1", 0}, {"SoftPlus", "beta", "0", 0},
+            {"GELU", "mode", "tanh", 0}, {"Tanh", "alpha", "1", 0},
+            {"ReLU", NULL, NULL, 3}, {"Add", NULL, NULL, 0},
+            {"Divide", "auto_broadcast", "none", 3},
+            {"BiasAdd", "data_format", "NCX", 2}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        c = onednn_example("SAME_UPPER", 6);
+        add_post(&c, bad[i].kind, bad[i].attr, bad[i].value, bad[i].nd, chan);
+        cr_expect_not(cf_model_resolve(&c, &g, why, sizeof why), "%s",
+                bad[i].kind);
+    }
+    c = onednn_example("SAME_UPPER", 6);
+    const int64_t five[] = {5};
+    add_post(&c, "Maximum", NULL, NULL, 1, five); /* 5 against 6 */
+    cr_expect_not(cf_model_resolve(&c, &g, why, sizeof why));
+    cr_expect(strstr(why, "do not broadcast"), "%s", why);
+}
+
 /* ================================================================ sweep */
 
 typedef struct tally {
     cf_sink_t sink;
     int valid, invalid, unresolved;
+    int chains, lengths[4], chain_kinds[6], bias_adds, short_operands;
+    int operand_types[4], invalid_chains, invalid_chains_resolved;
     int kinds[6], ranks[4], shape_inputs, deferred, any, bias, constant;
     int s32, padded, nxc, xio, same, valid_pad, groups2, depthwise;
     char first_unresolved[CF_MESSAGE];
@@ -156,13 +234,30 @@ typedef struct tally {
 
 static void tally_case(cf_sink_t *s, const cf_case_t *c) {
     tally_t *t = (tally_t *)s;
+    cf_geom_t g;
+    char why[256];
     if (c->expect_error[0]) {
         t->invalid++;
+        /* an invalid chain breaks the model's rules too */
+        if (c->n_post) {
+            t->invalid_chains++;
+            t->invalid_chains_resolved += cf_model_resolve(c, &g, why, sizeof why);
+        }
         return;
     }
     t->valid++;
-    cf_geom_t g;
-    char why[256];
+    if (strstr(c->name, ",post=")) {
+        t->chains++;
+        t->lengths[c->n_post < 4 ? c->n_post : 3]++;
+        if (c->n_post) t->chain_kinds[c->kind]++;
+        for (int i = 0; i < c->n_post; i++) {
+            const cf_post_t *po = &c->post[i];
+            t->bias_adds += !strcmp(po->kind, "BiasAdd");
+            t->short_operands += po->has_operand && strcmp(po->kind, "BiasAdd")
+                    && po->operand.ndims < c->data.ndims;
+            if (po->has_operand) t->operand_types[po->operand_dt]++;
+        }
+    }
     if (!cf_model_resolve(c, &g, why, sizeof why)) {
         if (!t->unresolved++)
             snprintf(t->first_unresolved, sizeof t->first_unresolved, "%s: %s",
@@ -198,8 +293,18 @@ Test(conform_sweep, quick_covers_the_matrix) {
     t.sink.on_error = tally_error;
     int n = cf_sweep_generate(cf_sweep_quick, &t.sink);
     cr_assert_eq(n, t.valid + t.invalid);
-    cr_expect_eq(t.valid, 5 * 3 * 3 * 3 * 2); /* the whole core matrix */
+    /* the whole core matrix, then the matrix without dilation with chains */
+    cr_expect_eq(t.valid, 5 * 3 * 3 * 3 * 2 + 5 * 3 * 3 * 3);
     cr_expect_geq(t.invalid, 40);
+    cr_expect_eq(t.chains, 5 * 3 * 3 * 3);
+    for (int l = 0; l < 4; l++) cr_expect_gt(t.lengths[l], 0, "chains of %d", l);
+    for (int k = 1; k <= 5; k++) cr_expect_gt(t.chain_kinds[k], 0, "kind %d", k);
+    cr_expect_gt(t.bias_adds, 0);
+    cr_expect_gt(t.short_operands, 0);
+    for (int dt = 0; dt < 3; dt++) /* the run's, f32, bf16 */
+        cr_expect_gt(t.operand_types[dt], 0, "operand type %d", dt);
+    cr_expect_geq(t.invalid_chains, 15);
+    cr_expect_eq(t.invalid_chains_resolved, 0);
     cr_expect_eq(t.unresolved, 0, "%s", t.first_unresolved);
     for (int k = 1; k <= 5; k++) cr_expect_gt(t.kinds[k], 0, "kind %d", k);
     for (int r = 1; r <= 3; r++) cr_expect_gt(t.ranks[r], 0, "rank %d", r);
@@ -319,12 +424,46 @@ static char *graph_file(void) {
     return path;
 }
 
+/* The graph above with a chain after the op: Multiply by a per-channel
+ * operand, Add of a scalar (one fused partition). */
+static char *chain_file(void) {
+    static const char *text =
+            "{\"graph\": [{\"id\": 0, \"name\": \"x\", \"kind\": "
+            "\"ConvolutionBackwardData\", \"attrs\": {"
+            "\"strides\": {\"type\": \"s64[]\", \"value\": [1, 1]},"
+            "\"data_format\": {\"type\": \"string\", \"value\": \"NCX\"},"
+            "\"weights_format\": {\"type\": \"string\", \"value\": \"OIX\"},"
+            "\"dst_shape\": {\"type\": \"s64[]\", \"value\": [1, 2, 4, 4]}},"
+            "\"inputs\": [{\"id\": 0, \"dtype\": \"f32\", \"shape\": [1, 3, 3, 3]},"
+            "{\"id\": 1, \"dtype\": \"f32\", \"shape\": [3, 2, 2, 2]}],"
+            "\"outputs\": [{\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, 2, 4, 4]}]},"
+            "{\"id\": 1, \"name\": \"m\", \"kind\": \"Multiply\", \"attrs\": {},"
+            "\"inputs\": [{\"id\": 2, \"dtype\": \"f32\", \"shape\": [1, 2, 4, 4]},"
+            "{\"id\": 3, \"dtype\": \"f32\", \"shape\": [2, 1, 1]}],"
+            "\"outputs\": [{\"id\": 4, \"dtype\": \"f32\", \"shape\": [1, 2, 4, 4]}]},"
+            "{\"id\": 2, \"name\": \"a\", \"kind\": \"Add\", \"attrs\": {},"
+            "\"inputs\": [{\"id\": 4, \"dtype\": \"f32\", \"shape\": [1, 2, 4, 4]},"
+            "{\"id\": 5, \"dtype\": \"f32\", \"shape\": [1]}],"
+            "\"outputs\": [{\"id\": 6, \"dtype\": \"f32\", \"shape\": [1, 2, 4, 4],"
+            " \"stride\": [48, 24, 6, 1]}]}]}";
+    char *path = malloc(64);
+    snprintf(path, 64, "/tmp/dgrad_conform_XXXXXX.json");
+    int fd = mkstemps(path, 5);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    return path;
+}
+
+static int chain_case;
+static int abi_1_1; /* the backend as over a plugin without ABI 1.2 */
+
 static int run_corrupt(int gap, char **out_text, const char *junit) {
     cf_backend_core_init(&core);
     cf_backend_t bad = core;
     bad.execute = corrupt_execute;
+    if (abi_1_1) bad.op_append_post_op = NULL, bad.partition_fused = NULL;
     corrupt_gap = gap;
-    char *path = graph_file();
+    char *path = chain_case ? chain_file() : graph_file();
     char *text = NULL;
     size_t size = 0;
     FILE *out = open_memstream(&text, &size);
@@ -351,6 +490,32 @@ Test(conform_runner, mismatch_is_reported_with_its_index) {
                            "max_rel=[^ ]+ first=\\[0,1,2,0\\] 1 of 32 elements"),
             "%s", out);
     cr_expect(matches(out, "^1 passed, 1 failed, 0 skipped$"), "%s", out);
+    free(out);
+}
+
+/* The chain's judge: an element off by one after the chain fails, at its
+ * index, in the fused partition's case. */
+Test(conform_runner, chain_mismatch_is_reported_with_its_index) {
+    char *out;
+    chain_case = 1;
+    int status = run_corrupt(0, &out, NULL);
+    chain_case = 0;
+    cr_expect_eq(status, 1);
+    cr_expect(matches(out, "^FAIL [^ ]*#op0:x\\+op1:Multiply\\+op2:Add f32 native "
+                           "mismatch .*first=\\[0,1,2,0\\] 1 of 32 elements.*"
+                           "post-op chain"), "%s", out);
+    cr_expect(matches(out, "^1 passed, 1 failed, 0 skipped$"), "%s", out);
+    free(out);
+}
+
+/* A plugin older than ABI 1.2 has no post-ops: a chain is skipped. */
+Test(conform_runner, chains_need_abi_1_2) {
+    char *out;
+    chain_case = abi_1_1 = 1;
+    int status = run_corrupt(0, &out, NULL);
+    chain_case = abi_1_1 = 0;
+    cr_expect_eq(status, 1, "%s", out); /* nothing ran */
+    cr_expect(matches(out, "^0 passed, 0 failed, 2 skipped$"), "%s", out);
     free(out);
 }
 

@@ -2,7 +2,8 @@
  * Shared by the fuzz targets: every case a reader delivers goes through
  * attribute/shape resolution twice, by the dialect layer (src/problem.c,
  * attributes set by name as the plugin does) and by the conformance model,
- * and when both accept it they must agree on the canonical problem; a
+ * and when both accept it they must agree on the canonical problem (its
+ * post-op chain included); a
  * disagreement aborts, so that libFuzzer keeps the input. Tiny problems
  * also run the reference on the resolved problem.
  */
@@ -25,6 +26,17 @@ static int fuzz_problem(const cf_case_t *c, dgrad_resolved_t *r) {
         if (dgrad_op_desc_set_by_name(&desc, c->attrs[i].name,
                     c->attrs[i].value) != dgrad_success)
             return 0;
+    for (int i = 0; i < c->n_post; i++) {
+        const char *names[CF_POST_ATTRS], *values[CF_POST_ATTRS];
+        for (int a = 0; a < c->post[i].n_attrs; a++) {
+            names[a] = c->post[i].attrs[a].name;
+            values[a] = c->post[i].attrs[a].value;
+        }
+        if (dgrad_op_desc_append_post_op(&desc, c->post[i].kind,
+                    (size_t)c->post[i].n_attrs, names, values)
+                != dgrad_success)
+            return 0;
+    }
     /* The operands as the runner builds them, in f32. */
     run_inputs_t ri;
     dgrad_logical_tensor_t out;
@@ -80,7 +92,29 @@ static void fuzz_check_case(const cf_case_t *c) {
         if (p->Y[i] != g.Y[i]) fuzz_disagree("output size", c, i, p->Y[i], g.Y[i]);
         if (p->PB[i] != g.PB[i]) fuzz_disagree("crop", c, i, p->PB[i], g.PB[i]);
     }
-    fuzz_reference(p);
+    /* The chains: algorithms, parameters and operand views. */
+    if (p->n_post_ops != g.n_post)
+        fuzz_disagree("post-op count", c, -1, p->n_post_ops, g.n_post);
+    run_inputs_t ri;
+    cf_build_inputs(c, dgrad_f32, &ri);
+    for (int i = 0, k = (int)ri.n_own; i < g.n_post; i++) {
+        const dgrad_post_op_t *a = &p->post_ops[i];
+        const cf_post_view_t *b = &g.post[i];
+        if (a->alg != b->alg) fuzz_disagree("post-op algorithm", c, i, a->alg, b->alg);
+        if (a->alpha != b->alpha || a->beta != b->beta)
+            fuzz_disagree("post-op alpha/beta (x1e6)", c, i,
+                    (long long)(a->alpha * 1e6 + a->beta), (long long)(b->alpha * 1e6 + b->beta));
+        if (!b->operand) continue;
+        int64_t cs[2 + CF_MAX_SPATIAL];
+        cf_model_post_strides(&g, i, ri.lts[k++].strides, cs);
+        for (int d = 0; d < 2 + p->nsp; d++) {
+            if (a->dims[d] != b->dims[d])
+                fuzz_disagree("post-op operand dim", c, d, a->dims[d], b->dims[d]);
+            if (a->dims[d] > 1 && a->strides[d] != cs[d])
+                fuzz_disagree("post-op operand stride", c, d, a->strides[d], cs[d]);
+        }
+    }
+    if (!p->n_post_ops) fuzz_reference(p); /* the chain needs operands */
     /* The translation into oneDNN Graph's dialect resolves to the same. */
     cf_case_t t;
     dgrad_resolved_t rt;

@@ -17,6 +17,7 @@ JSON. Run it from anywhere; it rewrites the files next to it.
 """
 import itertools
 import json
+import math
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -142,9 +143,102 @@ def strides_of(dims):
     return s
 
 
+# Post-op chains: oneDNN Graph's element-wise ops, from oneDNN 3.7.1's
+# operation specifications (doc/graph/operations/*.md), a third time (the
+# dialect layer has src/post_ops.c and the reference, the runner's model
+# model_post.c). Each applies to the output in the dialect's dims order.
+
+def _softplus(x, beta=1.0):
+    z = beta * x
+    return (z + math.log1p(math.exp(-z)) if z > 0 else math.log1p(math.exp(z))) / beta
+
+
+POST_UNARY = {
+    "Abs": lambda x, a: abs(x),
+    "Clamp": lambda x, a: min(max(x, a["min"]), a["max"]),
+    "Elu": lambda x, a: x if x > 0 else a["alpha"] * (math.exp(x) - 1),
+    "Exp": lambda x, a: math.exp(x),
+    "GELU": lambda x, a: (0.5 * x * (1 + math.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+                          if a.get("mode") == "gelu_tanh" else 0.5 * x * (1 + math.erf(x / math.sqrt(2)))),
+    "HardSigmoid": lambda x, a: max(0.0, min(1.0, a["alpha"] * x + a["beta"])),
+    "HardSwish": lambda x, a: x * min(max(x + 3, 0.0), 6.0) / 6,
+    "LeakyReLU": lambda x, a: x if x >= 0 else a["alpha"] * x,
+    "Log": lambda x, a: math.log(x),
+    "Mish": lambda x, a: x * math.tanh(_softplus(x)),
+    "ReLU": lambda x, a: x if x > 0 else 0.0,
+    "Round": lambda x, a: float(round(x)),  # Python rounds ties to even
+    "Sigmoid": lambda x, a: 1 / (1 + math.exp(-x)),
+    "SoftPlus": lambda x, a: _softplus(x, a.get("beta", 1.0)),
+    "Sqrt": lambda x, a: math.sqrt(x),
+    "Square": lambda x, a: x * x,
+    "Tanh": lambda x, a: math.tanh(x),
+}
+POST_BINARY = {
+    "Add": lambda x, b: x + b, "Multiply": lambda x, b: x * b,
+    "Maximum": lambda x, b: max(x, b), "Minimum": lambda x, b: min(x, b),
+    "Divide": lambda x, b: x / b, "Subtract": lambda x, b: x - b,
+}
+
+
+def post_op(kind, attrs=None, operand=None, dtype=None, strides=None):
+    """A post-op of a vector case: operand is its shape (data generated)."""
+    p = {"kind": kind}
+    if attrs:
+        p["attrs"] = attrs
+    if operand is not None:
+        p["operand"] = {"shape": operand}
+        if dtype:
+            p["operand"]["dtype"] = dtype
+        if strides:
+            p["operand"]["strides"] = strides
+    return p
+
+
+def post_operand_data(post_ops, seed):
+    """Small integers for each operand (never 0 for a divisor)."""
+    for i, p in enumerate(post_ops):
+        o = p.get("operand")
+        if o is not None and "data" not in o:
+            vals = ints(prod(o["shape"]), seed + 7 + i)
+            if p["kind"] == "Divide":
+                vals = [v if v else 2.0 for v in vals]
+            o["data"] = vals
+
+
+def post_chain(post_ops, out, dims, nxc):
+    """The chain over the flat canonical output [N][C][Y...]; dims in the
+    dialect's order (NXC: the channels last)."""
+    R = len(dims)
+    N, C = dims[0], dims[-1] if nxc else dims[1]
+    Y = dims[1:-1] if nxc else dims[2:]
+    res, i = [], 0
+    for n in range(N):
+        for c in range(C):
+            for y in itertools.product(*[range(v) for v in Y]):
+                u = [n] + list(y) + [c] if nxc else [n, c] + list(y)
+                x = out[i]
+                i += 1
+                for p in post_ops:
+                    a, k = p.get("attrs", {}), p["kind"]
+                    if k in POST_UNARY:
+                        x = POST_UNARY[k](x, a)
+                        continue
+                    o = p["operand"]
+                    shape, data = o["shape"], o["data"]
+                    if k == "BiasAdd":  # its data_format names the axis
+                        axis = R - 1 if a.get("data_format", "NXC") == "NXC" else 1
+                        x += data[u[axis]]
+                        continue
+                    r, st = len(shape), strides_of(shape)
+                    off = sum((0 if shape[q] == 1 else u[R - r + q]) * st[q] for q in range(r))
+                    x = POST_BINARY[k](x, data[off])
+                res.append(float(x))
+    return res
+
+
 def vector_case(name, op, attrs, data_shape, w_shape, output_shape=None,
                 dst_shape_input=None, bias=False, seed=1, expect_error=None,
-                comment=None):
+                comment=None, post_ops=None):
     """A vector case in the schema of ../shared/conformance/vectors."""
     nsp = len(data_shape) - 2
     graph_op = op in ("ConvolutionBackwardData", ONEDNN_CT)
@@ -181,6 +275,9 @@ def vector_case(name, op, attrs, data_shape, w_shape, output_shape=None,
             cout = (w_shape[nsp] if wf == "XIO" else w_shape[1]) * attrs.get("groups", 1)
         bd = ints(cout, seed + 2)
         case["bias"] = {"shape": [cout], "data": bd}
+    if post_ops is not None:
+        post_operand_data(post_ops, seed)
+        case["post_ops"] = post_ops
     if expect_error:
         case["expect_error"] = expect_error
         return case
@@ -217,6 +314,9 @@ def vector_case(name, op, attrs, data_shape, w_shape, output_shape=None,
     PB, Y, S, D = resolve(op, attrs, X, K, given, nsp)
     out = transposed_conv(x, w, N, G, cin, cout, X, K, S, D, PB, Y, bd)
     shape = [N, cout] + Y
+    if post_ops:
+        out = post_chain(post_ops, out, [N] + Y + [cout] if df == "NXC" else shape,
+                         df == "NXC")
     if df == "NXC":  # canonical [N][C][Y] -> [N][Y][C]
         ys = prod(Y)
         out = [out[(n * cout + c) * ys + p] for n in range(N) for p in range(ys) for c in range(cout)]
@@ -378,6 +478,127 @@ def write_vectors():
     path = os.path.join(HERE, "vectors", "edge_cases.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def write_post_op_vectors():
+    """Vector cases with post-op chains (vectors/post_ops.json)."""
+    P = post_op
+    C = []
+    C.append(vector_case("onnx_bias_then_biasadd_ncx_relu", "ConvTranspose",
+        {"strides": [2, 2]}, [1, 2, 3, 3], [2, 3, 2, 2], bias=True, seed=51,
+        post_ops=[P("BiasAdd", {"data_format": "NCX"}, [3]), P("ReLU")],
+        comment="the op's bias, then BiasAdd along NCX's channels, then ReLU"))
+    C.append(vector_case("onnx_biasadd_default_nxc_is_the_last_axis", "ConvTranspose",
+        {"strides": [2]}, [1, 2, 4], [2, 3, 3], seed=52,
+        post_ops=[P("BiasAdd", None, [9]), P("Tanh")],
+        comment="BiasAdd's default data_format NXC names the last axis: on ONNX's "
+                "[N, C, Y] output that is Y (9 values), not the channels"))
+    C.append(vector_case("onednn_nxc_biasadd_clamp_multiply_per_position", "ConvolutionBackwardData",
+        {"strides": [2, 2], "dst_shape": [1, 6, 6, 5]}, [1, 3, 3, 4], [2, 2, 5, 4], seed=53,
+        post_ops=[P("BiasAdd", None, [5]), P("Clamp", {"min": -4, "max": 6}),
+                  P("Multiply", {"auto_broadcast": "numpy"}, [6, 6, 1])],
+        comment="NXC/XIO defaults: BiasAdd on the channels (last), a per-position "
+                "operand [Y, X, 1]"))
+    C.append(vector_case("openvino_group_gelu_tanh_maximum_scalar_sigmoid", "GroupConvolutionBackpropData",
+        {"strides": [1, 1]}, [1, 4, 3, 3], [2, 2, 3, 2, 2], seed=54,
+        post_ops=[P("GELU", {"mode": "gelu_tanh"}), P("Maximum", None, [1]), P("Sigmoid")]))
+    C.append(vector_case("openvino_elu_subtract_full_none_softplus", "ConvolutionBackpropData",
+        {"strides": [1]}, [2, 3, 4], [3, 2, 3], seed=55,
+        post_ops=[P("Elu", {"alpha": 0.5}),
+                  P("Subtract", {"auto_broadcast": "none"}, [2, 2, 6]),
+                  P("SoftPlus", {"beta": 2})]))
+    C.append(vector_case("onednnct_nxc_xoi_bias_leaky_divide_per_channel_hardswish", ONEDNN_CT,
+        {"strides": [2, 2]}, [1, 3, 3, 2], [2, 2, 3, 2], bias=True, seed=56,
+        post_ops=[P("LeakyReLU", {"alpha": 0.25}), P("Divide", None, [3]), P("HardSwish")],
+        comment="NXC: a per-channel operand is [C]"))
+    C.append(vector_case("onnx_3d_square_halves_round_to_even_mish", "ConvTranspose",
+        {"strides": [1, 1, 1]}, [1, 1, 2, 2, 2], [1, 2, 2, 2, 2], seed=57,
+        post_ops=[P("Square"), dict(P("Divide", None, [1]), operand={"shape": [1], "data": [2.0]}),
+                  P("Round"), P("Minimum", None, [3]), P("Mish")],
+        comment="odd squares / 2 are ties: Round takes them to even"))
+    C.append(vector_case("onednnct_hardsigmoid_exp_sqrt_log", ONEDNN_CT,
+        {"strides": [1], "data_format": "NCX", "weights_format": "IOX"},
+        [1, 2, 5], [2, 2, 3], seed=58,
+        post_ops=[P("HardSigmoid", {"alpha": 0.2, "beta": 0.5}), P("Exp"), P("Sqrt"), P("Log")],
+        comment="Log last: an f32 exp(0) a unit below 1 gives a tiny negative log, "
+                "which a Sqrt after it would make NaN"))
+    C.append(vector_case("onednn_ncx_add_bf16_operand_per_channel", "ConvolutionBackwardData",
+        {"strides": [1, 1], "data_format": "NCX", "weights_format": "OIX",
+         "dst_shape": [1, 3, 5, 5]}, [1, 2, 3, 3], [2, 3, 3, 3], seed=59,
+        post_ops=[P("Add", None, [3, 1, 1], dtype="bf16"), P("Abs")],
+        comment="an operand in its own type (bf16), whatever the op's"))
+    C.append(vector_case("openvino_3d_abs_maximum_channel_long_form", "ConvolutionBackpropData",
+        {"strides": [2, 2, 2]}, [1, 2, 2, 2, 2], [2, 3, 2, 2, 2], seed=60,
+        post_ops=[P("Abs"), P("Maximum", {"auto_broadcast": "numpy"}, [1, 3, 1, 1, 1])]))
+    # Chains oneDNN computed wrong before dgrad kept them from it (found by
+    # the post-op sweeps; see operand_trusted in src/plan/post_pass.c).
+    C.append(vector_case("mixed_operand_types_f32_then_f16", "ConvTranspose",
+        {"strides": [3]}, [1, 2, 7], [2, 2, 1], seed=61,
+        post_ops=[P("BiasAdd", None, [19], dtype="f32"), P("Divide", None, [2, 1], dtype="f16")],
+        comment="an f16 operand after an f32 one in an f32 or bf16 op (oneDNN 2.6 "
+                "read it in the wrong type: dgrad's loop runs it there)"))
+    C.append(vector_case("bias_then_f16_scalar_operand", "ConvTranspose",
+        {"strides": [2]}, [1, 2, 3], [2, 2, 2], bias=True, seed=62,
+        post_ops=[P("Add", None, [1], dtype="f16")],
+        comment="the op's bias and an f16 operand in an f32 op (the chain carried "
+                "by the bias add; oneDNN 2.6 added the wrong value)"))
+    C.append(vector_case("strided_operand_after_a_unary_op", "ConvTranspose",
+        {"strides": [1]}, [1, 1, 3], [1, 4, 1], seed=63,
+        post_ops=[P("Abs"), P("Divide", None, [1, 4, 1], strides=[12, 3, 1])],
+        comment="a non-dense operand of a binary post-op after a unary one (oneDNN "
+                "read it as dense: the gaps gave NaN)"))
+    C.append(vector_case("nxc_full_operand_with_a_unit_axis", "ConvolutionBackwardData",
+        {"strides": [1, 2], "dilations": [2, 2], "auto_pad": "SAME_UPPER", "groups": 3,
+         "dst_shape": [1, 14, 1, 3]}, [1, 4, 1, 3], [6, 1, 1, 3], seed=64,
+        post_ops=[P("Minimum", None, [1, 14, 1, 3])],
+        comment="NXC output 1x14x1x3 with a full dense operand (oneDNN gave 13 of "
+                "42 elements the wrong operand value)"))
+    C.append(vector_case("per_channel_operand_after_a_unary_op_unit_axis",
+        "GroupConvolutionBackpropData", {"strides": [2], "pads_begin": [2], "pads_end": [3]},
+        [3, 2, 1], [2, 1, 1, 3], output_shape=[1], seed=65,
+        post_ops=[P("ReLU"), P("Add", None, [2, 1])],
+        comment="output 3x2x1 (N > 1, one position) with a per-channel operand "
+                "after a unary op (oneDNN 2.6 and 3.7.1 added other channels' values)"))
+    # Chains that must be rejected.
+    C.append(vector_case("post_op_unknown_kind", "ConvTranspose", {"strides": [2]},
+        [1, 1, 3], [1, 1, 2], post_ops=[P("Relu")], expect_error="invalid_arguments",
+        comment="oneDNN Graph's name is ReLU"))
+    C.append(vector_case("post_op_clamp_without_max", "ConvolutionBackpropData", {"strides": [2]},
+        [1, 1, 3], [1, 1, 2], post_ops=[P("Clamp", {"min": 0})], expect_error="invalid_arguments"))
+    C.append(vector_case("post_op_operand_does_not_broadcast", "ConvTranspose", {"strides": [2]},
+        [1, 1, 3], [1, 1, 2], post_ops=[P("Add", None, [4])], expect_error="invalid_shape",
+        comment="the output is [1, 1, 6]: 4 is neither 1 nor 6"))
+    C.append(vector_case("post_op_add_without_operand", ONEDNN_CT,
+        {"strides": [2], "data_format": "NCX", "weights_format": "IOX"},
+        [1, 1, 3], [1, 1, 2], post_ops=[P("Add")], expect_error="invalid_arguments",
+        comment="Add takes one more input: the op gets one too few"))
+    C.append(vector_case("post_op_biasadd_wrong_length", "ConvolutionBackwardData",
+        {"strides": [2], "data_format": "NCX", "weights_format": "OIX", "dst_shape": [1, 2, 6]},
+        [1, 1, 3], [1, 2, 2], post_ops=[P("BiasAdd", {"data_format": "NCX"}, [3])],
+        expect_error="invalid_shape"))
+    C.append(vector_case("post_op_none_broadcast_per_channel", "GroupConvolutionBackpropData",
+        {"strides": [2]}, [1, 2, 3], [2, 1, 1, 2],
+        post_ops=[P("Multiply", {"auto_broadcast": "none"}, [1, 2, 1])],
+        expect_error="invalid_shape", comment="none asks for the output's dims [1, 2, 6]"))
+    C.append(vector_case("elu_negative_alpha", "ConvTranspose", {"strides": [2]},
+        [1, 1, 3], [1, 1, 2], post_ops=[P("Elu", {"alpha": -1})],
+        expect_error="invalid_arguments",
+        comment="oneDNN Graph's Elu: alpha is a non-negative f32 value"))
+    write_json(os.path.join(HERE, "vectors", "post_ops.json"), {
+        "source": "dgrad conformance/suites/make_suites.py",
+        "license": "same as dgrad",
+        "notes": "Post-op chains (the post_ops field, conformance/README.md). Expected "
+                 "data from make_suites.py's transposed convolution and its own chain "
+                 "(oneDNN 3.7.1's operation specifications), independent of src/ and "
+                 "of the runner's model.",
+        "cases": C,
+    }, indent=1)
+
+
+def write_json(path, doc, indent):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=indent)
         f.write("\n")
 
 
@@ -620,6 +841,36 @@ def write_graphs():
     G["conv_transpose_post_ops.json"] = graph([ct_op(0, "ct", a,
         [lt(0, "f32", [1, 8, 3, 3]), lt(1, "f32", [8, 4, 3, 3], prop="constant")],
         [lt(2, "f32", out)]), post_bias, post_relu], [0, 1, 3], [5])
+    # Fused partitions as graph_partition makes them: a chain of three
+    # (Clamp; Add taking the chain second, which it may; Multiply by a
+    # per-position operand) after one ConvTranspose in NXC/XOI, and a
+    # second ConvTranspose whose output two ops read, which takes no chain
+    # (both are skipped).
+    a = {"strides": a_list([2, 2]), "pads_begin": a_list([0, 1]), "pads_end": a_list([1, 0]),
+         "dilations": a_list([1, 1]), "auto_pad": a_str("None"), "groups": a_int(1),
+         "data_format": a_str("NXC"), "weights_format": a_str("XOI")}
+    out = ct_out(a, [2, 3, 3, 4], [2, 3, 5, 4])
+    clamp = {"id": 1, "name": "clamp", "kind": "Clamp",
+             "attrs": {"min": {"type": "f32", "value": -2.5}, "max": {"type": "f32", "value": 6.0}},
+             "inputs": [lt(2, "f32", out)], "outputs": [lt(3, "f32", out)]}
+    add = {"id": 2, "name": "skip_add", "kind": "Add",
+           "attrs": {"auto_broadcast": a_str("numpy")},
+           "inputs": [lt(4, "f32", [out[-1]]), lt(3, "f32", out)], "outputs": [lt(5, "f32", out)]}
+    mul = {"id": 3, "name": "scale", "kind": "Multiply", "attrs": {},
+           "inputs": [lt(5, "f32", out), lt(6, "f32", out[1:3] + [1])],
+           "outputs": [lt(7, "f32", out)]}
+    b = dict(a, data_format=a_str("NCX"), weights_format=a_str("IOX"))
+    out2 = ct_out(b, [1, 4, 2, 2], [4, 2, 2, 2])
+    relu = {"id": 5, "name": "relu", "kind": "ReLU", "attrs": {},
+            "inputs": [lt(11, "f32", out2)], "outputs": [lt(12, "f32", out2)]}
+    tanh = {"id": 6, "name": "tanh", "kind": "Tanh", "attrs": {},
+            "inputs": [lt(11, "f32", out2)], "outputs": [lt(13, "f32", out2)]}
+    G["conv_transpose_chain_fused.json"] = graph([
+        ct_op(0, "ct_chain", a, [lt(0, "f32", [2, 3, 3, 4]), lt(1, "f32", [2, 3, 5, 4], prop="constant")],
+              [lt(2, "f32", out)]), clamp, add, mul,
+        ct_op(4, "ct_two_readers", b, [lt(9, "f32", [1, 4, 2, 2]), lt(10, "f32", [4, 2, 2, 2])],
+              [lt(11, "f32", out2)]), relu, tanh],
+        [0, 1, 4, 6, 9, 10], [7, 12, 13])
     for name, doc in G.items():
         with open(os.path.join(HERE, "graph", name), "w") as f:
             json.dump(doc, f, indent=2)
@@ -630,4 +881,5 @@ if __name__ == "__main__":
     os.makedirs(os.path.join(HERE, "vectors"), exist_ok=True)
     os.makedirs(os.path.join(HERE, "graph"), exist_ok=True)
     write_vectors()
+    write_post_op_vectors()
     write_graphs()
