@@ -535,10 +535,14 @@ static dgrad_status_t execute_variant(const dgrad_compiled_op_t *c,
                 (long long)output_bytes(out_lt), (long long)capacity);
     }
     int prepared = v->prepared_weights != NULL;
-    const void *bias = v->resolved.problem.has_bias ? inputs[2] : NULL;
+    /* The bias: the op's third input, or the chain's first operand
+     * (dgrad_resolved_t.bias_from_post_op); the chain's operands follow. */
+    int from_chain = v->resolved.bias_from_post_op;
+    const void *bias = !v->resolved.problem.has_bias ? NULL
+            : from_chain ? inputs[c->n_own_inputs] : inputs[2];
     dgrad_status_t st = dgrad_plan_execute_fused(v->plan, inputs[0],
             prepared ? v->prepared_weights : inputs[1], prepared, bias,
-            inputs + c->n_own_inputs, output);
+            inputs + c->n_own_inputs + from_chain, output);
     if (st == dgrad_success && output_lt) *output_lt = *out_lt;
     return st;
 }

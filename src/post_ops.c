@@ -294,6 +294,31 @@ static dgrad_status_t map_operand(const ctx_t *c, int i, int input,
     return dgrad_success;
 }
 
+/* A chain that starts by adding one value per output channel (BiasAdd, or
+ * Add of a [C, 1...] operand) to an op without a bias: that addition is
+ * the op's bias, the same sum in the same place (before the rest of the
+ * chain, in f32 at least), so the lowering sees a biased op with a
+ * shorter chain, and the bias rides wherever a bias can (a folded plan's
+ * convolution, the bias add that carries the chain). Only in the op's
+ * type: the problem has one type for data, weights, bias and output. */
+static void bias_from_first_post_op(ctx_t *c) {
+    dgrad_problem_t *p = &c->r.problem;
+    const dgrad_post_op_t *po = &p->post_ops[0];
+    c->r.bias_from_post_op = 0;
+    if (p->has_bias || p->n_post_ops == 0 || po->alg != dgrad_post_add
+            || po->dt != p->dt || po->dims[0] != 1 || po->dims[1] != p->Cout)
+        return;
+    for (int d = 0; d < p->nsp; d++)
+        if (po->dims[2 + d] != 1) return;
+    p->has_bias = 1;
+    p->bias_stride = po->strides[1];
+    p->n_post_ops--;
+    memmove(&p->post_ops[0], &p->post_ops[1],
+            (size_t)p->n_post_ops * sizeof p->post_ops[0]);
+    memset(&p->post_ops[p->n_post_ops], 0, sizeof p->post_ops[0]);
+    c->r.bias_from_post_op = 1;
+}
+
 dgrad_status_t resolve_post_ops(ctx_t *c) {
     dgrad_problem_t *p = &c->r.problem;
     int k = 0;
@@ -312,5 +337,6 @@ dgrad_status_t resolve_post_ops(ctx_t *c) {
         }
     }
     p->n_post_ops = c->desc->n_post_ops;
+    bias_from_first_post_op(c);
     return dgrad_success;
 }

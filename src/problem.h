@@ -115,6 +115,10 @@ typedef struct dgrad_resolved {
      * output dims were unknown): problem's Y/PB and output spatial dims are
      * not resolved yet (DGRAD_UNKNOWN_DIM). */
     int deferred;
+    /* 1 when the chain's first post-op became the problem's bias (see
+     * resolve_post_ops): its operand, the first after the op's own
+     * inputs, is the bias, and problem.post_ops holds the rest. */
+    int bias_from_post_op;
 } dgrad_resolved_t;
 
 /*

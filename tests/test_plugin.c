@@ -163,10 +163,15 @@ static void check_fused_against_reference(const op_text_t *text,
             (const void *const *)buffers, got, (size_t)n_out * sizeof *got,
             NULL};
     ASSERT_OK(api->compiled_op_execute(&run));
-    const void *bias = resolved.problem.has_bias ? buffers[2] : NULL;
+    /* A leading per-channel addition may have become the problem's bias
+     * (resolve_post_ops): then it is the first operand. */
     size_t own = n_inputs - (size_t)dgrad_op_desc_post_operands(&desc);
+    int from_chain = resolved.bias_from_post_op;
+    const void *bias = !resolved.problem.has_bias ? NULL
+            : from_chain ? buffers[own] : buffers[2];
     dgrad_reference_compute_fused(&resolved.problem, buffers[0], buffers[1],
-            bias, (const void *const *)buffers + own, want, NULL);
+            bias, (const void *const *)buffers + own + from_chain, want,
+            NULL);
     int64_t nonzero = 0;
     for (int64_t i = 0; i < n_out; i++) {
         cr_assert_eq(got[i], want[i], "%s element %lld: plugin %g, "

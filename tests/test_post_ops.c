@@ -418,3 +418,91 @@ Test(post_ops_api, chains_without_a_bias_on_channels_last) {
         expect_pass(&t);
     }
 }
+
+/* ------------------------------------------- a leading bias is the bias */
+
+/* ONNX X 1x2x3x3, W 2x4x2x2 -> Y 1x4x4x4 (B when @p own_bias), chain
+ * @p first (with operand dims @p dims in type @p dt) then ReLU, resolved:
+ * whether the first post-op became the problem's bias. */
+static dgrad_resolved_t resolve_chain(int own_bias, const char *first,
+        int rank, const int64_t *dims, dgrad_data_type_t dt) {
+    dgrad_op_desc_t desc;
+    cr_assert_eq(dgrad_op_desc_init(&desc, dgrad_op_conv_transpose), 0);
+    cr_assert_eq(append(&desc, first, first[0] == 'B' ? "data_format" : NULL,
+            "NCX"), 0, "%s", dgrad_last_error_message());
+    cr_assert_eq(append(&desc, "ReLU", NULL, NULL), 0);
+    const int64_t x[] = {1, 2, 3, 3}, w[] = {2, 4, 2, 2}, b[] = {4};
+    dgrad_logical_tensor_t in[4], out;
+    dgrad_logical_tensor_init(&in[0], 0, dgrad_f32, 4, x,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[1], 1, dgrad_f32, 4, w,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[2], 2, dgrad_f32, 1, b,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&in[2 + own_bias], 3, dt, rank, dims,
+            dgrad_layout_type_strided, dgrad_property_type_variable);
+    dgrad_logical_tensor_init(&out, 4, dgrad_f32, DGRAD_UNKNOWN_NDIMS, NULL,
+            dgrad_layout_type_any, dgrad_property_type_variable);
+    dgrad_resolved_t r;
+    cr_assert_eq(dgrad_problem_resolve(&desc, (size_t)(3 + own_bias), in,
+            &out, NULL, 0, &r), dgrad_success, "%s",
+            dgrad_last_error_message());
+    return r;
+}
+
+Test(post_ops_resolve, a_leading_per_channel_addition_is_the_bias) {
+    const int64_t c4[] = {4}, c411[] = {4, 1, 1}, x44[] = {4, 4};
+    dgrad_resolved_t r = resolve_chain(0, "BiasAdd", 1, c4, dgrad_f32);
+    cr_expect_eq(r.bias_from_post_op, 1);
+    cr_expect_eq(r.problem.has_bias, 1);
+    cr_expect_eq(r.problem.bias_stride, 1);
+    cr_expect_eq(r.problem.n_post_ops, 1, "ReLU is left");
+    cr_expect_eq(r.problem.post_ops[0].alg, dgrad_post_relu);
+    r = resolve_chain(0, "Add", 3, c411, dgrad_f32);
+    cr_expect_eq(r.bias_from_post_op, 1, "Add of [C, 1, 1]");
+    cr_expect_eq(r.problem.n_post_ops, 1);
+    /* Not: the op has its own bias; another type; not per channel. */
+    r = resolve_chain(1, "BiasAdd", 1, c4, dgrad_f32);
+    cr_expect_eq(r.bias_from_post_op, 0);
+    cr_expect_eq(r.problem.n_post_ops, 2);
+    r = resolve_chain(0, "BiasAdd", 1, c4, dgrad_bf16);
+    cr_expect_eq(r.bias_from_post_op, 0, "a bf16 bias in an f32 op");
+    cr_expect_eq(r.problem.has_bias, 0);
+    r = resolve_chain(0, "Add", 2, x44, dgrad_f32);
+    cr_expect_eq(r.bias_from_post_op, 0, "one value per position");
+    cr_expect_eq(r.problem.n_post_ops, 2);
+}
+
+/* The same end to end, against the reference: BiasAdd or a per-channel
+ * Add first, in every dialect and layout, on plain and folded plans. */
+Test(post_ops_api, a_leading_per_channel_addition_runs_as_the_bias) {
+    static const dgrad_op_kind_t kinds[] = {
+            dgrad_op_convolution_backward_data,
+            dgrad_op_convolution_backprop_data,
+            dgrad_op_conv_transpose, dgrad_op_onednn_conv_transpose};
+    for (int fold = 0; fold < 2; fold++) {
+        dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+        policy.phase_fold = fold ? 2 : 0;
+        policy.own_loop = 0;
+        dgrad_api_set_policy_for_testing(&policy);
+        for (int j = 0; j < 8; j++) {
+            tester_t t;
+            tester_init(&t, kinds[j % 4], 2);
+            t.dt = j % 3 == 2 ? dgrad_bf16 : dgrad_f32;
+            t.channels_last = j % 2;
+            t.Cin = 8;
+            t.Cout = 6;
+            t.S[0] = t.S[1] = 2;
+            t.K[0] = t.K[1] = 4;
+            t.pb[0] = t.pb[1] = t.pe[0] = t.pe[1] = 1;
+            t.n_post = 2;
+            t.post[0] = (tester_post_op_t)POST(j < 4 ? "BiasAdd" : "Add");
+            /* Add: one value per channel, [C, 1, 1] or NXC's [C] */
+            t.post[0].broadcast = j < 4 ? 0 : t.channels_last ? 0x7 : 0xD;
+            t.post[1] = (tester_post_op_t)POST("ReLU");
+            t.seed = 300u + (unsigned)(8 * fold + j);
+            expect_pass(&t);
+        }
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
