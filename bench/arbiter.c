@@ -79,6 +79,29 @@ static void canonical_problem(const bench_desc_t *d, dgrad_data_type_t dt,
     }
 }
 
+/* The chain (NULL: none) as the canonical problem's post-ops, from the
+ * bench's own reading of it (post_ops.c), and its binary operands in
+ * chain order as dgrad_reference_post_ops reads them. */
+static void canonical_chain(const bench_chain_t *chain,
+        const void *const *operands, const bench_desc_t *d,
+        dgrad_data_type_t dt, bench_layout_t layout, dgrad_problem_t *p,
+        const void **binary_operands) {
+    int k = 0;
+    for (int i = 0; chain && i < chain->n; i++) {
+        const bench_post_op_t *op = &chain->ops[i];
+        dgrad_post_op_t *c = &p->post_ops[i];
+        c->alg = op->alg;
+        c->alpha = op->alpha;
+        c->beta = op->beta;
+        if (!dgrad_post_alg_is_binary(op->alg)) continue;
+        c->dt = bench_operand_dt(op, dt);
+        bench_operand_canonical(op, d, layout == bench_nxc, c->dims,
+                c->strides);
+        binary_operands[k++] = operands[i];
+    }
+    p->n_post_ops = chain ? chain->n : 0;
+}
+
 /* Canonical indices (n, c, y) of element @p i of the dense output in the
  * user's layout. */
 static void output_index(const dgrad_problem_t *p, bench_layout_t layout,
@@ -103,7 +126,8 @@ bench_verdict_t bench_arbiter_decide(const bench_desc_t *d,
         dgrad_data_type_t dt, bench_layout_t layout, bench_wlayout_t wl,
         const void *in, const void *wei, const void *out,
         const void *base_out, dgrad_data_type_t base_dt, size_t n,
-        double tolerance) {
+        double tolerance, const bench_chain_t *chain,
+        const void *const *operands) {
     bench_verdict_t v = {0, 0, 0};
     size_t at[ARBITER_POINTS];
     double diff[ARBITER_POINTS];
@@ -125,11 +149,14 @@ bench_verdict_t bench_arbiter_decide(const bench_desc_t *d,
         at[j] = i;
     }
     dgrad_problem_t p;
+    const void *binary_operands[BENCH_MAX_POST_OPS];
     canonical_problem(d, dt, layout, wl, &p);
+    canonical_chain(chain, operands, d, dt, layout, &p, binary_operands);
     for (int j = 0; j < k; j++) {
         int64_t nn = 0, c = 0, y[DGRAD_MAX_SPATIAL] = {0};
         output_index(&p, layout, at[j], &nn, &c, y);
         double ref = dgrad_reference_point(&p, in, wei, NULL, nn, c, y, NULL);
+        ref = dgrad_reference_post_ops(&p, binary_operands, nn, c, y, ref);
         double got = dgrad_load(out, dt, (int64_t)at[j]);
         double base = dgrad_load(base_out, base_dt, (int64_t)at[j]);
         v.checked++;

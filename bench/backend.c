@@ -135,6 +135,7 @@ static int open_core(bench_backend_t *be, const char *path) {
     LOAD(core_fns.execute, "dgrad_compiled_op_execute");
     LOAD(t->compiled_op_destroy, "dgrad_compiled_op_destroy");
     LOAD(t->compiled_op_impl_name, "dgrad_compiled_op_impl_name");
+    LOAD(t->op_append_post_op, "dgrad_op_append_post_op");
     t->compiled_op_create = core_compile;
     t->compiled_op_execute = core_execute;
     be->api = t;

@@ -8,7 +8,10 @@
  *   desc.c        benchdnn deconvolution descriptors, sizes and FLOPs
  *   backend.c     the plugin table dgrad is timed through
  *   dgrad_op.c    the ConvolutionBackwardData op built through it
- *   raw.c         the raw oneDNN baseline
+ *   post_ops.c    --post-ops: the chain, its operands, and the unfused
+ *                 passes (one oneDNN primitive per post-op)
+ *   raw.c         the raw oneDNN baseline (a deconvolution with the
+ *                 chain as its attribute under --post-ops)
  *   graph.c       the anchor: oneDNN Graph's own partition (oneDNN 3)
  *   measure.c     one problem: buffers, compiles, peak memory, interleaved
  *                 timing, the output check
@@ -72,6 +75,69 @@ double bench_desc_flops(const bench_desc_t *d);
 
 /* Depthwise: one input and one output channel per group. */
 int bench_desc_is_depthwise(const bench_desc_t *d);
+
+/* --------------------------------------------------------------- post-ops */
+
+#define BENCH_MAX_POST_OPS 8
+
+/* Which elements of the output a binary post-op's operand covers. */
+typedef enum bench_operand {
+    bench_operand_none = 0,    /* a unary post-op */
+    bench_operand_scalar,      /* one value (benchdnn's common) */
+    bench_operand_channel,     /* one per output channel (per_oc) */
+    bench_operand_position,    /* one per spatial position, shared by
+                                  channels and images */
+    bench_operand_full,        /* the output's shape (per_tensor) */
+} bench_operand_t;
+
+/* One post-op of --post-ops, as dgrad is given it (a oneDNN Graph op with
+ * attributes) and in canonical form (canonical.h's algorithm with alpha
+ * and beta), which the raw baseline, the unfused passes and the arbiter
+ * use: derived here from the spelling, not through dgrad's dialect
+ * layer. */
+typedef struct bench_post_op {
+    char kind[16];              /* "ReLU", "Add", "BiasAdd" ... */
+    int n_attrs;
+    char names[2][16], values[2][32];
+    int32_t alg;                /* dgrad_post_alg_t */
+    double alpha, beta;
+    bench_operand_t operand;
+    dgrad_data_type_t operand_dt; /* dgrad_data_type_undef: the run's */
+} bench_post_op_t;
+
+typedef struct bench_chain {
+    int n;
+    bench_post_op_t ops[BENCH_MAX_POST_OPS];
+    char text[256];             /* as given */
+} bench_chain_t;
+
+/* Parses a chain: post-ops joined by '+', each NAME[:ARG...], in oneDNN
+ * Graph's names or benchdnn's --attr-post-ops spelling (bench/README.md).
+ * Returns 0, or -1 with a message in @p err. */
+int bench_chain_parse(const char *text, bench_chain_t *c, char *err,
+        size_t err_size);
+
+/* The elements of @p op's operand for problem @p d (0 for a unary one), in
+ * floating point as the sizes are checked (bench_problem_fits). */
+double bench_operand_elems(const bench_post_op_t *op, const bench_desc_t *d);
+/* Its data type in a run of type @p dt. */
+dgrad_data_type_t bench_operand_dt(const bench_post_op_t *op,
+        dgrad_data_type_t dt);
+
+/* The operand of @p op as a tensor of the output's rank in canonical order
+ * [N, C, Y...]: dims (1 where it broadcasts) and dense strides in elements
+ * over the user's @p nxc or NCX order. Returns the rank. */
+int bench_operand_canonical(const bench_post_op_t *op, const bench_desc_t *d,
+        int nxc, int64_t *dims, int64_t *strides);
+
+/* The unfused chain: one in-place oneDNN pass over the output per post-op,
+ * after dgrad's bare op (bench/README.md). */
+typedef struct bench_passes bench_passes_t;
+bench_passes_t *bench_passes_create(const bench_chain_t *c,
+        const bench_desc_t *d, dgrad_data_type_t dt, int nxc, void *out,
+        void *const *operands, char *err, size_t err_size);
+int bench_passes_execute(bench_passes_t *p);
+void bench_passes_destroy(bench_passes_t *p);
 
 /* --------------------------------------------------------------- backends */
 
@@ -145,7 +211,17 @@ typedef struct bench_raw bench_raw_t;
 bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         bench_layout_t layout, bench_wlayout_t wlayout,
         bench_raw_layout_t raw_layout, int prepacked, void *in, void *wei,
-        void *out, char *err, size_t err_size);
+        void *out, const bench_chain_t *chain, void *const *operands,
+        char *err, size_t err_size);
+/* With a chain (--post-ops), the baseline is instead what a oneDNN user
+ * writes for a transposed convolution with post-ops: one deconvolution
+ * forward primitive (inference) on the same layouts, a leading BiasAdd as
+ * its bias and the rest as its post-ops attribute, @p operands holding
+ * each binary post-op's buffer (in bench_raw_operand_dt) at its position
+ * in the chain. The type of an operand the baseline reads: f16 ones as
+ * f32 copies, as the baseline runs f16 problems in f32. */
+dgrad_data_type_t bench_raw_operand_dt(const bench_post_op_t *op,
+        dgrad_data_type_t raw_dt);
 /* Executes once and waits. Returns 0 on success. */
 int bench_raw_execute(bench_raw_t *raw);
 /* Puts the last execution's output into the caller's @p out buffer in the
@@ -192,6 +268,7 @@ typedef struct bench_options {
     int no_graph; /* no oneDNN Graph anchor (it runs where available) */
     bench_raw_layout_t raw_layout;
     int list_problems; /* print the problems as JSON lines, run nothing */
+    bench_chain_t chain; /* --post-ops (n = 0: none) */
 } bench_options_t;
 
 /* ------------------------------------------------------------- problems */
@@ -223,18 +300,20 @@ int bench_problem_add(bench_problem_list_t *l, const char *text,
  * when a file cannot be read, 2 when one is malformed. */
 int bench_batch_read(bench_problem_list_t *l, const char *path);
 
-/* Elements of the data input, weights and output, and the bytes of every
- * buffer a problem's measurement allocates for them in @p dt, in floating
- * point so that no size overflows before it is checked. */
+/* Elements of the data input, weights, output and post-op operands, and
+ * the bytes of every buffer a problem's measurement allocates for them in
+ * @p dt with @p chain (NULL: none), in floating point so that no size
+ * overflows before it is checked. */
 typedef struct bench_problem_size {
-    double n_in, n_wei, n_out, bytes;
+    double n_in, n_wei, n_out, n_operands, bytes;
 } bench_problem_size_t;
 
 bench_problem_size_t bench_problem_size(const bench_desc_t *d,
-        dgrad_data_type_t dt);
+        dgrad_data_type_t dt, const bench_chain_t *chain);
 /* 0 when @p p's buffers fit in physical memory; else prints its sizes and
  * the rule and returns -1. */
-int bench_problem_fits(const bench_problem_t *p, dgrad_data_type_t dt);
+int bench_problem_fits(const bench_problem_t *p, dgrad_data_type_t dt,
+        const bench_chain_t *chain);
 
 /* The problem's name, else its descriptor. */
 const char *bench_problem_label(const bench_problem_t *p);
@@ -267,8 +346,9 @@ typedef struct bench_machine {
 /* arbiter.c: where dgrad's output (@p out, type @p dt) and a baseline's
  * (@p base_out, @p base_dt) differ by more than @p tolerance (absolute),
  * the reference computes the elements of the largest differences (up to
- * 32) from the same inputs, in the user's layouts; the counts say who is
- * wrong there. */
+ * 32) from the same inputs, in the user's layouts, followed by @p chain
+ * (NULL: none; @p operands: dgrad's operand buffers at their positions in
+ * the chain); the counts say who is wrong there. */
 typedef struct bench_verdict {
     int checked, dgrad_wrong, baseline_wrong;
 } bench_verdict_t;
@@ -276,7 +356,8 @@ bench_verdict_t bench_arbiter_decide(const bench_desc_t *d,
         dgrad_data_type_t dt, bench_layout_t layout, bench_wlayout_t wl,
         const void *in, const void *wei, const void *out,
         const void *base_out, dgrad_data_type_t base_dt, size_t n,
-        double tolerance);
+        double tolerance, const bench_chain_t *chain,
+        const void *const *operands);
 
 typedef struct bench_result {
     int ran;        /* dgrad ran */
@@ -287,8 +368,13 @@ typedef struct bench_result {
     /* The baseline's output is wrong where dgrad's is right (arbiter.c):
      * its time is no comparison and stays out of the summary's ratios. */
     int raw_wrong, graph_wrong;
+    /* --post-ops: dg is the fused op; bare the op without the chain;
+     * unfused the bare op and one oneDNN pass per post-op (unfused_ok:
+     * oneDNN built the passes). memory_bound: the bare op's bytes at the
+     * measured bandwidth take longer than its FLOPs at the peak. */
+    int unfused_ok, unfused_wrong, memory_bound;
     double max_err;
-    bench_stats_t dg, raw, f32, graph;
+    bench_stats_t dg, raw, f32, graph, bare, unfused;
     int has_f32;
     double flops, bytes, gflops, raw_gflops, roof_gflops, roof_pct;
     double roof_ms; /* the roofline time: what the hardware allows */
@@ -300,20 +386,24 @@ typedef struct bench_result {
 
 /* dgrad's op for one problem, built through the backend the way a graph
  * compiler builds it: a ConvolutionBackwardData op with the user's
- * formats, dense logical tensors, and the user's buffers. */
+ * formats, dense logical tensors, and the user's buffers; with a chain,
+ * its post-ops appended (op_append_post_op) and one more input per
+ * operand, in the user's axis order. */
 typedef struct bench_op {
     const bench_backend_t *be;
     dgrad_op_t *op;
-    dgrad_logical_tensor_t lts[2], out_lt;
+    size_t n_inputs;
+    dgrad_logical_tensor_t lts[2 + BENCH_MAX_POST_OPS], out_lt;
     dgrad_compiled_op_t *compiled;
-    const void *inputs[2];
+    const void *inputs[2 + BENCH_MAX_POST_OPS];
     void *out;
 } bench_op_t;
 
-/* Return 0, or -1 with a message in @p err. */
+/* Return 0, or -1 with a message in @p err. @p chain: NULL or empty for
+ * the bare op; the operands' buffers go into r->inputs[2...]. */
 int bench_op_build(bench_op_t *r, const bench_backend_t *be,
         const bench_desc_t *d, dgrad_data_type_t dt, const bench_options_t *o,
-        char *err, size_t err_size);
+        const bench_chain_t *chain, char *err, size_t err_size);
 int bench_op_compile(const bench_op_t *r, dgrad_compiled_op_t **compiled,
         char *err, size_t err_size);
 /* Executes r->compiled once (@p r: a bench_op_t); 0 on success. */

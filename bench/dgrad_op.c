@@ -2,8 +2,9 @@
  * dgrad's op for one problem, built the way a graph compiler builds it:
  * through the backend's plugin table, a ConvolutionBackwardData op with the
  * user's data and weights formats, on dense logical tensors in the user's
- * axis order.
+ * axis order, and with --post-ops the chain appended to it.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,9 +50,60 @@ static int wei_dims(const bench_desc_t *d, bench_wlayout_t wl, int64_t *dims) {
         }                                                                   \
     } while (0)
 
+/* The chain's post-ops on the op, and their operands' logical tensors
+ * (ids 4...): BiasAdd's [C] along the op's data_format, the others at the
+ * output's rank in the user's axis order. */
+static int append_chain(bench_op_t *r, const bench_backend_t *be,
+        const bench_desc_t *d, dgrad_data_type_t dt, const bench_options_t *o,
+        const bench_chain_t *chain, char *err, size_t err_size) {
+    const dgrad_plugin_api_t *api = be->api;
+    if (api->struct_size < offsetof(dgrad_plugin_api_t, op_append_post_op)
+                    + sizeof api->op_append_post_op
+            || !api->op_append_post_op) {
+        snprintf(err, err_size, "--post-ops: the %s has no op_append_post_op "
+                "(plugin ABI 1.2)", be->name);
+        return -1;
+    }
+    for (int i = 0; i < chain->n; i++) {
+        const bench_post_op_t *po = &chain->ops[i];
+        const char *names[3], *values[3];
+        size_t n = 0;
+        for (int a = 0; a < po->n_attrs; a++, n++) {
+            names[n] = po->names[a];
+            values[n] = po->values[a];
+        }
+        int bias = !strcmp(po->kind, "BiasAdd");
+        if (bias) {
+            names[n] = "data_format";
+            values[n++] = bench_layout_name(o->layout);
+        }
+        BE_TRY(api->op_append_post_op(r->op, po->kind, n, names, values));
+        if (po->operand == bench_operand_none) continue;
+        int64_t cd[5], cs[5], dims[5];
+        int nd = bench_operand_canonical(po, d, o->layout == bench_nxc, cd,
+                cs);
+        if (bias) {
+            nd = 1;
+            dims[0] = d->oc;
+        } else if (o->layout == bench_nxc) {
+            dims[0] = cd[0];
+            for (int a = 2; a < nd; a++) dims[a - 1] = cd[a];
+            dims[nd - 1] = cd[1];
+        } else {
+            memcpy(dims, cd, sizeof dims);
+        }
+        BE_TRY(api->logical_tensor_init(&r->lts[r->n_inputs],
+                (int64_t)(4 + r->n_inputs), bench_operand_dt(po, dt), nd,
+                dims, dgrad_layout_type_strided,
+                dgrad_property_type_variable));
+        r->n_inputs++;
+    }
+    return 0;
+}
+
 int bench_op_build(bench_op_t *r, const bench_backend_t *be,
         const bench_desc_t *d, dgrad_data_type_t dt, const bench_options_t *o,
-        char *err, size_t err_size) {
+        const bench_chain_t *chain, char *err, size_t err_size) {
     const dgrad_plugin_api_t *api = be->api;
     int64_t dims[8], v[3], pe[3];
     int nsp = d->nsp;
@@ -94,6 +146,9 @@ int bench_op_build(bench_op_t *r, const bench_backend_t *be,
             dgrad_layout_type_strided, o->constant_weights
                     ? dgrad_property_type_constant
                     : dgrad_property_type_variable));
+    r->n_inputs = 2;
+    if (chain && chain->n) return append_chain(r, be, d, dt, o, chain, err,
+            err_size);
     return 0;
 }
 
@@ -101,7 +156,7 @@ int bench_op_compile(const bench_op_t *r, dgrad_compiled_op_t **c,
         char *err, size_t err_size) {
     const bench_backend_t *be = r->be;
     dgrad_logical_tensor_t out = r->out_lt;
-    BE_TRY(tool_plugin_compile(be->api, r->op, 2, r->lts, &out, c));
+    BE_TRY(tool_plugin_compile(be->api, r->op, r->n_inputs, r->lts, &out, c));
     return 0;
 }
 
@@ -115,6 +170,6 @@ void bench_op_destroy(bench_op_t *r) {
 
 int bench_op_execute(void *p) {
     bench_op_t *r = p;
-    return tool_plugin_execute(r->be->api, r->compiled, 2, r->inputs, r->out,
-                   0, NULL) == dgrad_success ? 0 : -1;
+    return tool_plugin_execute(r->be->api, r->compiled, r->n_inputs,
+                   r->inputs, r->out, 0, NULL) == dgrad_success ? 0 : -1;
 }

@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
+#include "canonical.h"
 #include "dtype.h"
 
 /* ---------------------------------------------------------------- values */
@@ -32,6 +33,39 @@ static void to_f32(const void *src, dgrad_data_type_t dt, float *dst,
         size_t n) {
     for (size_t i = 0; i < n; i++)
         dst[i] = (float)dgrad_load(src, dt, (int64_t)i);
+}
+
+/* The chain's operands: random multiples of 1/32 in [-1, 1], a divisor's
+ * in [1/2, 3/2] (1 + a multiple of 1/64: exact in every type, never 0),
+ * and the baseline's copy where it reads another type. Returns -1 when
+ * out of memory. */
+static int make_operands(const bench_chain_t *c, const bench_desc_t *d,
+        dgrad_data_type_t dt, dgrad_data_type_t raw_dt, void **operand,
+        void **raw_operand) {
+    for (int i = 0; i < c->n; i++) {
+        const bench_post_op_t *op = &c->ops[i];
+        if (op->operand == bench_operand_none) continue;
+        size_t n = (size_t)bench_operand_elems(op, d);
+        dgrad_data_type_t odt = bench_operand_dt(op, dt),
+                          rdt = bench_raw_operand_dt(op, raw_dt);
+        operand[i] = bench_alloc(n * dgrad_data_type_size(odt));
+        if (!operand[i]) return -1;
+        fill_random(operand[i], odt, n, 10 + (uint64_t)i);
+        if (op->alg == dgrad_post_div)
+            for (size_t k = 0; k < n; k++)
+                dgrad_store(operand[i], odt, (int64_t)k, 1.0
+                        + dgrad_load(operand[i], odt, (int64_t)k) / 2);
+        if (rdt == odt) {
+            raw_operand[i] = operand[i];
+            continue;
+        }
+        raw_operand[i] = bench_alloc(n * dgrad_data_type_size(rdt));
+        if (!raw_operand[i]) return -1;
+        for (size_t k = 0; k < n; k++)
+            dgrad_store(raw_operand[i], rdt, (int64_t)k,
+                    dgrad_load(operand[i], odt, (int64_t)k));
+    }
+    return 0;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -110,6 +144,17 @@ typedef struct participant {
 static int run_raw(void *raw) { return bench_raw_execute(raw); }
 static int run_graph(void *g) { return bench_graph_execute(g); }
 
+/* The unfused chain: dgrad's bare op, then one oneDNN pass per post-op. */
+typedef struct unfused {
+    bench_op_t *bare;
+    bench_passes_t *passes;
+} unfused_t;
+
+static int run_unfused(void *p) {
+    unfused_t *u = p;
+    return bench_op_execute(u->bare) || bench_passes_execute(u->passes);
+}
+
 /* Warm-up, then @p reps samples per participant in rotating order. Each
  * sample times `inner` back-to-back executions (enough to last
  * min_sample_ms) and records the time per execution. */
@@ -152,9 +197,19 @@ typedef struct buffers {
     float *in32, *wei32, *f32_out; /* f16: f32 copies */
     void *raw_out_dt;              /* raw output in the user type */
     void *graph_out;               /* oneDNN Graph's output (user type) */
+    /* --post-ops: each binary post-op's operand at its position in the
+     * chain, as dgrad reads it and as the baseline does (the same buffer
+     * unless that is an f32 copy), and the unfused chain's output. */
+    void *operand[BENCH_MAX_POST_OPS], *raw_operand[BENCH_MAX_POST_OPS];
+    void *unfused_out;
 } buffers_t;
 
 static void buffers_free(buffers_t *b) {
+    for (int i = 0; i < BENCH_MAX_POST_OPS; i++) {
+        if (b->raw_operand[i] != b->operand[i]) free(b->raw_operand[i]);
+        free(b->operand[i]);
+    }
+    free(b->unfused_out);
     free(b->in);
     free(b->wei);
     free(b->out);
@@ -202,6 +257,7 @@ static void check_output(bench_result_t *res, const bench_problem_t *pr,
         double ref = dgrad_load(base_out, base_dt, (int64_t)i);
         double got = dgrad_load(b->out, dt, (int64_t)i);
         double diff = fabs(got - ref);
+        if (isnan(got) && isnan(ref)) continue; /* a chain's Log of < 0 */
         if (!(diff <= maxdiff)) maxdiff = diff; /* NaN sticks */
         if (fabs(ref) > maxref) maxref = fabs(ref);
     }
@@ -210,7 +266,7 @@ static void check_output(bench_result_t *res, const bench_problem_t *pr,
     if (!(err <= tol)) {
         bench_verdict_t v = bench_arbiter_decide(&pr->d, dt, o->layout,
                 o->wlayout, b->in, b->wei, b->out, base_out, base_dt, n,
-                tol * scale);
+                tol * scale, &o->chain, (const void *const *)b->operand);
         if (v.checked > 0 && v.dgrad_wrong == 0) {
             if (v.baseline_wrong > 0) {
                 fprintf(stderr, "dgrad bench: %s: %s's output is wrong "
@@ -242,25 +298,37 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     dgrad_data_type_t dt = o->dt, raw_dt = dt == dgrad_f16 ? dgrad_f32 : dt;
     size_t es = dgrad_data_type_size(dt);
     /* Exact: bench_problem_fits bounded them by the memory size. */
-    bench_problem_size_t z = bench_problem_size(d, dt);
+    const bench_chain_t *chain = &o->chain;
+    int fused = chain->n > 0;
+    bench_problem_size_t z = bench_problem_size(d, dt, chain);
     size_t n_in = (size_t)z.n_in, n_wei = (size_t)z.n_wei,
            n_out = (size_t)z.n_out;
     buffers_t b = {0};
-    bench_op_t main_op = {0}, f32_op = {0};
+    bench_op_t main_op = {0}, f32_op = {0}, bare_op = {0};
     bench_raw_t *raw = NULL;
     bench_graph_t *graph = NULL;
+    bench_passes_t *passes = NULL;
+    unfused_t unfused = {&bare_op, NULL};
     char err[512] = "";
-    participant_t parts[4];
+    participant_t parts[6];
     double *samples = NULL;
     int np = 0;
 
     memset(res, 0, sizeof *res);
     res->check = -1;
-    res->dg = res->raw = res->f32 = res->graph = (bench_stats_t){NAN, NAN, NAN};
+    res->dg = res->raw = res->f32 = res->graph = res->bare = res->unfused =
+            (bench_stats_t){NAN, NAN, NAN};
     res->compile_ms = res->cached_us = res->raw_compile_ms = NAN;
     res->mem_mb = res->raw_mem_mb = NAN;
     res->flops = bench_desc_flops(d);
     res->bytes = (double)(n_in + n_wei + n_out) * (double)es;
+    /* Memory-bound: the bare op's bytes take longer than its FLOPs. */
+    res->memory_bound = res->bytes / (m->gbs * 1e6)
+            > res->flops / (m->gflops * 1e6);
+    for (int i = 0; i < chain->n; i++)
+        res->bytes += bench_operand_elems(&chain->ops[i], d)
+                * (double)dgrad_data_type_size(bench_operand_dt(
+                        &chain->ops[i], dt));
     double roof_ms = fmax(res->flops / (m->gflops * 1e6),
             res->bytes / (m->gbs * 1e6));
     res->roof_gflops = res->flops / (roof_ms * 1e6);
@@ -270,8 +338,16 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     b.wei = bench_alloc(n_wei * es);
     b.out = bench_alloc(n_out * es);
     b.raw_out_dt = bench_alloc(n_out * dgrad_data_type_size(raw_dt));
-    int want_graph = bench_graph_available() && !o->no_graph;
+    /* oneDNN Graph's anchor is its ConvolutionBackwardData, which takes
+     * no post-ops. */
+    int want_graph = bench_graph_available() && !o->no_graph && !fused;
     if (want_graph) b.graph_out = bench_alloc(n_out * es);
+    if (fused) b.unfused_out = bench_alloc(n_out * es);
+    if ((fused && !b.unfused_out)
+            || make_operands(chain, d, dt, raw_dt, b.operand, b.raw_operand)) {
+        snprintf(res->error, sizeof res->error, "out of memory for buffers");
+        goto done;
+    }
     if (dt == dgrad_f16) {
         b.in32 = bench_alloc(n_in * 4);
         b.wei32 = bench_alloc(n_wei * 4);
@@ -296,9 +372,12 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
 
     /* dgrad: cold compile and first execution, with their peak memory;
      * before the baseline so that oneDNN's primitive cache is cold. */
-    if (bench_op_build(&main_op, be, d, dt, o, err, sizeof err)) goto fail;
+    if (bench_op_build(&main_op, be, d, dt, o, chain, err, sizeof err))
+        goto fail;
     main_op.inputs[0] = b.in;
     main_op.inputs[1] = b.wei;
+    for (int i = 0, k = 2; i < chain->n; i++)
+        if (b.operand[i]) main_op.inputs[k++] = b.operand[i];
     main_op.out = b.out;
     long mark = mem_mark();
     double t0 = bench_now_ms();
@@ -326,8 +405,8 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         raw = bench_raw_create(d, raw_dt, o->layout, o->wlayout,
                 o->raw_layout, o->raw_prepacked,
                 dt == dgrad_f16 ? (void *)b.in32 : b.in,
-                dt == dgrad_f16 ? (void *)b.wei32 : b.wei, b.raw_out_dt, err,
-                sizeof err);
+                dt == dgrad_f16 ? (void *)b.wei32 : b.wei, b.raw_out_dt,
+                chain, b.raw_operand, err, sizeof err);
     else
         snprintf(err, sizeof err, "--no-raw");
     res->raw_compile_ms = bench_now_ms() - t0;
@@ -363,9 +442,33 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         }
     }
 
-    /* f16: dgrad in f32 on the same values, for the f16/f32 ratio. */
-    if (dt == dgrad_f16) {
-        if (bench_op_build(&f32_op, be, d, dgrad_f32, o, err, sizeof err)
+    /* The same chain unfused: dgrad's bare op into an output of its own,
+     * then one oneDNN pass per post-op; where oneDNN builds no pass (f16
+     * on 2.6) the column stays empty. */
+    if (fused) {
+        if (bench_op_build(&bare_op, be, d, dt, o, NULL, err, sizeof err)
+                || bench_op_compile(&bare_op, &bare_op.compiled, err,
+                        sizeof err))
+            goto fail;
+        bare_op.inputs[0] = b.in;
+        bare_op.inputs[1] = b.wei;
+        bare_op.out = b.unfused_out;
+        passes = bench_passes_create(chain, d, dt, o->layout == bench_nxc,
+                b.unfused_out, b.operand, err, sizeof err);
+        unfused.passes = passes;
+        if (passes && run_unfused(&unfused) == 0) {
+            res->unfused_ok = 1;
+        } else {
+            fprintf(stderr, "dgrad bench: %s: no unfused chain: %s\n",
+                    pr->text, passes ? "its execution failed" : err);
+            err[0] = 0;
+        }
+    }
+
+    /* f16: dgrad in f32 on the same values, for the f16/f32 ratio (of the
+     * bare op: not measured with --post-ops). */
+    if (dt == dgrad_f16 && !fused) {
+        if (bench_op_build(&f32_op, be, d, dgrad_f32, o, NULL, err, sizeof err)
                 || bench_op_compile(&f32_op, &f32_op.compiled, err,
                         sizeof err))
             goto fail;
@@ -375,7 +478,7 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         res->has_f32 = 1;
     }
 
-    samples = malloc(sizeof(double) * 4 * (size_t)o->reps);
+    samples = malloc(sizeof(double) * 6 * (size_t)o->reps);
     if (!samples) goto fail;
     parts[np++] = (participant_t){bench_op_execute, &main_op, 1, samples};
     if (res->raw_ok)
@@ -386,6 +489,12 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     if (res->graph_ok)
         parts[np++] = (participant_t){run_graph, graph, 1,
                 samples + 3 * o->reps};
+    if (fused)
+        parts[np++] = (participant_t){bench_op_execute, &bare_op, 1,
+                samples + 4 * o->reps};
+    if (res->unfused_ok)
+        parts[np++] = (participant_t){run_unfused, &unfused, 1,
+                samples + 5 * o->reps};
     int reps = o->reps;
     if (time_interleaved(parts, np, o, &reps)) {
         snprintf(err, sizeof err, "execute failed while timing: %s",
@@ -399,6 +508,10 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         if (parts[i].run == run_raw) res->raw = stats_of(parts[i].samples, reps);
         else if (parts[i].run == run_graph)
             res->graph = stats_of(parts[i].samples, reps);
+        else if (parts[i].run == run_unfused)
+            res->unfused = stats_of(parts[i].samples, reps);
+        else if (parts[i].ctx == &bare_op)
+            res->bare = stats_of(parts[i].samples, reps);
         else res->f32 = stats_of(parts[i].samples, reps);
     }
     res->gflops = res->flops / (res->dg.med * 1e6);
@@ -419,6 +532,16 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     if (o->check && res->graph_ok)
         check_output(res, pr, o, &b, dt, b.graph_out, dt, n_out,
                 "oneDNN Graph", &res->graph_wrong);
+    /* The bare op may have run last into the unfused output: once more. */
+    if (o->check && res->unfused_ok) {
+        if (run_unfused(&unfused)) {
+            snprintf(err, sizeof err, "the unfused chain failed after the "
+                    "timing");
+            goto fail;
+        }
+        check_output(res, pr, o, &b, dt, b.unfused_out, dt, n_out,
+                "the unfused chain", &res->unfused_wrong);
+    }
     goto done;
 fail:
     snprintf(res->error, sizeof res->error, "%s", err[0] ? err : "failed");
@@ -426,6 +549,8 @@ done:
     free(samples);
     bench_op_destroy(&main_op);
     bench_op_destroy(&f32_op);
+    bench_op_destroy(&bare_op);
+    bench_passes_destroy(passes);
     bench_raw_destroy(raw);
     bench_graph_destroy(graph);
     buffers_free(&b);

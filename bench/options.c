@@ -65,6 +65,17 @@ static const char *usage_text =
         "                          (format_tag_any for every tensor, data and\n"
         "                          weights reordered once untimed): the best\n"
         "                          primitive alone, a lower bound for dgrad\n"
+        "  --post-ops CHAIN        the op with a chain of post-ops, e.g. relu,\n"
+        "                          bias+relu, bias+add:per_oc+tanh, clip:0:6;\n"
+        "                          oneDNN Graph's names or benchdnn's\n"
+        "                          --attr-post-ops spelling (also accepted as\n"
+        "                          --attr-post-ops); binary ops take a data type\n"
+        "                          and a policy: common, per_oc, per_position,\n"
+        "                          per_tensor (default). Times the fused op, the\n"
+        "                          bare op, the bare op plus one oneDNN pass per\n"
+        "                          post-op (unfused), and raw oneDNN: a\n"
+        "                          deconvolution with the chain as its post-ops\n"
+        "                          attribute (bench/README.md)\n"
         "  -q, --quiet             no per-problem progress on stderr\n"
         "  --list-problems         print each problem as one line of JSON and\n"
         "                          exit 0, running nothing: name, label,\n"
@@ -138,7 +149,7 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
                 "--weights-format", "--reps", "--warmup", "--cached-reps",
                 "--max-problem-s", "--min-sample-ms", "--peak-gflops",
                 "--peak-gbs", "--csv", "--plot", "--backend", "--raw-weights",
-                "--raw-layout", "--core-lib"};
+                "--raw-layout", "--core-lib", "--post-ops", "--attr-post-ops"};
         int is_flag = 0, is_valued = 0;
         for (size_t f = 0; f < sizeof flags / sizeof flags[0]; f++)
             is_flag |= !strcmp(key, flags[f]);
@@ -220,6 +231,13 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             if (!strcmp(val, "user")) o->raw_layout = bench_raw_user;
             else if (!strcmp(val, "preferred")) o->raw_layout = bench_raw_preferred;
             else bad = 1;
+        } else if (!strcmp(key, "--post-ops")
+                || !strcmp(key, "--attr-post-ops")) {
+            char err[512];
+            if (bench_chain_parse(val, &o->chain, err, sizeof err)) {
+                fprintf(stderr, "dgrad bench: %s\n", err);
+                return 2;
+            }
         } else if (!strcmp(key, "--core-lib")) {
             o->core_lib = val;
         } else if (bench_problem_add(list, a, "")) {
@@ -237,6 +255,6 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
         return 2;
     }
     for (int i = 0; i < list->n; i++)
-        if (bench_problem_fits(&list->v[i], o->dt)) return 2;
+        if (bench_problem_fits(&list->v[i], o->dt, &o->chain)) return 2;
     return BENCH_RUN;
 }

@@ -84,10 +84,10 @@ int bench_batch_read(bench_problem_list_t *l, const char *path) {
 }
 
 bench_problem_size_t bench_problem_size(const bench_desc_t *d,
-        dgrad_data_type_t dt) {
+        dgrad_data_type_t dt, const bench_chain_t *chain) {
     bench_problem_size_t z = {(double)d->mb * (double)d->ic,
             (double)d->ic * (double)(d->oc / d->g), (double)d->mb * (double)d->oc,
-            0};
+            0, 0};
     for (int a = 0; a < d->nsp; a++) {
         z.n_in *= (double)d->i[a];
         z.n_wei *= (double)d->k[a];
@@ -99,24 +99,37 @@ bench_problem_size_t bench_problem_size(const bench_desc_t *d,
            raw_es = dt == dgrad_f16 ? 4.0 : es;
     z.bytes = (z.n_in + z.n_wei + z.n_out) * es + z.n_out * raw_es;
     if (dt == dgrad_f16) z.bytes += (z.n_in + z.n_wei + z.n_out) * 4.0;
+    /* With post-ops: the unfused chain's output, and each operand in its
+     * type and, for the baseline, as f32 when that type is f16. */
+    if (chain && chain->n) z.bytes += z.n_out * es;
+    for (int i = 0; chain && i < chain->n; i++) {
+        const bench_post_op_t *op = &chain->ops[i];
+        double n = bench_operand_elems(op, d);
+        dgrad_data_type_t odt = bench_operand_dt(op, dt);
+        z.n_operands += n;
+        z.bytes += n * (double)dgrad_data_type_size(odt)
+                + (odt == dgrad_f16 ? n * 4.0 : 0);
+    }
     return z;
 }
 
 /* A problem runs only when its buffers fit in physical memory; checked for
  * every problem before anything runs, so a mistyped size is refused at
  * once instead of failing (or swapping) after the calibration. */
-int bench_problem_fits(const bench_problem_t *p, dgrad_data_type_t dt) {
+int bench_problem_fits(const bench_problem_t *p, dgrad_data_type_t dt,
+        const bench_chain_t *chain) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     int known = pages > 0 && page > 0;
     /* Unknown memory size: the 48-bit address space still bounds it. */
     double memory = known ? (double)pages * (double)page : 0x1p48;
-    bench_problem_size_t z = bench_problem_size(&p->d, dt);
+    bench_problem_size_t z = bench_problem_size(&p->d, dt, chain);
     if (z.bytes <= memory) return 0;
     fprintf(stderr, "dgrad bench: %s: its buffers need %.4g GB (input %.4g, "
-            "weights %.4g, output %.4g elements in %s, and the baseline's "
-            "output), more than %s (%.4g GB): a problem's buffers must fit in "
-            "physical memory\n", p->text, z.bytes / 1e9, z.n_in, z.n_wei,
-            z.n_out, dgrad_data_type_name(dt),
+            "weights %.4g, output %.4g, post-op operands %.4g elements in %s, "
+            "and the baselines' outputs), more than %s (%.4g GB): a "
+            "problem's buffers must fit in physical memory\n", p->text,
+            z.bytes / 1e9, z.n_in, z.n_wei, z.n_out, z.n_operands,
+            dgrad_data_type_name(dt),
             known ? "this machine's physical memory"
                   : "the 48-bit address space", memory / 1e9);
     return -1;

@@ -15,6 +15,11 @@
  * outside the timing. No caller that holds user layouts can pay less than
  * that primitive alone, so dgrad's time minus its time is dgrad's added
  * cost.
+ *
+ * Under --post-ops the baseline is one deconvolution forward primitive
+ * with the chain as its post-ops attribute (oneDNN's API refuses any
+ * attribute on a convolution backward-data primitive, 3.7.1's
+ * conv_attr_check), on the same layouts: how a oneDNN user fuses.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -25,6 +30,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include "bench.h"
+#include "canonical.h"
 #include "plan/onednn_compat.h"
 
 static dnnl_engine_t engine;
@@ -38,6 +44,11 @@ struct bench_raw {
     dnnl_primitive_t prim;
     dnnl_stream_t stream;
     dnnl_memory_t in, wei, out;
+    /* Under --post-ops: the deconvolution's bias and binary operands, and
+     * the arguments of an execution. */
+    dnnl_memory_t bias, operand[BENCH_MAX_POST_OPS];
+    dnnl_exec_arg_t args[4 + BENCH_MAX_POST_OPS];
+    int n_args;
     /* Buffers in the primitive's layouts (weights prepacked, or every
      * tensor on the preferred layouts), and the user's output to reorder
      * the result into (preferred layouts only). */
@@ -95,17 +106,120 @@ static const dnnl_format_tag_t wei_tags[2][2][3] = {
         {{dnnl_goiw, dnnl_goihw, dnnl_goidhw},
                 {dnnl_wigo, dnnl_hwigo, dnnl_dhwigo}}};
 
+dgrad_data_type_t bench_raw_operand_dt(const bench_post_op_t *op,
+        dgrad_data_type_t raw_dt) {
+    dgrad_data_type_t t = bench_operand_dt(op, raw_dt);
+    return t == dgrad_f16 ? dgrad_f32 : t;
+}
+
+static dnnl_data_type_t dnnl_dt(dgrad_data_type_t dt) {
+    return dt == dgrad_bf16 ? dnnl_bf16 : dnnl_f32;
+}
+
+static dnnl_alg_kind_t binary_alg(int32_t alg) {
+    switch (alg) {
+    case dgrad_post_mul: return dnnl_binary_mul;
+    case dgrad_post_max: return dnnl_binary_max;
+    case dgrad_post_min: return dnnl_binary_min;
+    case dgrad_post_div: return dnnl_binary_div;
+    case dgrad_post_sub: return dnnl_binary_sub;
+    default: return dnnl_binary_add;
+    }
+}
+
+/* The deconvolution's weights, [G,] Cout/G, Cin/G, K... (o = the output's
+ * channels), over the user's OIX [Cin][Cout/G][K...] or XIO
+ * [K...][Cout/G][Cin] buffer: strides, as no format tag names these. */
+static dnnl_status_t deconv_weights_md(md_t *m, const bench_desc_t *d,
+        bench_wlayout_t wl, dnnl_data_type_t ddt) {
+    int g = d->g > 1, nsp = d->nsp;
+    int64_t cig = d->ic / d->g, cog = d->oc / d->g, ksize = 1;
+    int64_t dims[6], st[6], kst[3];
+    for (int a = nsp - 1; a >= 0; a--) {
+        kst[a] = ksize;
+        ksize *= d->k[a];
+    }
+    if (g) dims[0] = d->g;
+    dims[g] = cog;
+    dims[g + 1] = cig;
+    for (int a = 0; a < nsp; a++) dims[g + 2 + a] = d->k[a];
+    if (wl == bench_oix) {
+        if (g) st[0] = cig * cog * ksize;
+        st[g] = ksize;
+        st[g + 1] = cog * ksize;
+        for (int a = 0; a < nsp; a++) st[g + 2 + a] = kst[a];
+    } else {
+        if (g) st[0] = cig;
+        st[g] = d->ic;
+        st[g + 1] = 1;
+        for (int a = 0; a < nsp; a++) st[g + 2 + a] = kst[a] * cog * d->ic;
+    }
+    return md_strided(m, 2 + nsp + g, dims, ddt, st);
+}
+
+/* The chain as the deconvolution's attribute: a leading BiasAdd as its
+ * bias (@p bias_md set), the rest as post-ops (unary ones through
+ * post_ops_append_unary, as dgrad's lowering writes them), each binary
+ * operand bound to its post-op's position. */
+static dnnl_status_t chain_attr(bench_raw_t *raw, const bench_chain_t *c,
+        const bench_desc_t *d, dgrad_data_type_t dt, int nxc,
+        void *const *operands, md_t *bias_md, dnnl_primitive_attr_t *attr) {
+    dnnl_post_ops_t po = NULL;
+    md_t m = MD_EMPTY;
+    int first = 0;
+    dnnl_status_t s = dnnl_success;
+    if (c->n && !strcmp(c->ops[0].kind, "BiasAdd")) {
+        int64_t oc = d->oc, one = 1;
+        s = md_strided(bias_md, 1, &oc,
+                dnnl_dt(bench_raw_operand_dt(&c->ops[0], dt)), &one);
+        if (s == dnnl_success)
+            s = dnnl_memory_create(&raw->bias, md_ref(bias_md), engine,
+                    operands[0]);
+        first = 1;
+    }
+    if (s == dnnl_success) s = dnnl_primitive_attr_create(attr);
+    if (s == dnnl_success) s = dnnl_post_ops_create(&po);
+    for (int i = first; s == dnnl_success && i < c->n; i++) {
+        const bench_post_op_t *op = &c->ops[i];
+        if (!dgrad_post_alg_is_binary(op->alg)) {
+            s = post_ops_append_unary(po, op->alg, op->alpha, op->beta);
+            continue;
+        }
+        int64_t dims[5], st[5];
+        int nd = bench_operand_canonical(op, d, nxc, dims, st);
+        int at = dnnl_post_ops_len(po);
+        s = md_strided(&m, nd, dims, dnnl_dt(bench_raw_operand_dt(op, dt)),
+                st);
+        if (s == dnnl_success)
+            s = post_ops_append_binary(po, binary_alg(op->alg), md_ref(&m));
+        if (s == dnnl_success)
+            s = dnnl_memory_create(&raw->operand[i], md_ref(&m), engine,
+                    operands[i]);
+        if (s == dnnl_success)
+            raw->args[raw->n_args++] = (dnnl_exec_arg_t){
+                    DNNL_ARG_ATTR_MULTIPLE_POST_OP(at) | DNNL_ARG_SRC_1,
+                    raw->operand[i]};
+        md_free(&m);
+    }
+    if (s == dnnl_success) s = dnnl_primitive_attr_set_post_ops(*attr, po);
+    dnnl_post_ops_destroy(po);
+    return s;
+}
+
 bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         bench_layout_t layout, bench_wlayout_t wlayout,
         bench_raw_layout_t raw_layout, int prepacked, void *in, void *wei,
-        void *out, char *err, size_t err_size) {
+        void *out, const bench_chain_t *chain, void *const *operands,
+        char *err, size_t err_size) {
     dnnl_data_type_t ddt = dt == dgrad_bf16 ? dnnl_bf16 : dnnl_f32;
+    int deconv = chain && chain->n;
     int64_t in_dims[5] = {d->mb, d->ic}, out_dims[5] = {d->mb, d->oc},
             wei_dims[6] = {0}, strides[3], dilates[3], pl[3], pr[3];
     int g = d->g > 1, nd = 2 + d->nsp;
     if (g) wei_dims[0] = d->g;
-    wei_dims[g] = d->ic / d->g;
-    wei_dims[g + 1] = d->oc / d->g;
+    /* The deconvolution's o is the output's channels: the conv's i. */
+    wei_dims[g] = deconv ? d->oc / d->g : d->ic / d->g;
+    wei_dims[g + 1] = deconv ? d->ic / d->g : d->oc / d->g;
     for (int a = 0; a < d->nsp; a++) {
         in_dims[2 + a] = d->i[a];
         out_dims[2 + a] = d->o[a];
@@ -117,6 +231,8 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
     }
     md_t in_md = MD_EMPTY, wei_md = MD_EMPTY, out_md = MD_EMPTY;
     md_t in_any = MD_EMPTY, wei_any = MD_EMPTY, out_any = MD_EMPTY;
+    md_t bias_md = MD_EMPTY;
+    dnnl_primitive_attr_t attr = NULL;
     int preferred = raw_layout == bench_raw_preferred;
     dnnl_primitive_desc_t hint = NULL, pd = NULL;
     bench_raw_t *raw = calloc(1, sizeof *raw);
@@ -130,8 +246,9 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         s = md_tagged(&out_md, nd, out_dims, ddt,
                 data_tags[layout][d->nsp - 1]);
     if (s == dnnl_success)
-        s = md_tagged(&wei_md, nd + g, wei_dims, ddt,
-                wei_tags[g][wlayout][d->nsp - 1]);
+        s = deconv ? deconv_weights_md(&wei_md, d, wlayout, ddt)
+                   : md_tagged(&wei_md, nd + g, wei_dims, ddt,
+                           wei_tags[g][wlayout][d->nsp - 1]);
     if (s == dnnl_success)
         s = md_tagged(&in_any, nd, in_dims, ddt, dnnl_format_tag_any);
     if (s == dnnl_success)
@@ -143,7 +260,15 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
     md_ref_t imd = md_ref(preferred ? &in_any : &in_md),
              omd = md_ref(preferred ? &out_any : &out_md),
              wmd = md_ref(wei_given ? &wei_md : &wei_any);
-    if (s == dnnl_success) {
+    if (s == dnnl_success && deconv) {
+        what = "post-ops attribute";
+        s = chain_attr(raw, chain, d, dt, layout == bench_nxc, operands,
+                &bias_md, &attr);
+        what = "deconvolution primitive descriptor";
+        if (s == dnnl_success)
+            s = deconv_forward_pd(&pd, engine, imd, wmd, md_ref(&bias_md),
+                    omd, strides, dilates, pl, pr, attr);
+    } else if (s == dnnl_success) {
         what = "forward hint";
         conv_forward_pd(&hint, engine, dnnl_forward_training, omd, wmd, NULL,
                 imd, strides, dilates, pl, pr, NULL);
@@ -171,11 +296,13 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
     }
     if (s == dnnl_success && preferred) {
         what = "reorders into the preferred layouts";
-        s = own_memory(raw, pd_md(pd, dnnl_query_diff_dst_md), &raw->own_in,
-                md_ref(&in_md), in, &raw->in);
+        s = own_memory(raw, pd_md(pd, deconv ? dnnl_query_src_md
+                : dnnl_query_diff_dst_md), &raw->own_in, md_ref(&in_md), in,
+                &raw->in);
         if (s == dnnl_success)
-            s = own_memory(raw, pd_md(pd, dnnl_query_diff_src_md),
-                    &raw->own_out, NULL, NULL, &raw->out);
+            s = own_memory(raw, pd_md(pd, deconv ? dnnl_query_dst_md
+                    : dnnl_query_diff_src_md), &raw->own_out, NULL, NULL,
+                    &raw->out);
         if (s == dnnl_success)
             s = dnnl_memory_create(&raw->user_out, md_ref(&out_md), engine,
                     out);
@@ -188,8 +315,22 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
         s = own_memory(raw, pd_md(pd, dnnl_query_weights_md), &raw->own_wei,
                 md_ref(&wei_md), wei, &raw->wei);
     }
+    if (s == dnnl_success) {
+        dnnl_exec_arg_t *a = raw->args + raw->n_args;
+        a[0] = (dnnl_exec_arg_t){deconv ? DNNL_ARG_SRC : DNNL_ARG_DIFF_DST,
+                raw->in};
+        a[1] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, raw->wei};
+        a[2] = (dnnl_exec_arg_t){deconv ? DNNL_ARG_DST : DNNL_ARG_DIFF_SRC,
+                raw->out};
+        raw->n_args += 3;
+        if (raw->bias)
+            raw->args[raw->n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS,
+                    raw->bias};
+    }
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(hint);
+    dnnl_primitive_attr_destroy(attr);
+    md_free(&bias_md);
     md_free(&in_md);
     md_free(&wei_md);
     md_free(&out_md);
@@ -206,10 +347,8 @@ bench_raw_t *bench_raw_create(const bench_desc_t *d, dgrad_data_type_t dt,
 }
 
 int bench_raw_execute(bench_raw_t *raw) {
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_DIFF_DST, raw->in},
-            {DNNL_ARG_WEIGHTS, raw->wei}, {DNNL_ARG_DIFF_SRC, raw->out}};
-    if (dnnl_primitive_execute(raw->prim, raw->stream, 3, args)
-            != dnnl_success)
+    if (dnnl_primitive_execute(raw->prim, raw->stream, raw->n_args,
+                raw->args) != dnnl_success)
         return -1;
     return dnnl_stream_wait(raw->stream) == dnnl_success ? 0 : -1;
 }
@@ -236,6 +375,9 @@ void bench_raw_destroy(bench_raw_t *raw) {
     dnnl_memory_destroy(raw->wei);
     dnnl_memory_destroy(raw->out);
     dnnl_memory_destroy(raw->user_out);
+    dnnl_memory_destroy(raw->bias);
+    for (int i = 0; i < BENCH_MAX_POST_OPS; i++)
+        dnnl_memory_destroy(raw->operand[i]);
     free(raw->own_in);
     free(raw->own_wei);
     free(raw->own_out);

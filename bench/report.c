@@ -32,6 +32,12 @@ void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
                       "and weights reordered once, untimed)"
                     : o->raw_prepacked ? "on prepacked weights"
                                        : "on the user's layouts");
+    if (o->chain.n)
+        fprintf(f, "post-ops %s (%d): dgrad ms is the fused op; bare ms the "
+                "op alone; unfused ms the bare op then one oneDNN pass over "
+                "the output per post-op; raw is a oneDNN deconvolution with "
+                "the chain as its post-ops attribute\n", o->chain.text,
+                o->chain.n);
     if (load_start > 0.25)
         fprintf(f, "note: other processes are running (%.2f CPUs busy): "
                 "timings are noisy; ratios measured in this run remain "
@@ -41,7 +47,7 @@ void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
 
 /* Whether the table has oneDNN Graph's columns (builds on oneDNN 3). */
 static int graph_column(const bench_options_t *o) {
-    return bench_graph_available() && !o->no_graph;
+    return bench_graph_available() && !o->no_graph && !o->chain.n;
 }
 
 void bench_print_header(FILE *f, const bench_options_t *o) {
@@ -51,6 +57,9 @@ void bench_print_header(FILE *f, const bench_options_t *o) {
             "cached", "mem MB");
     if (o->dt == dgrad_f16) fprintf(f, " %7s", "f16/f32");
     if (graph_column(o)) fprintf(f, " %9s %7s", "graph ms", "/graph");
+    if (o->chain.n)
+        fprintf(f, " %9s %10s %6s %7s", "bare ms", "unfused ms", "/bare",
+                "unf/fus");
     fprintf(f, "  %s\n", "check");
 }
 
@@ -97,6 +106,13 @@ void bench_print_row(FILE *f, const bench_problem_t *p,
         char g[16];
         fmt_ms(g, sizeof g, r->graph.med);
         fprintf(f, " %9s %7.3f", g, r->dg.med / r->graph.med);
+    }
+    if (o->chain.n) {
+        char bare[16], unf[16];
+        fmt_ms(bare, sizeof bare, r->bare.med);
+        fmt_ms(unf, sizeof unf, r->unfused.med);
+        fprintf(f, " %9s %10s %6.3f %7.3f", bare, unf, r->dg.med / r->bare.med,
+                r->unfused.med / r->dg.med);
     }
     fprintf(f, "  %s\n", r->check < 0 ? "-" : r->check ? "ok" : "FAIL");
 }
@@ -145,6 +161,59 @@ static int print_added_cost(FILE *f, const bench_result_t *r, int n) {
         fprintf(f, "  added us (dgrad - raw) where the roofline time is under "
                 "%g us: no such problem with a baseline\n", SMALL_ROOF_US);
     }
+    free(v);
+    return 0;
+}
+
+/* The targets of --post-ops (bench/README.md): a fused chain costs at
+ * most FUSED_OVER_BARE_TARGET times the bare op (bias + ReLU), and the
+ * unfused chain takes at least UNFUSED_OVER_FUSED_TARGET times the fused
+ * one on memory-bound problems (geomeans). */
+#define FUSED_OVER_BARE_TARGET 1.05
+#define UNFUSED_OVER_FUSED_TARGET 1.5
+
+/* The fusion lines of the summary (nothing without --post-ops). Returns
+ * -1 when out of memory. */
+static int print_fusion(FILE *f, const bench_result_t *r, int n) {
+    double *v = malloc(sizeof(double) * 3 * (size_t)(n > 0 ? n : 1));
+    int nb = 0, nu = 0, nm = 0, wrong = 0;
+    if (!v) return -1;
+    double *over_bare = v, *unf = v + n, *unf_mem = v + 2 * n;
+    for (int i = 0; i < n; i++) {
+        const bench_result_t *x = &r[i];
+        if (!x->ran || isnan(x->bare.med)) continue;
+        over_bare[nb++] = x->dg.med / x->bare.med;
+        if (!x->unfused_ok) continue;
+        if (x->unfused_wrong) {
+            wrong++;
+            continue;
+        }
+        unf[nu++] = x->unfused.med / x->dg.med;
+        if (x->memory_bound) unf_mem[nm++] = x->unfused.med / x->dg.med;
+    }
+    if (nb) {
+        double gb = geomean(over_bare, nb);
+        fprintf(f, "  geomean fused/bare time ratio: %.3f (%d problems; "
+                "target for bias+relu <= %.2f: %s)\n", gb, nb,
+                FUSED_OVER_BARE_TARGET,
+                gb <= FUSED_OVER_BARE_TARGET ? "met" : "not met");
+    }
+    if (nu)
+        fprintf(f, "  geomean unfused/fused time ratio: %.3f (%d problems)\n",
+                geomean(unf, nu), nu);
+    if (nm) {
+        double gm = geomean(unf_mem, nm);
+        fprintf(f, "  geomean unfused/fused on memory-bound problems: %.3f "
+                "(%d; target >= %.2f: %s)\n", gm, nm,
+                UNFUSED_OVER_FUSED_TARGET,
+                gm >= UNFUSED_OVER_FUSED_TARGET ? "met" : "not met");
+    } else if (nb) {
+        fprintf(f, "  geomean unfused/fused on memory-bound problems: no "
+                "such problem with an unfused chain\n");
+    }
+    if (wrong)
+        fprintf(f, "  the unfused chain's output wrong (dgrad's right) on "
+                "%d problems: not in its ratios\n", wrong);
     free(v);
     return 0;
 }
@@ -202,6 +271,11 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
         fprintf(stderr, "dgrad bench: out of memory\n");
         return -1;
     }
+    if (print_fusion(f, r, n)) {
+        free(ratios);
+        fprintf(stderr, "dgrad bench: out of memory\n");
+        return -1;
+    }
     fprintf(f, "  geomean roofline fraction: %.1f%%\n", geomean(roofs, nroof));
     fprintf(f, "  cached compile: largest median %.1f us\n", cached_max);
     fprintf(f, "  CPUs busy with other work at the end: %.2f\n",
@@ -229,7 +303,8 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
      * working. */
     fputs("problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,"
           "gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,"
-          "roofline_us,added_us,graph_ms,raw_wrong,graph_wrong\n", f);
+          "roofline_us,added_us,graph_ms,raw_wrong,graph_wrong,post_ops,"
+          "bare_ms,unfused_ms,memory_bound,unfused_wrong\n", f);
     const char *baseline = o->no_raw ? "none"
             : bench_raw_baseline_name(o->raw_layout, o->raw_prepacked);
     for (int i = 0; i < n; i++) {
@@ -256,7 +331,13 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
         csv_num(f, x->ran ? added_us(x) : nan_, "%.6g");
         fputc(',', f);
         csv_num(f, x->ran ? x->graph.med : nan_, "%.6g");
-        fprintf(f, ",%d,%d\n", x->raw_wrong, x->graph_wrong);
+        fprintf(f, ",%d,%d,", x->raw_wrong, x->graph_wrong);
+        /* The chain as given: bench_chain_parse refuses commas. */
+        fprintf(f, "%s,", o->chain.text);
+        csv_num(f, x->ran ? x->bare.med : nan_, "%.6g");
+        fputc(',', f);
+        csv_num(f, x->ran ? x->unfused.med : nan_, "%.6g");
+        fprintf(f, ",%d,%d\n", x->memory_bound, x->unfused_wrong);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "dgrad bench: error writing %s\n", path);

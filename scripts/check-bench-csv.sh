@@ -12,16 +12,21 @@
 #       roofline_pct x dgrad_ms (to the printed digits); graph_ms (oneDNN
 #       Graph's partition) positive, or "nan" where there is none (builds
 #       on oneDNN 2, or an op oneDNN Graph refuses); raw_wrong and
-#       graph_wrong 0 or 1 (1 where that baseline's output is wrong).
-#   scripts/check-bench-csv.sh CSV EXPECTED_ROWS BASELINE
-#       the same, and every row's raw_baseline is BASELINE.
+#       graph_wrong 0 or 1 (1 where that baseline's output is wrong);
+#       post_ops empty, bare_ms and unfused_ms "nan" (no --post-ops), or
+#       the chain, bare_ms positive and unfused_ms positive or "nan" (no
+#       unfused chain) and graph_ms "nan"; memory_bound and unfused_wrong
+#       0 or 1.
+#   scripts/check-bench-csv.sh CSV EXPECTED_ROWS BASELINE [POST_OPS]
+#       the same, and every row's raw_baseline is BASELINE (and post_ops
+#       POST_OPS).
 #   scripts/check-bench-csv.sh --run DGRAD BATCH [BENCH OPTIONS...]
 #       runs DGRAD bench on BATCH with few repetitions and fixed peaks into
 #       a temporary CSV, then checks it with one row per problem of BATCH and
 #       the baseline the options ask for (--raw-layout, --raw-weights).
 set -euo pipefail
 
-header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,roofline_us,added_us,graph_ms,raw_wrong,graph_wrong'
+header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,roofline_us,added_us,graph_ms,raw_wrong,graph_wrong,post_ops,bare_ms,unfused_ms,memory_bound,unfused_wrong'
 
 count_problems() {
     # Problem tokens of a batch file: '#' starts a comment, blank-separated
@@ -39,6 +44,19 @@ count_problems() {
         done
     done < "$file"
     echo "$n"
+}
+
+# The chain of --post-ops (or --attr-post-ops) in the options, as given.
+post_ops_of() {
+    local chain=
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --post-ops|--attr-post-ops) chain=${2:-}; shift ;;
+            --post-ops=*|--attr-post-ops=*) chain=${1#*=} ;;
+        esac
+        shift
+    done
+    echo "$chain"
 }
 
 # The raw_baseline the bench options ask for: user, prepacked_weights or
@@ -60,7 +78,7 @@ baseline_of() {
 }
 
 check() {
-    local csv=$1 expected=$2 baseline=${3:-}
+    local csv=$1 expected=$2 baseline=${3:-} post_ops=${4:-}
     [ -s "$csv" ] || { echo "check-bench-csv: $csv is missing or empty" >&2; return 1; }
     local first
     first=$(head -n 1 "$csv")
@@ -70,7 +88,8 @@ check() {
         echo "  expected: $header" >&2
         return 1
     fi
-    awk -F, -v expected="$expected" -v file="$csv" -v baseline="$baseline" '
+    awk -F, -v expected="$expected" -v file="$csv" -v baseline="$baseline" \
+        -v post_ops="$post_ops" '
         function num(s) { return s ~ /^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
         function abs(x) { return x < 0 ? -x : x }
         # Equal up to @p tol plus @p rel of the expected value.
@@ -79,7 +98,7 @@ check() {
         NR == 1 { next }
         {
             rows++
-            if (NF != 17) { bad("expected 17 fields, got " NF); next }
+            if (NF != 22) { bad("expected 22 fields, got " NF); next }
             if ($1 == "") bad("empty problem")
             if ($2 !~ /^(f32|bf16|f16)$/) bad("bad dt \"" $2 "\"")
             if ($3 !~ /^(NXC|NCX)$/) bad("bad data_format \"" $3 "\"")
@@ -106,6 +125,16 @@ check() {
             if ($16 !~ /^[01]$/) bad("raw_wrong \"" $16 "\" is not 0 or 1")
             if ($17 !~ /^[01]$/) bad("graph_wrong \"" $17 "\" is not 0 or 1")
             if ($17 == 1 && $15 == "nan") bad("graph_wrong 1 without a graph_ms")
+            if ($18 != post_ops) bad("post_ops \"" $18 "\", expected \"" post_ops "\"")
+            if (post_ops == "") {
+                if ($19 != "nan" || $20 != "nan") bad("bare_ms and unfused_ms without --post-ops: \"" $19 "\", \"" $20 "\", expected nan")
+            } else {
+                if (!num($19) || $19 + 0 <= 0) bad("bare_ms \"" $19 "\" is not a positive number")
+                if ($20 != "nan" && (!num($20) || $20 + 0 <= 0)) bad("unfused_ms \"" $20 "\" is not a positive number or nan")
+                if ($15 != "nan") bad("graph_ms \"" $15 "\" with --post-ops: the anchor takes no post-ops")
+            }
+            if ($21 !~ /^[01]$/) bad("memory_bound \"" $21 "\" is not 0 or 1")
+            if ($22 !~ /^[01]$/) bad("unfused_wrong \"" $22 "\" is not 0 or 1")
             # Derived fields agree with the times they come from (printed
             # with 5-6 significant digits).
             if (num($5) && num($6) && num($7) && !close_to($7, $5 / $6, 1e-3, 0))
@@ -136,10 +165,10 @@ if [ "${1:-}" = "--run" ]; then
     "$dgrad" bench --batch "$batch" --reps 2 --warmup 1 --cached-reps 3 \
         --min-sample-ms 0.1 --peak-gflops 100 --peak-gbs 10 --quiet \
         --csv "$tmp/bench.csv" "$@"
-    check "$tmp/bench.csv" "$expected" "$(baseline_of "$@")"
-elif [ $# -eq 2 ] || [ $# -eq 3 ]; then
+    check "$tmp/bench.csv" "$expected" "$(baseline_of "$@")" "$(post_ops_of "$@")"
+elif [ $# -ge 2 ] && [ $# -le 4 ]; then
     check "$@"
 else
-    echo "usage: $0 CSV EXPECTED_ROWS [BASELINE] | $0 --run DGRAD BATCH [OPTIONS...]" >&2
+    echo "usage: $0 CSV EXPECTED_ROWS [BASELINE [POST_OPS]] | $0 --run DGRAD BATCH [OPTIONS...]" >&2
     exit 2
 fi

@@ -111,9 +111,23 @@ mb1ic4iw8oc4ow10kw3pw0 .* ok$
 ^  added us \(dgrad - raw\) where the roofline time is under 10 us: largest -?[0-9.]+, median -?[0-9.]+; [0-9]+ of 2 within 2 us$" -- \
     bench "${quick[@]}" --raw-layout preferred mb1ic4iw8oc4kw3 g2mb1ic6ih5oc4kh3sh2
 expect 2 "cannot parse 'mb1ic4iw8oc4kw3x'" -- bench mb1ic4iw8oc4kw3x
+# --post-ops: the fused op with the bare and unfused columns, checked; a
+# chain's operands count in the memory rule; spelling errors are usage
+# errors naming the post-op.
+expect 0 "post-ops bias\+relu:0.5\+add:per_oc \(3\): dgrad ms is the fused op
+mb1ic4iw8oc4ow10kw3pw0 .* ok$
+^  geomean fused/bare time ratio: [0-9.]+ \(1 problems; target for bias\+relu <= 1.05: (met|not met)\)$" -- \
+    bench "${quick[@]}" --post-ops bias+relu:0.5+add:per_oc mb1ic4iw8oc4kw3
+expect 2 "post-op 'frob': unknown name 'frob'" -- bench --post-ops relu+frob mb1ic4iw8oc4kw3
+expect 2 "post-op 'clip:0': clip takes 2 arguments \(min, max\)" -- \
+    bench --post-ops clip:0 mb1ic4iw8oc4kw3
+expect 2 "post-op 'add:per_frob': argument 'per_frob' is not a data type \(f32, bf16, f16\) or a policy" -- \
+    bench --attr-post-ops add:per_frob mb1ic4iw8oc4kw3
+expect_within 5 2 "its buffers need .* post-op operands 2e\+12 elements in f32" -- \
+    bench --post-ops add:per_tensor+sum mb1ic1iw1000000000oc1000kw3
 # Sizes that would take hours to count or terabytes to hold: refused at
 # once, before the calibration, naming the sizes and the rule.
-expect_within 5 2 "bench: mb1ic1000000000000ih4iw4oc1oh8ow8kh3kw3sh2sw2ph0pw0: its buffers need 1e\+05 GB \(input 1\.6e\+13, weights 9e\+12, output 64 elements in f32, and the baseline's output\), more than this machine's physical memory \([0-9.e+]+ GB\): a problem's buffers must fit in physical memory" -- \
+expect_within 5 2 "bench: mb1ic1000000000000ih4iw4oc1oh8ow8kh3kw3sh2sw2ph0pw0: its buffers need 1e\+05 GB \(input 1\.6e\+13, weights 9e\+12, output 64, post-op operands 0 elements in f32, and the baselines' outputs\), more than this machine's physical memory \([0-9.e+]+ GB\): a problem's buffers must fit in physical memory" -- \
     bench mb1ic1000000000000ih4oc1oh8kh3sh2
 expect_within 5 2 "bench: mb1ic1iw1000000000000oc1ow1000000000002kw3pw0: its buffers need .*must fit in physical memory" -- \
     bench --peak-gflops 100 --peak-gbs 10 mb1ic1iw1000000000000oc1kw3

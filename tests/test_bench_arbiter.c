@@ -78,13 +78,13 @@ Test(bench_arbiter, blames_the_side_that_differs_from_the_reference) {
             spoiled[n - 1] = 100.0f;
             bench_verdict_t v = bench_arbiter_decide(&d, dgrad_f32,
                     (bench_layout_t)l, (bench_wlayout_t)wl, in, wei, right,
-                    spoiled, dgrad_f32, n, 1e-3);
+                    spoiled, dgrad_f32, n, 1e-3, NULL, NULL);
             cr_expect_eq(v.checked, 3, "layout %d/%d", l, wl);
             cr_expect_eq(v.dgrad_wrong, 0, "layout %d/%d", l, wl);
             cr_expect_eq(v.baseline_wrong, 3, "layout %d/%d", l, wl);
             v = bench_arbiter_decide(&d, dgrad_f32, (bench_layout_t)l,
                     (bench_wlayout_t)wl, in, wei, spoiled, right, dgrad_f32,
-                    n, 1e-3);
+                    n, 1e-3, NULL, NULL);
             cr_expect_eq(v.checked, 3, "layout %d/%d", l, wl);
             cr_expect_eq(v.dgrad_wrong, 3, "layout %d/%d", l, wl);
             cr_expect_eq(v.baseline_wrong, 0, "layout %d/%d", l, wl);
@@ -98,6 +98,6 @@ Test(bench_arbiter, checks_nothing_within_the_tolerance) {
     memcpy(spoiled, right, sizeof right);
     spoiled[4] += 1e-4f;
     bench_verdict_t v = bench_arbiter_decide(&d, dgrad_f32, bench_nxc,
-            bench_xio, in, wei, right, spoiled, dgrad_f32, n, 1e-3);
+            bench_xio, in, wei, right, spoiled, dgrad_f32, n, 1e-3, NULL, NULL);
     cr_expect_eq(v.checked, 0);
 }

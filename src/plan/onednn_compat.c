@@ -142,6 +142,19 @@ dnnl_status_t conv_backward_data_pd(dnnl_primitive_desc_t *pd,
             c.dilates, c.pad_l, c.pad_r, hint, attr);
 }
 
+dnnl_status_t deconv_forward_pd(dnnl_primitive_desc_t *pd,
+        dnnl_engine_t eng, md_ref_t src, md_ref_t wei, md_ref_t bias,
+        md_ref_t dst, const int64_t *strides, const int64_t *dilates,
+        const int64_t *pad_l, const int64_t *pad_r,
+        const_dnnl_primitive_attr_t attr) {
+    int nsp = md_ndims(dst) - 2;
+    conv_spatial_t c;
+    conv_spatial(&c, nsp, strides, dilates, pad_l, pad_r);
+    return dnnl_deconvolution_forward_primitive_desc_create(pd, eng,
+            dnnl_forward_inference, dnnl_deconvolution_direct, src, wei, bias,
+            dst, c.strides, c.dilates, c.pad_l, c.pad_r, attr);
+}
+
 dnnl_status_t binary_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         dnnl_alg_kind_t alg, md_ref_t src0, md_ref_t src1, md_ref_t dst,
         const_dnnl_primitive_attr_t attr) {
@@ -272,6 +285,22 @@ dnnl_status_t conv_backward_data_pd(dnnl_primitive_desc_t *pd,
             c.dilates, c.pad_l, c.pad_r);
     if (st != dnnl_success) return st;
     return dnnl_primitive_desc_create(pd, &cd, attr, eng, hint);
+}
+
+dnnl_status_t deconv_forward_pd(dnnl_primitive_desc_t *pd,
+        dnnl_engine_t eng, md_ref_t src, md_ref_t wei, md_ref_t bias,
+        md_ref_t dst, const int64_t *strides, const int64_t *dilates,
+        const int64_t *pad_l, const int64_t *pad_r,
+        const_dnnl_primitive_attr_t attr) {
+    int nsp = md_ndims(dst) - 2;
+    conv_spatial_t c;
+    dnnl_deconvolution_desc_t dd;
+    conv_spatial(&c, nsp, strides, dilates, pad_l, pad_r);
+    dnnl_status_t st = dnnl_dilated_deconvolution_forward_desc_init(&dd,
+            dnnl_forward_inference, dnnl_deconvolution_direct, src, wei, bias,
+            dst, c.strides, c.dilates, c.pad_l, c.pad_r);
+    if (st != dnnl_success) return st;
+    return dnnl_primitive_desc_create(pd, &dd, attr, eng, NULL);
 }
 
 static dnnl_status_t eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg,

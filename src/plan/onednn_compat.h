@@ -113,6 +113,14 @@ dnnl_status_t conv_backward_data_pd(dnnl_primitive_desc_t *pd,
         const int64_t *strides, const int64_t *dilates, const int64_t *pad_l,
         const int64_t *pad_r, const_dnnl_primitive_desc_t hint,
         const_dnnl_primitive_attr_t attr);
+/* Deconvolution forward (inference, direct; @p bias may be NULL), as a
+ * oneDNN user runs a transposed convolution with post-ops: @p wei is
+ * [G,] Cout/G, Cin/G, K... with Cout the output's channels. */
+dnnl_status_t deconv_forward_pd(dnnl_primitive_desc_t *pd,
+        dnnl_engine_t eng, md_ref_t src, md_ref_t wei, md_ref_t bias,
+        md_ref_t dst, const int64_t *strides, const int64_t *dilates,
+        const int64_t *pad_l, const int64_t *pad_r,
+        const_dnnl_primitive_attr_t attr);
 dnnl_status_t binary_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
         dnnl_alg_kind_t alg, md_ref_t src0, md_ref_t src1, md_ref_t dst,
         const_dnnl_primitive_attr_t attr);
