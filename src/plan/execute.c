@@ -212,9 +212,9 @@ static void step_mds(const dgrad_plan_t *plan, int id, md_ref_t md[N_SLOTS]) {
     } else {
         step = &plan->bias_add;
         if (!step->prim) return;
-        md[0] = md_ref(&plan->out.conv_md);
+        md[0] = md[2] = md_ref(plan->bias_tile ? &plan->bias_view_md
+                                               : &plan->out.conv_md);
         md[1] = md_ref(&plan->bias_md);
-        md[2] = md_ref(&plan->out.conv_md);
     }
     md[SLOT_SCRATCH] = step->scratch_bytes ? md_ref(&step->scratch_md) : NULL;
 }
@@ -500,6 +500,11 @@ static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
     for (int64_t ch = 0; ch < plan->p.Cout; ch++)
         c->bias_f32[ch] = (float)dgrad_load(bias, plan->p.dt,
                 ch * plan->p.bias_stride);
+    /* The row-tiled add (make_tiled_bias_add): the bias once per
+     * position of the last spatial axis. */
+    for (int64_t t = 1; t < plan->bias_tile; t++)
+        memcpy(c->bias_f32 + t * plan->p.Cout, c->bias_f32,
+                (size_t)plan->p.Cout * sizeof(float));
     return run_step(c, S_BIAS, &plan->bias_add, 3, arg, ptr);
 }
 

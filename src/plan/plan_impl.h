@@ -178,6 +178,11 @@ struct dgrad_plan {
     char impl[128];
     tensor_path_t in, wei, out;    /* out covers the sub-box only */
     md_t bias_md;                  /* f32 [1, Cout, 1...]; folded: [P*Cout] */
+    /* The bias add's view of the result: empty (out.conv_md itself), or
+     * [rows, T*C] over a dense channels-last result, the bias repeated T
+     * (bias_tile) times along the last spatial axis (make_bias_add). */
+    md_t bias_view_md;
+    int64_t bias_tile;
     step_t conv, bias_add;
     fold_t fold;                   /* mode FOLD_NONE: backward data */
     int direct;                    /* dgrad's own loop (direct.c) */

@@ -205,11 +205,75 @@ static dnnl_status_t create_bias_pd(const dgrad_plan_t *plan,
     return s;
 }
 
+/* The bias add over a dense channels-last result as a 2D add: the result
+ * as [N * Y_0..Y_(d-2), Y_(d-1) * C] and the bias repeated along the last
+ * spatial axis as [1, Y_(d-1) * C]. oneDNN 2.6's jit binary adds a
+ * per-channel [1, C, 1, 1] operand to an nhwc result 2x to 6x slower than
+ * that (C = 64, 3, 16: 0.124 ms against 0.0245 ms for 16x128x256 f32 on
+ * the Zen 5 machine; a scalar operand takes 0.019 ms), its vector loop
+ * restarting every C elements. Not with binary post-ops to carry, whose
+ * operands keep the output's dims. dnnl_unimplemented when the result is
+ * not such a layout. */
+static dnnl_status_t make_tiled_bias_add(dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    md_ref_t out = md_ref(&plan->out.conv_md);
+    md_layout_t l;
+    for (int i = 0; i < p->n_post_ops; i++)
+        if (dgrad_post_alg_is_binary(p->post_ops[i].alg))
+            return dnnl_unimplemented;
+    if (!md_layout(out, &l) || l.inner_nblks || l.offset0)
+        return dnnl_unimplemented;
+    int nd = l.ndims, last = nd - 1;
+    int64_t expect = 1;
+    for (int d = 0; d < nd; d++)
+        if (l.padded_dims[d] != l.dims[d]) return dnnl_unimplemented;
+    /* strides: C 1, then the spatial axes innermost last, then N */
+    int order[2 + DGRAD_MAX_SPATIAL] = {1};
+    for (int d = 0; d < nd - 2; d++) order[1 + d] = last - d;
+    order[nd - 1] = 0;
+    for (int k = 0; k < nd; k++) {
+        if (l.dims[order[k]] > 1 && l.strides[order[k]] != expect)
+            return dnnl_unimplemented;
+        expect *= l.dims[order[k]];
+    }
+    int64_t tile = l.dims[last], row = tile * l.dims[1];
+    int64_t dims[2] = {expect / row, row}, strides[2] = {row, 1};
+    int64_t bdims[2] = {1, row};
+    md_t bias = MD_EMPTY;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t s = ACQUIRE(md_strided(&plan->bias_view_md, 2, dims,
+            l.dt, strides));
+    if (s == dnnl_success)
+        s = ACQUIRE(md_tagged(&bias, 2, bdims, dnnl_f32, dnnl_ab));
+    if (s == dnnl_success) s = user_scratchpad_attr(&attr);
+    if (s == dnnl_success)
+        s = ACQUIRE(binary_pd(&pd, engine, dnnl_binary_add,
+                md_ref(&plan->bias_view_md), md_ref(&bias),
+                md_ref(&plan->bias_view_md), attr));
+    dnnl_primitive_attr_destroy(attr);
+    if (s == dnnl_success && impl_rank(pd) <= 0) s = dnnl_unimplemented;
+    if (s == dnnl_success) s = make_step(&plan->bias_add, pd,
+            &plan->scratch_size);
+    dnnl_primitive_desc_destroy(pd);
+    if (s == dnnl_success) {
+        md_move(&plan->bias_md, &bias);
+        plan->bias_tile = tile;
+        return s;
+    }
+    md_free(&bias);
+    md_free(&plan->bias_view_md);
+    return s == dnnl_out_of_memory ? s : dnnl_unimplemented;
+}
+
 /* In-place binary add of the per-channel bias (f32, broadcast over N and
  * space) to the convolution result, in the compute type and layout: the
- * first bias layout that gets a non-reference implementation, else the
- * first that works at all. */
+ * row-tiled add over a channels-last result, else the first bias layout
+ * that gets a non-reference implementation, else the first that works at
+ * all. */
 static dnnl_status_t make_bias_add(dgrad_plan_t *plan) {
+    dnnl_status_t tiled = make_tiled_bias_add(plan);
+    if (tiled != dnnl_unimplemented) return tiled;
     const dnnl_format_tag_t *tags = bias_tags[plan->p.nsp - 1];
     dnnl_primitive_desc_t pd = NULL;
     /* One channel: only the plain bias. oneDNN 2.6's in-place jit add of
@@ -259,7 +323,8 @@ dnnl_status_t step_replace(dgrad_plan_t *plan, step_t *step,
 
 dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
         const_dnnl_primitive_attr_t attr) {
-    md_ref_t dst = md_ref(&plan->out.conv_md);
+    md_ref_t dst = md_ref(plan->bias_tile ? &plan->bias_view_md
+                                          : &plan->out.conv_md);
     dnnl_primitive_desc_t pd = NULL;
     dnnl_status_t s = ACQUIRE(binary_pd(&pd, engine, dnnl_binary_add, dst,
             md_ref(&plan->bias_md), dst, attr));
@@ -339,6 +404,7 @@ void plan_destroy(dgrad_plan_t *plan) {
         md_free(&paths[i]->conv_md);
     }
     md_free(&plan->bias_md);
+    md_free(&plan->bias_view_md);
     for (int i = 0; i < plan->fold.n_copies; i++) {
         step_free(&plan->fold.copies[i].step);
         md_free(&plan->fold.copies[i].from_md);
