@@ -25,9 +25,11 @@ static double now_ms(void) {
 }
 
 /* Scratch user buffers for timing candidates (contents irrelevant:
- * zeros, touched so that every page is real). */
+ * zeros, touched so that every page is real), the post-ops' operands
+ * included (one per binary post-op, in chain order). */
 typedef struct probe_bufs {
     void *in, *wei, *bias, *out;
+    void *operands[DGRAD_MAX_POST_OPS];
     size_t out_bytes;
 } probe_bufs_t;
 
@@ -36,6 +38,7 @@ static void probe_free(probe_bufs_t *b) {
     free(b->wei);
     free(b->bias);
     free(b->out);
+    for (int i = 0; i < DGRAD_MAX_POST_OPS; i++) free(b->operands[i]);
 }
 
 static void *probe_alloc(int64_t n, size_t elsize) {
@@ -81,7 +84,16 @@ static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p,
     b->out = probe_alloc(n_out, es);
     b->out_bytes = (size_t)(n_out > 0 ? n_out : 1) * es;
     if (p->has_bias) b->bias = probe_alloc(p->Cout * p->bias_stride + 1, es);
-    if (b->in && b->wei && b->out && (b->bias || !p->has_bias)) return 0;
+    int ok = 1;
+    for (int i = 0, k = 0; i < p->n_post_ops; i++) {
+        const dgrad_post_op_t *po = &p->post_ops[i];
+        if (!dgrad_post_alg_is_binary(po->alg)) continue;
+        b->operands[k] = probe_alloc(span_of(2 + p->nsp, po->dims,
+                po->strides), dgrad_data_type_size(po->dt));
+        ok &= b->operands[k++] != NULL;
+    }
+    if (ok && b->in && b->wei && b->out && (b->bias || !p->has_bias))
+        return 0;
     probe_free(b);
     return -1;
 }
@@ -118,6 +130,11 @@ int reduce_problem(const dgrad_problem_t *p,
     }
     int64_t in[5], wei[6], out[5];
     canonical_dims(r, in, wei, out);
+    /* The chain's operands have the problem's dims: the copy goes
+     * without (the chain is timed on the problem only when it is timed
+     * itself). */
+    r->n_post_ops = 0;
+    memset(r->post_ops, 0, sizeof r->post_ops);
     dense_like(2 + r->nsp, in_old, p->in_strides, in, r->in_strides);
     dense_like(2 + r->nsp, out_old, p->out_strides, out, r->out_strides);
     return 0;
@@ -157,15 +174,34 @@ static int probe_wei_init(probe_wei_t *w, const dgrad_plan_t *plan,
  * candidate far slower than @p best is not timed further, after
  * a second run in case the first paid a one-time cost (oneDNN's gemm
  * generates its kernels at its first call in the process). */
+/* A candidate's post-ops made before it is timed, so that where the chain
+ * rides on a step (the bias add, a folded convolution) and where it takes
+ * a pass of its own is part of its time. After any tail check (which
+ * runs without the chain). Returns -1 when the pass cannot be made. */
+static int chain_ready(dgrad_plan_t *plan) {
+    return plan->p.n_post_ops && post_pass_init(plan) != dnnl_success ? -1
+                                                                      : 0;
+}
+
+/* One timed execution: with a chain, the whole output (border and
+ * post-ops), as dgrad_plan_execute_fused runs it. */
+static dnnl_status_t probe_run(const dgrad_plan_t *plan,
+        const probe_bufs_t *b, const void *wei, int prepared) {
+    if (plan->p.n_post_ops)
+        return plan_run_whole(plan, b->in, wei, prepared, b->bias,
+                (const void *const *)b->operands, b->out);
+    return plan_run(plan, b->in, wei, prepared, b->bias, b->out);
+}
+
 static double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
         const probe_wei_t *w, double best) {
     double t0 = now_ms();
-    if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
+    if (probe_run(plan, b, w->ptr, w->prepared) != dnnl_success)
         return INFINITY;
     double t = now_ms() - t0;
     if (t > 3 * best) {
         t0 = now_ms();
-        if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
+        if (probe_run(plan, b, w->ptr, w->prepared) != dnnl_success)
             return INFINITY;
         t = now_ms() - t0;
         if (t > 3 * best) return t;
@@ -176,7 +212,7 @@ static double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
     t = INFINITY;
     for (int r = 0; r < reps; r++) {
         t0 = now_ms();
-        if (plan_run(plan, b->in, w->ptr, w->prepared, b->bias, b->out) != dnnl_success)
+        if (probe_run(plan, b, w->ptr, w->prepared) != dnnl_success)
             return INFINITY;
         double dt = now_ms() - t0;
         if (dt < t) t = dt;
@@ -298,8 +334,8 @@ static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
         for (int j = 0; j < 2; j++)
             for (int k = 0; k < runs; k++) {
                 double t0 = now_ms();
-                if (plan_run(pl[j], b->in, w[j].ptr, w[j].prepared, b->bias,
-                            b->out) != dnnl_success)
+                if (probe_run(pl[j], b, w[j].ptr, w[j].prepared)
+                        != dnnl_success)
                     return 0;
                 double dt = now_ms() - t0;
                 if (dt < t[j]) t[j] = dt;
@@ -335,6 +371,35 @@ static void runoff_keep_faster(timed_t *a, timed_t *b, const probe_bufs_t *bufs,
     }
 }
 
+/* A candidate of microseconds (@p cur, timed) against the same on one
+ * OpenMP thread, which skips the fork and join of every step: @p cur
+ * becomes the faster. Every candidate gets this, not only the winner: a
+ * plan of several steps (a chain's pass, reorders) pays the fork and join
+ * once a step, so on all threads it may lose to a plan it beats on one
+ * (a depthwise 2x16x5x5 with bias and ReLU: 11 us on two threads, 1.3 us
+ * on one, and a folded plan ahead of it on two). */
+static void try_one_thread(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        const cand_pd_t *c, const probe_bufs_t *bufs, timed_t *cur) {
+    timed_t one = {NULL, {NULL, 0, NULL}, INFINITY, cur->index};
+    one.plan = build_single_thread(problem, policy, staged, c);
+    int ok = one.plan && probe_wei_init(&one.wei, one.plan, bufs,
+                                 weights_constant) == 0;
+    if (ok && c->extend_tail)
+        ok = tail_checked(one.plan, bufs, one.wei.ptr, one.wei.prepared);
+    if (ok) ok = chain_ready(one.plan) == 0;
+    if (ok) one.ms = time_plan(one.plan, bufs, &one.wei, cur->ms);
+    if (layout_search_verbose() && ok)
+        fprintf(stderr, "dgrad layout search: on one thread %.4f ms\n",
+                one.ms);
+    if (ok && one.ms < cur->ms) {
+        timed_t swap = *cur;
+        *cur = one;
+        one = swap;
+    }
+    timed_drop(&one);
+}
+
 /* Times the candidates of @p problem on scratch buffers and returns the
  * fastest as a built plan, with its candidate in @p winner; NULL when no
  * candidate could be timed. With @p weights_constant the weights are
@@ -361,11 +426,15 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         if (checked && pds[k].extend_tail)
             checked = tail_checked(cur.plan, &bufs, cur.wei.ptr,
                     cur.wei.prepared);
+        if (checked) checked = chain_ready(cur.plan) == 0;
         cur.ms = checked ? time_plan(cur.plan, &bufs, &cur.wei, best.ms)
                          : INFINITY;
         if (layout_search_verbose())
             fprintf(stderr, " %.4f ms%s\n", cur.ms,
                     checked ? "" : " (not runnable or tail not zeroed: rejected)");
+        if (checked && cur.ms < SINGLE_THREAD_MAX_MS && policy->threading == 0)
+            try_one_thread(problem, policy, staged, weights_constant,
+                    &pds[k], &bufs, &cur);
         if (checked && cand_on_user_layouts(&pds[k]) && cur.ms < user_ms) {
             user = k;
             user_ms = cur.ms;
@@ -407,7 +476,8 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         u.plan = build_candidate(problem, policy, staged, &pds[user], err,
                 what);
         if (u.plan && probe_wei_init(&u.wei, u.plan, &bufs,
-                              weights_constant) == 0)
+                              weights_constant) == 0
+                && chain_ready(u.plan) == 0)
             runoff_keep_faster(&best, &u, &bufs, "against the user's layouts");
         timed_drop(&u);
     }
@@ -437,6 +507,7 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
     if (ok && c->extend_tail)
         ok = tail_checked(one, &bufs, w[1].ptr, w[1].prepared);
+    if (ok) ok = chain_ready(plan) == 0 && chain_ready(one) == 0;
     if (ok) ok = runoff(pl, w, &bufs, 5, 4, t);
     if (layout_search_verbose())
         fprintf(stderr, "dgrad layout search: %s on all threads %.4f ms, on "
@@ -464,6 +535,7 @@ dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
     int have_bufs = probe_init(&bufs, problem, policy) == 0, ok = have_bufs;
     for (int j = 0; ok && j < 2; j++)
         ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
+    if (ok) ok = chain_ready(best) == 0 && chain_ready(own) == 0;
     if (ok) t[1] = time_plan(own, &bufs, &w[1], t[0]);
     if (ok && t[1] < 1.15 * t[0]) {
         int runs = runoff_runs(t[0]);
