@@ -92,21 +92,38 @@ static void fuzz_check_case(const cf_case_t *c) {
         if (p->Y[i] != g.Y[i]) fuzz_disagree("output size", c, i, p->Y[i], g.Y[i]);
         if (p->PB[i] != g.PB[i]) fuzz_disagree("crop", c, i, p->PB[i], g.PB[i]);
     }
-    /* The chains: algorithms, parameters and operand views. */
-    if (p->n_post_ops != g.n_post)
-        fuzz_disagree("post-op count", c, -1, p->n_post_ops, g.n_post);
+    /* The chains: algorithms, parameters and operand views. A leading
+     * per-channel addition may have become the problem's bias
+     * (bias_from_post_op): the model's first post-op is then compared
+     * with the bias. */
+    int shift = r.bias_from_post_op;
+    if (p->n_post_ops + shift != g.n_post)
+        fuzz_disagree("post-op count", c, -1, p->n_post_ops + shift, g.n_post);
     run_inputs_t ri;
     cf_build_inputs(c, dgrad_f32, &ri);
     for (int i = 0, k = (int)ri.n_own; i < g.n_post; i++) {
-        const dgrad_post_op_t *a = &p->post_ops[i];
         const cf_post_view_t *b = &g.post[i];
+        int64_t cs[2 + CF_MAX_SPATIAL];
+        if (b->operand) cf_model_post_strides(&g, i, ri.lts[k++].strides, cs);
+        if (i < shift) {
+            if (!p->has_bias || b->alg != dgrad_post_add || !b->operand)
+                fuzz_disagree("post-op taken as the bias", c, i, p->has_bias,
+                        b->alg);
+            for (int d = 0; d < 2 + p->nsp; d++)
+                if (b->dims[d] != (d == 1 ? p->Cout : 1))
+                    fuzz_disagree("bias post-op dim", c, d, b->dims[d],
+                            d == 1 ? p->Cout : 1);
+            if (p->Cout > 1 && p->bias_stride != cs[1])
+                fuzz_disagree("bias post-op stride", c, 1, p->bias_stride,
+                        cs[1]);
+            continue;
+        }
+        const dgrad_post_op_t *a = &p->post_ops[i - shift];
         if (a->alg != b->alg) fuzz_disagree("post-op algorithm", c, i, a->alg, b->alg);
         if (a->alpha != b->alpha || a->beta != b->beta)
             fuzz_disagree("post-op alpha/beta (x1e6)", c, i,
                     (long long)(a->alpha * 1e6 + a->beta), (long long)(b->alpha * 1e6 + b->beta));
         if (!b->operand) continue;
-        int64_t cs[2 + CF_MAX_SPATIAL];
-        cf_model_post_strides(&g, i, ri.lts[k++].strides, cs);
         for (int d = 0; d < 2 + p->nsp; d++) {
             if (a->dims[d] != b->dims[d])
                 fuzz_disagree("post-op operand dim", c, d, a->dims[d], b->dims[d]);
