@@ -130,6 +130,12 @@ dgrad_data_type_t bench_operand_dt(const bench_post_op_t *op,
 int bench_operand_canonical(const bench_post_op_t *op, const bench_desc_t *d,
         int nxc, int64_t *dims, int64_t *strides);
 
+/* oneDNN's values for a canonical binary algorithm (dnnl_alg_kind_t) and
+ * for a dgrad type (dnnl_data_type_t), for raw.c and post_ops.c: this
+ * header names no oneDNN type. */
+int bench_dnnl_binary_alg(int32_t alg);
+int bench_dnnl_dt(dgrad_data_type_t dt);
+
 /* The unfused chain: one in-place oneDNN pass over the output per post-op,
  * after dgrad's bare op (bench/README.md). */
 typedef struct bench_passes bench_passes_t;

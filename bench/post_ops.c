@@ -308,7 +308,7 @@ int bench_operand_canonical(const bench_post_op_t *op, const bench_desc_t *d,
 
 /* ---------------------------------------------------------------- passes */
 
-static dnnl_alg_kind_t binary_alg(int32_t alg) {
+int bench_dnnl_binary_alg(int32_t alg) {
     switch (alg) {
     case dgrad_post_mul: return dnnl_binary_mul;
     case dgrad_post_max: return dnnl_binary_max;
@@ -319,7 +319,7 @@ static dnnl_alg_kind_t binary_alg(int32_t alg) {
     }
 }
 
-static dnnl_data_type_t dnnl_dt(dgrad_data_type_t dt) {
+int bench_dnnl_dt(dgrad_data_type_t dt) {
     return dt == dgrad_bf16 ? dnnl_bf16 : dt == dgrad_f16 ? dnnl_f16
                                                           : dnnl_f32;
 }
@@ -355,7 +355,8 @@ bench_passes_t *bench_passes_create(const bench_chain_t *c,
     int nd = bench_operand_canonical(&whole, d, nxc, dims, strides);
     if (s == dnnl_success) {
         what = "the output's memory descriptor";
-        s = md_strided(&out_md, nd, dims, dnnl_dt(dt), strides);
+        s = md_strided(&out_md, nd, dims, (dnnl_data_type_t)bench_dnnl_dt(dt),
+                strides);
     }
     if (s == dnnl_success)
         s = dnnl_memory_create(&p->out, md_ref(&out_md), p->engine, out);
@@ -372,8 +373,8 @@ bench_passes_t *bench_passes_create(const bench_chain_t *c,
         what = "the operand's memory descriptor";
         if (binary) {
             bench_operand_canonical(op, d, nxc, od, os);
-            s = md_strided(&src1_md, nd, od, dnnl_dt(bench_operand_dt(op,
-                    dt)), os);
+            s = md_strided(&src1_md, nd, od, (dnnl_data_type_t)bench_dnnl_dt(
+                    bench_operand_dt(op, dt)), os);
         } else {
             s = md_strided(&src1_md, nd, ones, dnnl_f32, ones);
         }
@@ -388,9 +389,9 @@ bench_passes_t *bench_passes_create(const bench_chain_t *c,
         }
         if (s == dnnl_success) {
             what = "the binary primitive";
-            s = binary_pd(&pd, p->engine, binary_alg(binary ? op->alg
-                    : dgrad_post_add), md_ref(&out_md), md_ref(&src1_md),
-                    md_ref(&out_md), attr);
+            s = binary_pd(&pd, p->engine, (dnnl_alg_kind_t)
+                    bench_dnnl_binary_alg(binary ? op->alg : dgrad_post_add),
+                    md_ref(&out_md), md_ref(&src1_md), md_ref(&out_md), attr);
         }
         if (s == dnnl_success) s = dnnl_primitive_create(&p->prim[i], pd);
         if (s == dnnl_success)

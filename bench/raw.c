@@ -112,21 +112,6 @@ dgrad_data_type_t bench_raw_operand_dt(const bench_post_op_t *op,
     return t == dgrad_f16 ? dgrad_f32 : t;
 }
 
-static dnnl_data_type_t dnnl_dt(dgrad_data_type_t dt) {
-    return dt == dgrad_bf16 ? dnnl_bf16 : dnnl_f32;
-}
-
-static dnnl_alg_kind_t binary_alg(int32_t alg) {
-    switch (alg) {
-    case dgrad_post_mul: return dnnl_binary_mul;
-    case dgrad_post_max: return dnnl_binary_max;
-    case dgrad_post_min: return dnnl_binary_min;
-    case dgrad_post_div: return dnnl_binary_div;
-    case dgrad_post_sub: return dnnl_binary_sub;
-    default: return dnnl_binary_add;
-    }
-}
-
 /* The deconvolution's weights, [G,] Cout/G, Cin/G, K... (o = the output's
  * channels), over the user's OIX [Cin][Cout/G][K...] or XIO
  * [K...][Cout/G][Cin] buffer: strides, as no format tag names these. */
@@ -170,8 +155,9 @@ static dnnl_status_t chain_attr(bench_raw_t *raw, const bench_chain_t *c,
     dnnl_status_t s = dnnl_success;
     if (c->n && !strcmp(c->ops[0].kind, "BiasAdd")) {
         int64_t oc = d->oc, one = 1;
-        s = md_strided(bias_md, 1, &oc,
-                dnnl_dt(bench_raw_operand_dt(&c->ops[0], dt)), &one);
+        dgrad_data_type_t bdt = bench_raw_operand_dt(&c->ops[0], dt);
+        s = md_strided(bias_md, 1, &oc, (dnnl_data_type_t)bench_dnnl_dt(bdt),
+                &one);
         if (s == dnnl_success)
             s = dnnl_memory_create(&raw->bias, md_ref(bias_md), engine,
                     operands[0]);
@@ -188,10 +174,12 @@ static dnnl_status_t chain_attr(bench_raw_t *raw, const bench_chain_t *c,
         int64_t dims[5], st[5];
         int nd = bench_operand_canonical(op, d, nxc, dims, st);
         int at = dnnl_post_ops_len(po);
-        s = md_strided(&m, nd, dims, dnnl_dt(bench_raw_operand_dt(op, dt)),
-                st);
+        s = md_strided(&m, nd, dims, (dnnl_data_type_t)bench_dnnl_dt(
+                bench_raw_operand_dt(op, dt)), st);
         if (s == dnnl_success)
-            s = post_ops_append_binary(po, binary_alg(op->alg), md_ref(&m));
+            s = post_ops_append_binary(po,
+                    (dnnl_alg_kind_t)bench_dnnl_binary_alg(op->alg),
+                    md_ref(&m));
         if (s == dnnl_success)
             s = dnnl_memory_create(&raw->operand[i], md_ref(&m), engine,
                     operands[i]);
