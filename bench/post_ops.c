@@ -103,6 +103,11 @@ static int parse_one(const char *item, bench_post_op_t *op, char *err,
         size_t err_size) {
     char buf[128], *args[3];
     int n_args = 0;
+    if (strlen(item) >= sizeof buf) {
+        snprintf(err, err_size, "post-op '%.40s...': longer than %zu "
+                "characters", item, sizeof buf - 1);
+        return -1;
+    }
     snprintf(buf, sizeof buf, "%s", item);
     for (char *c = strchr(buf, ':'); c; c = strchr(c + 1, ':')) {
         if (n_args == 3) {

@@ -127,6 +127,10 @@ Test(bench_post_ops, refuses_what_is_not_a_chain_naming_the_post_op) {
     expect_refused("relu:1:2:3:4", "more than 3 arguments");
     expect_refused("relu,tanh", "one chain per run");
     expect_refused("+", "no post-op");
+    /* not cut to a shorter number */
+    expect_refused("relu:0.25000000000000000000000000000000000000000000000000"
+            "000000000000000000000000000000000000000000000000000000000000000"
+            "000000000000000001", "longer than 127 characters");
     expect_refused("relu+relu+relu+relu+relu+relu+relu+relu+relu",
             "more than 8 post-ops");
 }

@@ -366,6 +366,16 @@ Test(post_ops_api, chains_repeating_an_algorithm) {
 
 /* Folded plans carry a unary chain in their forward convolution (after
  * its bias); binary ones take the pass. Every layout, each type. */
+/* 8 -> 6 channels, 4x4 kernel, stride 2, pads 1: a problem that has a
+ * folded plan (phase_fold.c). */
+static void folded_geometry(tester_t *t) {
+    t->Cin = 8;
+    t->Cout = 6;
+    t->S[0] = t->S[1] = 2;
+    t->K[0] = t->K[1] = 4;
+    t->pb[0] = t->pb[1] = t->pe[0] = t->pe[1] = 1;
+}
+
 Test(post_ops_api, folded_plans_carry_unary_chains) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.phase_fold = 2;
@@ -379,11 +389,7 @@ Test(post_ops_api, folded_plans_carry_unary_chains) {
         t.dt = dts[j % 3];
         t.channels_last = j % 3;
         t.bias = 1;
-        t.Cin = 8;
-        t.Cout = 6;
-        t.S[0] = t.S[1] = 2;
-        t.K[0] = t.K[1] = 4;
-        t.pb[0] = t.pb[1] = t.pe[0] = t.pe[1] = 1;
+        folded_geometry(&t);
         t.n_post = 2;
         t.post[0] = (tester_post_op_t){"LeakyReLU", {{"alpha", "0.2"},
                 {NULL, NULL}}, 0, 0, 0};
@@ -490,11 +496,7 @@ Test(post_ops_api, a_leading_per_channel_addition_runs_as_the_bias) {
             tester_init(&t, kinds[j % 4], 2);
             t.dt = j % 3 == 2 ? dgrad_bf16 : dgrad_f32;
             t.channels_last = j % 2;
-            t.Cin = 8;
-            t.Cout = 6;
-            t.S[0] = t.S[1] = 2;
-            t.K[0] = t.K[1] = 4;
-            t.pb[0] = t.pb[1] = t.pe[0] = t.pe[1] = 1;
+            folded_geometry(&t);
             t.n_post = 2;
             t.post[0] = (tester_post_op_t)POST(j < 4 ? "BiasAdd" : "Add");
             /* Add: one value per channel, [C, 1, 1] or NXC's [C] */
