@@ -272,6 +272,8 @@ static const dgrad_plugin_api_t api_v1 = {
         .op_kind_name = dgrad_op_kind_name,
         .data_type_size = dgrad_data_type_size,
         .op_append_post_op = dgrad_op_append_post_op,
+        .compiled_op_query_in_place_input =
+                dgrad_compiled_op_query_in_place_input,
 };
 
 /* The prototype in dgrad_plugin.h checks this definition; this checks that

@@ -394,6 +394,35 @@ dgrad_status_t dgrad_compiled_op_query_output(
     return dgrad_success;
 }
 
+/* The input that may share the output's buffer in variant @p v (see
+ * dgrad_compiled_op_query_in_place_input), or -1: the operand of the
+ * in-place Add, counted past the op's own inputs and a chain's first
+ * operand taken as the bias. */
+static int64_t in_place_input(const dgrad_compiled_op_t *c,
+        const variant_t *v) {
+    const dgrad_problem_t *p = &v->resolved.problem;
+    int i = dgrad_problem_in_place_post_op(p);
+    if (i < 0) return -1;
+    int64_t k = (int64_t)c->n_own_inputs + v->resolved.bias_from_post_op;
+    for (int j = 0; j < i; j++) k += dgrad_post_alg_is_binary(p->post_ops[j].alg);
+    return k;
+}
+
+dgrad_status_t dgrad_compiled_op_query_in_place_input(
+        const dgrad_compiled_op_t *compiled, int64_t *input_index) {
+    dgrad_error_clear();
+    if (!compiled || !input_index)
+        return dgrad_error(dgrad_invalid_arguments,
+                "dgrad_compiled_op_query_in_place_input: NULL argument");
+    *input_index = compiled->deferred ? -1
+            : in_place_input(compiled, compiled->variants);
+    return dgrad_success;
+}
+
+const char *dgrad_compiled_op_in_place_mode(const dgrad_compiled_op_t *c) {
+    return !c || c->deferred ? "none" : dgrad_plan_in_place_mode(c->variants->plan);
+}
+
 const char *dgrad_compiled_op_impl_name(const dgrad_compiled_op_t *compiled) {
     if (!compiled) return "none";
     if (compiled->deferred) return "deferred";
@@ -520,6 +549,47 @@ static int64_t output_bytes(const dgrad_logical_tensor_t *lt) {
     return n * (int64_t)dgrad_data_type_size(lt->data_type);
 }
 
+/* Bytes from a tensor's first element to past its last (0: empty). */
+static int64_t span_bytes(const dgrad_logical_tensor_t *lt) {
+    int64_t n = 0;
+    if (dgrad_logical_tensor_get_span(lt, &n) != dgrad_success) return 0;
+    return n * (int64_t)dgrad_data_type_size(lt->data_type);
+}
+
+/* Refuses an input whose buffer overlaps the output's, but for the
+ * in-place input at the output's own address: dgrad writes the output
+ * while it still reads its inputs. */
+static dgrad_status_t check_overlaps(const dgrad_compiled_op_t *c,
+        const variant_t *v, const void *const *inputs, const void *output) {
+    uintptr_t out = (uintptr_t)output;
+    int64_t out_bytes = span_bytes(&v->resolved.output);
+    int64_t allowed = in_place_input(c, v);
+    for (size_t i = 0; i < c->n_inputs && out_bytes > 0; i++) {
+        uintptr_t in = (uintptr_t)inputs[i];
+        int64_t bytes = span_bytes(&c->inputs[i]);
+        if (bytes == 0 || in >= out + (uintptr_t)out_bytes
+                || out >= in + (uintptr_t)bytes)
+            continue;
+        if ((int64_t)i == allowed && in == out) continue;
+        char rule[96];
+        if (allowed < 0)
+            snprintf(rule, sizeof rule, "no input may share it here");
+        else
+            snprintf(rule, sizeof rule,
+                    "only input %lld may, at the output's own address",
+                    (long long)allowed);
+        return dgrad_error(dgrad_invalid_arguments,
+                "%s: input %zu's buffer (%lld bytes, starting %lld bytes "
+                "from the output's) overlaps the output's buffer (%lld "
+                "bytes): an input may share the output's buffer only as the "
+                "operand of an Add laid out as the output, which the output "
+                "accumulates onto in place; %s",
+                dgrad_op_kind_name(c->desc.kind), i, (long long)bytes,
+                (long long)(int64_t)(in - out), (long long)out_bytes, rule);
+    }
+    return dgrad_success;
+}
+
 /* Runs one variant: output capacity check, then the plan. */
 static dgrad_status_t execute_variant(const dgrad_compiled_op_t *c,
         const variant_t *v, const void *const *inputs, void *output,
@@ -573,7 +643,11 @@ static dgrad_status_t run(const dgrad_compiled_op_t *compiled,
     if (st == dgrad_success && c->constant_weights && !v->transient)
         st = prepare_weights(v, inputs[1]);
     pthread_mutex_unlock(&c->lock);
-    if (st != dgrad_success) return st;
+    if (st == dgrad_success) st = check_overlaps(c, v, inputs, output);
+    if (st != dgrad_success) {
+        if (v && v->transient) variant_free(v);
+        return st;
+    }
     st = execute_variant(c, v, inputs, output, capacity, output_lt);
     if (v->transient) variant_free(v);
     return st;

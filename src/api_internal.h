@@ -15,4 +15,8 @@ const dgrad_op_desc_t *dgrad_op_get_desc(const dgrad_op_t *op);
  * defaults (dgrad_plan_policy_default). */
 void dgrad_api_set_policy_for_testing(const dgrad_plan_policy_t *policy);
 
+/* For tests: dgrad_plan_in_place_mode of the compiled op's plan ("none"
+ * for a deferred op). */
+const char *dgrad_compiled_op_in_place_mode(const dgrad_compiled_op_t *c);
+
 #endif

@@ -87,6 +87,30 @@ typedef struct dgrad_problem {
     dgrad_post_op_t post_ops[DGRAD_MAX_POST_OPS];
 } dgrad_problem_t;
 
+/* Whether post-op @p i is an Add whose operand is laid out as the output
+ * (every dim the output's, the same strides on each axis of two or more
+ * elements, the output's type): the only operand that may share the
+ * output's buffer, the output accumulating onto it in place (oneDNN
+ * Graph's in-place sum). */
+static inline int dgrad_post_op_accumulates_in_place(const dgrad_problem_t *p,
+        int i) {
+    const dgrad_post_op_t *po = &p->post_ops[i];
+    if (po->alg != dgrad_post_add || po->dt != p->dt) return 0;
+    for (int d = 0; d < 2 + p->nsp; d++) {
+        int64_t dim = d == 0 ? p->N : d == 1 ? p->Cout : p->Y[d - 2];
+        if (po->dims[d] != dim || (dim > 1 && po->strides[d] != p->out_strides[d]))
+            return 0;
+    }
+    return 1;
+}
+
+/* The first post-op that accumulates in place, or -1. */
+static inline int dgrad_problem_in_place_post_op(const dgrad_problem_t *p) {
+    for (int i = 0; i < p->n_post_ops; i++)
+        if (dgrad_post_op_accumulates_in_place(p, i)) return i;
+    return -1;
+}
+
 /* Natural output size F = S*(X-1) + (K-1)*D + 1 of axis @p i (resolve has
  * checked that it does not overflow). */
 static inline int64_t dgrad_problem_natural_size(const dgrad_problem_t *p,

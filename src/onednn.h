@@ -109,7 +109,9 @@ dgrad_status_t dgrad_plan_execute(const dgrad_plan_t *plan, const void *in,
         void *out);
 
 /* dgrad_plan_execute for a problem with post-ops: @p operands holds one
- * buffer per binary post-op, in chain order. */
+ * buffer per binary post-op, in chain order. The operand of the in-place
+ * Add (dgrad_problem_in_place_post_op) may be @p out itself; no other
+ * operand or input may overlap @p out. */
 dgrad_status_t dgrad_plan_execute_fused(const dgrad_plan_t *plan,
         const void *in, const void *weights, int weights_prepared,
         const void *bias, const void *const *operands, void *out);
@@ -117,6 +119,11 @@ dgrad_status_t dgrad_plan_execute_fused(const dgrad_plan_t *plan,
 /* How the plan's layout was chosen: "timed", "reduced copy", "untimed",
  * "ranking" or "none" (nothing to compute). For tests. */
 const char *dgrad_plan_choice(const dgrad_plan_t *plan);
+
+/* How an execution whose output is the in-place Add's operand runs:
+ * "accumulates" (the steps writing the output add onto it), "sets aside"
+ * (the operand is copied first) or "none" (no such Add). For tests. */
+const char *dgrad_plan_in_place_mode(const dgrad_plan_t *plan);
 
 /* Whether the plan runs on one OpenMP thread (microsecond problems where
  * that measured faster). For tests. */

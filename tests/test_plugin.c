@@ -1166,6 +1166,20 @@ Test(plugin_fused, conv_transpose_takes_the_add_that_follows) {
     const op_text_t add_post = {"Add", 1, {ATTR("auto_broadcast", "numpy")}};
     const op_text_t *posts[] = {&add_post};
     run_fused(&g, &info, &conv_transpose_same_text, posts, 1, 3);
+    /* ABI 1.3: the Add's other input, of the output's shape and layout,
+     * may be the output's buffer (input 3, id 8) */
+    cr_assert(DGRAD_PLUGIN_API_HAS(api, compiled_op_query_in_place_input));
+    dgrad_logical_tensor_t in[4], out = graph_tensor(&g, info.output_id);
+    for (size_t i = 0; i < 4; i++) in[i] = graph_tensor(&g, info.input_ids[i]);
+    dgrad_plugin_compile_args_t compile = {sizeof compile, info.op, 4, in,
+            &out, NULL};
+    ASSERT_OK(api->compiled_op_create(&compile));
+    int64_t index = -2;
+    ASSERT_OK(api->compiled_op_query_in_place_input(compile.compiled, &index));
+    cr_assert_eq(index, 3);
+    cr_assert_eq(api->compiled_op_query_in_place_input(NULL, &index),
+            dgrad_invalid_arguments);
+    api->compiled_op_destroy(compile.compiled);
     /* the others as before: one op each */
     dgrad_plugin_partition_info_t bd = fused_info(parts, 2);
     cr_assert(bd.claimed && bd.n_op_ids == 1 && bd.op_ids[0] == 12);

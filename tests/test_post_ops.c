@@ -9,20 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "assert_err.h"
 #include "api_internal.h"
 #include "problem.h"
 #include "reference.h"
 #include "tester.h"
-
-#define ASSERT_ERR(expr, status, substring) \
-    do { \
-        dgrad_status_t st_ = (expr); \
-        const char *m_ = dgrad_last_error_message(); \
-        cr_assert_eq(st_, (status), "got %s, expected %s: '%s'", \
-                dgrad_status_name(st_), dgrad_status_name(status), m_); \
-        cr_assert(strstr(m_, (substring)), "message '%s' lacks '%s'", m_, \
-                (substring)); \
-    } while (0)
 
 /* --------------------------------------------------------- descriptions */
 

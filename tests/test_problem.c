@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "assert_err.h"
 #include "error.h"
 #include "problem.h"
 
@@ -148,16 +149,6 @@ static void check_table(const rcase_t *cases, size_t n) {
 }
 
 #define CHECK_TABLE(t) check_table(t, sizeof(t) / sizeof((t)[0]))
-
-#define ASSERT_ERR(expr, status, substring) \
-    do { \
-        dgrad_status_t st_ = (expr); \
-        const char *m_ = dgrad_last_error_message(); \
-        cr_assert_eq(st_, (status), "got %s, expected %s: '%s'", \
-                dgrad_status_name(st_), dgrad_status_name(status), m_); \
-        cr_assert(strstr(m_, (substring)), "message '%s' lacks '%s'", m_, \
-                (substring)); \
-    } while (0)
 
 static void expect_case_error(const rcase_t *k, dgrad_status_t status,
         const char *substring) {

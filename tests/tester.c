@@ -133,6 +133,7 @@ const char *tester_describe(const tester_t *t, char *buf, size_t size) {
                     po->rank, po->broadcast,
                     dgrad_data_type_name(operand_dt(t, po)));
     }
+    if (t->in_place && u < size) snprintf(buf + u, size - u, " in-place");
     return buf;
 }
 
@@ -663,6 +664,46 @@ int tester_case_check(const tester_case_t *c, const int64_t *Y,
     return passed;
 }
 
+/* The input an in-place run passes the output buffer as, found from the
+ * logical tensors (not dgrad's canonical views): the first Add operand
+ * with the output's dims, strides (on axes of two or more) and type; -1
+ * when there is none. */
+static int64_t expected_in_place_input(const tester_case_t *c,
+        const dgrad_logical_tensor_t *out) {
+    for (int i = 0, k = 0; i < c->t.n_post; i++) {
+        const tester_post_op_t *po = &c->t.post[i];
+        if (!post_has_operand(po)) continue;
+        size_t index = c->n_own_inputs + (size_t)k++;
+        const dgrad_logical_tensor_t *lt = &c->inputs[index];
+        int same = !strcmp(po->kind, "Add") && lt->ndims == out->ndims
+                && lt->data_type == out->data_type;
+        for (int d = 0; same && d < lt->ndims; d++)
+            same = lt->dims[d] == out->dims[d]
+                    && (lt->dims[d] == 1 || lt->strides[d] == out->strides[d]);
+        if (same) return (int64_t)index;
+    }
+    return -1;
+}
+
+/* Checks the in-place input dgrad reports and makes @p bufs pass the
+ * output buffer as it. Returns the operand's number among the case's
+ * operands (its values go into the output before each execution), or -1
+ * with @p why. */
+static int in_place_setup(const tester_case_t *c, const void **bufs,
+        void *out, char *why, size_t why_size) {
+    int64_t want = expected_in_place_input(c, &c->output), got = -2;
+    dgrad_status_t st = dgrad_compiled_op_query_in_place_input(c->compiled,
+            &got);
+    if (st != dgrad_success || got != want || want < 0) {
+        fail(why, why_size, "in-place input: dgrad says %lld (%s), the "
+                "tester %lld", (long long)got, dgrad_status_name(st),
+                (long long)want);
+        return -1;
+    }
+    bufs[want] = out;
+    return (int)(want - (int64_t)c->n_own_inputs);
+}
+
 int tester_run(const tester_t *t, char *why, size_t why_size) {
     tester_case_t c;
     if (!tester_case_create(&c, t, why, why_size)) return 0;
@@ -682,8 +723,13 @@ int tester_run(const tester_t *t, char *why, size_t why_size) {
     for (int i = 0; i < c.n_operands; i++)
         bufs[c.n_own_inputs + (size_t)i] = c.operands[i];
     dgrad_logical_tensor_t out_lt = c.output;
+    int aside = t->in_place ? in_place_setup(&c, bufs, out, why, why_size)
+                            : -1;
+    if (t->in_place && aside < 0) goto done;
     for (int e = 0; e < t->executions; e++) {
         dgrad_status_t st;
+        if (aside >= 0)
+            memcpy(out, c.operands[aside], (size_t)count * es);
         if (t->shape_mode == tester_shape_input_deferred)
             st = dgrad_compiled_op_execute_dynamic(c.compiled, c.n_inputs,
                     bufs, out, (size_t)count * es, &out_lt);

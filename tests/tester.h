@@ -52,6 +52,9 @@ typedef struct tester {
     int output_any;       /* request layout any for the output */
     int executions;       /* execute this many times (constant weights reuse) */
     unsigned seed;
+    int in_place;         /* pass the output buffer as the operand of the
+                             first Add laid out as the output, holding the
+                             operand's values (the in-place sum) */
     int n_post;           /* the post-op chain */
     tester_post_op_t post[TESTER_MAX_POST];
 } tester_t;

@@ -28,7 +28,9 @@
  *   dims, padded rows ...). An input's elements may share addresses (a
  *   stride-0 broadcast, overlapping rows): they are read as given. An
  *   output's may not: a layout that puts two output elements at one
- *   address is dgrad_invalid_arguments at compile time.
+ *   address is dgrad_invalid_arguments at compile time. An input's
+ *   buffer may not overlap the output's, except the in-place Add operand
+ *   at the output's address (dgrad_compiled_op_query_in_place_input).
  * - Ops, logical tensors and compiled ops are plain values or handles that
  *   dgrad does not share between threads except as documented:
  *   dgrad_compiled_op_execute() may be called from several threads at once on
@@ -440,6 +442,27 @@ DGRAD_API dgrad_status_t dgrad_compiled_op_query_output(
         const dgrad_compiled_op_t *compiled, dgrad_logical_tensor_t *output);
 
 /**
+ * Which input may share the output's buffer. A chain whose post-op is an
+ * Add of an operand laid out exactly as the output (the output's dims,
+ * strides and type) accumulates onto that operand in place, as oneDNN
+ * Graph's in-place sum does: the host may pass the output buffer as that
+ * input (the same address), and the result is as if the operand had
+ * been read from a buffer of its own. The first such Add counts. Any
+ * other overlap of an input's buffer with the output's is refused at
+ * execution (dgrad_invalid_arguments).
+ * @param compiled The compiled op.
+ * @param input_index Output: the input's index in the execute order, or
+ *     -1 when no input may share the output's buffer. For an op whose
+ *     output dims are unknown at compile time it is -1; each execution
+ *     then decides for its own output (an Add operand laid out as that
+ *     output may share it).
+ * @returns dgrad_success;
+ *     dgrad_invalid_arguments: an argument is NULL.
+ */
+DGRAD_API dgrad_status_t dgrad_compiled_op_query_in_place_input(
+        const dgrad_compiled_op_t *compiled, int64_t *input_index);
+
+/**
  * Name of the oneDNN implementation chosen (e.g. "jit:avx512_core"),
  * "deferred" when the plan is built at execution, "none" for a NULL
  * @p compiled. Never NULL; the pointer lives as long as the compiled op.
@@ -459,8 +482,10 @@ DGRAD_API const char *dgrad_compiled_op_impl_name(
  *     unknown at compile time, dgrad_compiled_op_execute_dynamic() checks
  *     its size).
  * @returns dgrad_success;
- *     dgrad_invalid_arguments: a pointer or input buffer is NULL, or
- *     @p n_inputs differs from the compiled count;
+ *     dgrad_invalid_arguments: a pointer or input buffer is NULL,
+ *     @p n_inputs differs from the compiled count, or an input's buffer
+ *     overlaps the output's other than as the in-place input at the
+ *     output's address (dgrad_compiled_op_query_in_place_input);
  *     dgrad_invalid_shape: the shape input's values do not match the
  *     compiled output dims, or (dims unknown at compile time) break the
  *     output-shape rules;

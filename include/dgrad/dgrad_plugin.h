@@ -58,6 +58,8 @@
  *   1.2  op_append_post_op; fused partitions: graph_partition's flags
  *        (DGRAD_PLUGIN_PARTITION_FUSE) and the partition info's inputs
  *        and output; compile takes the post-ops' operands.
+ *   1.3  compiled_op_query_in_place_input; execute refuses inputs that
+ *        overlap the output except the in-place one.
  *
  * Lifetimes
  *   - The table and the strings in it belong to the plugin and live until
@@ -107,7 +109,7 @@ extern "C" {
 #endif
 
 #define DGRAD_PLUGIN_ABI_MAJOR 1
-#define DGRAD_PLUGIN_ABI_MINOR 2
+#define DGRAD_PLUGIN_ABI_MINOR 3
 #define DGRAD_PLUGIN_ENTRY_SYMBOL "dgrad_plugin_get_api"
 
 /** Bytes of the ABI 1.0 dgrad_logical_tensor_t (through strides): the least
@@ -377,6 +379,14 @@ typedef struct dgrad_plugin_api {
     dgrad_status_t (*op_append_post_op)(dgrad_op_t *op, const char *kind,
             size_t n_attrs, const char *const *attr_names,
             const char *const *attr_values);
+
+    /* ---- ABI 1.3 */
+    /* As in dgrad.h: which input may share the output's buffer (the
+     * operand of an Add laid out as the output, accumulated onto in
+     * place, like oneDNN Graph's in-place ports); compiled_op_execute
+     * refuses any other overlap of an input with the output. */
+    dgrad_status_t (*compiled_op_query_in_place_input)(
+            const dgrad_compiled_op_t *compiled, int64_t *input_index);
 } dgrad_plugin_api_t;
 
 /** Bytes of the ABI 1.0 table (through partitions_destroy): every major-1

@@ -421,6 +421,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     best->weights_constant = weights_constant;
     best->choice = choice;
     dnnl_status_t ps = post_pass_init(best);
+    if (ps == dnnl_success) ps = in_place_init(best);
     if (ps != dnnl_success) {
         plan_destroy(best);
         return dnnl_fail_as(problem, ps, "post-op pass creation",

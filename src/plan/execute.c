@@ -157,6 +157,7 @@ void ctx_destroy(exec_ctx_t *c) {
     for (int i = 0; c->copy_mem && i < c->plan->fold.n_copies; i++)
         for (int j = 0; j < 3; j++) dnnl_memory_destroy(c->copy_mem[i][j].mem);
     free(c->copy_mem);
+    free(c->aside);
     dnnl_stream_destroy(c->stream);
     free(c->ws);
     free(c);
@@ -352,15 +353,21 @@ static dnnl_status_t run_on(exec_ctx_t *c, bound_t *mem, int scratch_slot,
         for (int i = 0, k = 0; s == dnnl_success && i < c->plan->p.n_post_ops;
                 i++) {
             if (!dgrad_post_alg_is_binary(c->plan->p.post_ops[i].alg)) continue;
+            if (c->accumulating && i == pp->in_place_at) {
+                k++; /* the twin's sum reads the output itself */
+                continue;
+            }
             args[n].arg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(pp->operand_index[i])
                     | DNNL_ARG_SRC_1;
             s = bind(&c->post_mem[4 + i], c->operands[k++], &args[n].memory);
             n++;
         }
+    dnnl_primitive_t prim = c->accumulating && step->sum_prim ? step->sum_prim
+                                                              : step->prim;
     if (s == dnnl_success)
-        s = fallible ? DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim,
-                               c->stream, n, args))
-                     : dnnl_primitive_execute(step->prim, c->stream, n, args);
+        s = fallible ? DGRAD_FALLIBLE(dnnl_primitive_execute(prim, c->stream,
+                               n, args))
+                     : dnnl_primitive_execute(prim, c->stream, n, args);
     if (s == dnnl_success) s = dnnl_stream_wait(c->stream);
     if (s != dnnl_success) planning_fail(s);
     return s;
@@ -550,20 +557,110 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     return s;
 }
 
+/* ------------------------------------------------------------ in place */
+
+/* Index among the operands of the in-place Add's (canonical.h,
+ * dgrad_problem_in_place_post_op) when this execution passes the output
+ * buffer as that operand, else -1. The API layer has refused every other
+ * overlap of an input with the output. */
+static int in_place_operand(const dgrad_plan_t *plan,
+        const void *const *operands, const void *out) {
+    int i = dgrad_problem_in_place_post_op(&plan->p), k = 0;
+    if (i < 0 || !operands) return -1;
+    for (int j = 0; j < i; j++)
+        k += dgrad_post_alg_is_binary(plan->p.post_ops[j].alg);
+    return operands[k] == out ? k : -1;
+}
+
+/* Bytes from the output's first element to past its last. */
+static size_t output_span_bytes(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t last = 0;
+    for (int d = 0; d < 2 + p->nsp; d++) {
+        int64_t dim = d == 0 ? p->N : d == 1 ? p->Cout : p->Y[d - 2];
+        if (dim == 0) return 0;
+        last += (dim - 1) * p->out_strides[d];
+    }
+    return (size_t)(last + 1) * plan->elsize;
+}
+
+/* memcpy in pieces over the threads (one thread reaches about a fifth of
+ * the machine's bandwidth). */
+static void copy_in_pieces(char *to, const char *from, size_t bytes) {
+    const size_t piece = (size_t)1 << 20;
+    int64_t n = (int64_t)((bytes + piece - 1) / piece);
+    if (n <= 1) {
+        memcpy(to, from, bytes);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        size_t off = (size_t)i * piece;
+        memcpy(to + off, from + off, bytes - off < piece ? bytes - off : piece);
+    }
+}
+
+/* Sets the in-place operand (@p k) aside before anything writes the
+ * output: a copy in @p buf (@p bytes, the output's span), which
+ * @p moved (the operands) then points to. */
+static void set_aside(const void *const *operands, int n_operands, int k,
+        const void *out, char *buf, size_t bytes, const void **moved) {
+    copy_in_pieces(buf, out, bytes);
+    for (int j = 0; j < n_operands; j++) moved[j] = operands[j];
+    moved[k] = buf;
+}
+
+static int n_operands(const dgrad_plan_t *plan) {
+    int n = 0;
+    for (int i = 0; i < plan->p.n_post_ops; i++)
+        n += dgrad_post_alg_is_binary(plan->p.post_ops[i].alg);
+    return n;
+}
+
+/* The context's buffer for the in-place operand, made at its first
+ * in-place execution (so a failure comes before any write). */
+static dnnl_status_t aside_buffer(exec_ctx_t *c, size_t bytes) {
+    if (c->aside_bytes >= bytes) return dnnl_success;
+    char *buf = dgrad_aligned_alloc(ALIGNMENT, bytes);
+    if (!buf) return dnnl_out_of_memory;
+    free(c->aside);
+    c->aside = buf;
+    c->aside_bytes = bytes;
+    return dnnl_success;
+}
+
 /* One execution of a non-empty plan on a pooled context; @p whole: the
  * border and the post-ops too (timing leaves them out: they cost every
- * candidate the same). */
+ * candidate the same). An output that is also the in-place Add's operand
+ * is added onto by the summing twins of the steps that write it
+ * (in_place.c), or, in plans whose steps write the output before the
+ * chain reads the operand, has that operand set aside first. */
 static dnnl_status_t run_pooled(const dgrad_plan_t *plan, const void *in,
         const void *weights, int weights_prepared, const void *bias,
         const void *const *operands, void *out, int whole) {
     exec_ctx_t *c = NULL;
     dnnl_status_t s = ctx_acquire(plan, &c);
     if (s != dnnl_success) return s;
+    int k = whole ? in_place_operand(plan, operands, out) : -1;
+    c->accumulating = k >= 0 && plan->post.accumulates;
+    if (c->accumulating) k = -1;
+    const void *moved[DGRAD_MAX_POST_OPS];
+    size_t bytes = k < 0 ? 0 : output_span_bytes(plan);
+    if (k >= 0) s = aside_buffer(c, bytes);
+    if (s != dnnl_success) {
+        ctx_release(c);
+        return s;
+    }
     int threads = threads_enter(plan->single_thread);
+    if (k >= 0) {
+        set_aside(operands, n_operands(plan), k, out, c->aside, bytes, moved);
+        operands = moved;
+    }
     s = run_all(c, in, weights, weights_prepared, bias, operands, out);
     if (s == dnnl_success && whole && !plan->full_box)
         fill_border(plan, bias, out);
     if (s == dnnl_success && whole) s = post_pass_run(c, operands, out);
+    c->accumulating = 0;
     threads_leave(threads);
     ctx_release(c);
     return s;
@@ -646,8 +743,22 @@ dgrad_status_t dgrad_plan_execute_fused(const dgrad_plan_t *plan,
         return s == dnnl_success ? dgrad_success
                                  : dnnl_fail(&plan->p, s, "execution");
     }
+    /* Nothing but the border: an in-place operand is set aside in a
+     * buffer of this execution's. */
+    int k = in_place_operand(plan, operands, out);
+    const void *moved[DGRAD_MAX_POST_OPS];
+    char *aside = NULL;
+    size_t bytes = output_span_bytes(plan);
+    if (k >= 0) {
+        aside = dgrad_aligned_alloc(ALIGNMENT, bytes);
+        if (!aside)
+            return dnnl_fail(&plan->p, dnnl_out_of_memory, "execution");
+        set_aside(operands, n_operands(plan), k, out, aside, bytes, moved);
+        operands = moved;
+    }
     fill_border(plan, bias, out);
     if (plan->post.active) post_pass_own_run(plan, operands, out);
+    free(aside);
     return dgrad_success;
 }
 

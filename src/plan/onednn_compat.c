@@ -190,6 +190,10 @@ dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
     return dnnl_post_ops_append_binary(po, alg, src1);
 }
 
+dnnl_status_t post_ops_append_sum(dnnl_post_ops_t po) {
+    return dnnl_post_ops_append_sum(po, 1.0f, 0, dnnl_data_type_undef);
+}
+
 #else /* oneDNN 2.x */
 
 void md_free(md_t *m) { memset(&m->d, 0, sizeof m->d); }
@@ -320,6 +324,10 @@ int post_ops_eltwise_at(const_dnnl_post_ops_t po, int index,
 dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
         dnnl_alg_kind_t alg, md_ref_t src1) {
     return dnnl_post_ops_append_binary(po, alg, src1);
+}
+
+dnnl_status_t post_ops_append_sum(dnnl_post_ops_t po) {
+    return dnnl_post_ops_append_sum(po, 1.0f);
 }
 
 dnnl_status_t binary_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,

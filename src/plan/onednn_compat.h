@@ -143,6 +143,9 @@ int post_ops_eltwise_at(const_dnnl_post_ops_t po, int index,
 /* Appends binary post-op @p alg with operand layout @p src1. */
 dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
         dnnl_alg_kind_t alg, md_ref_t src1);
+/* Appends an accumulation onto the destination (sum, scale 1, in the
+ * destination's type). */
+dnnl_status_t post_ops_append_sum(dnnl_post_ops_t po);
 
 /* Turns @p pd into the next implementation oneDNN offers for the same
  * operation (its layouts chosen anew): a status other than dnnl_success

@@ -51,6 +51,9 @@ typedef struct step {
     char impl[48]; /* oneDNN implementation name */
     int64_t n_chunks; /* > 1: a reorder run in chunks (see chunking_t) */
     chunking_t chunks;
+    /* The same step adding onto its destination (a sum post-op), run
+     * when the output accumulates in place (in_place.c); NULL if none. */
+    dnnl_primitive_t sum_prim;
 } step_t;
 
 /* User strided tensor <-> dense f32 staging copy, axes ordered outermost
@@ -102,6 +105,11 @@ typedef struct post_pass {
     md_t src1_md;     /* post-op 0's operand, or the zero scalar */
     md_t operand_md[DGRAD_MAX_POST_OPS]; /* binary post-ops after that */
     int operand_index[DGRAD_MAX_POST_OPS]; /* their index in the attr */
+    /* In-place executions add onto the output through the steps'
+     * sum_prims (in_place.c): post-op in_place_at is no operand then,
+     * and the pass does not run when the chain is that Add alone. */
+    int accumulates;
+    int in_place_at;
 } post_pass_t;
 
 /* Everything one execution needs besides the plan: a stream and one
@@ -119,6 +127,11 @@ typedef struct exec_ctx {
     bound_t post_mem[POST_SLOTS];
     const void *const *operands; /* this execution's post-op operands */
     bound_t (*copy_mem)[3]; /* a folded plan's phase copies: from, to, scratch */
+    /* The in-place Add's operand set aside (execute.c, in_place_run):
+     * made at the context's first in-place execution, kept with it. */
+    char *aside;
+    size_t aside_bytes;
+    int accumulating; /* this execution adds onto the output in place */
 } exec_ctx_t;
 
 /* The output phases of a transposed convolution folded into the channels
@@ -299,8 +312,14 @@ dnnl_status_t step_replace(dgrad_plan_t *plan, step_t *step,
  * non-reference implementation, else dnnl_unimplemented (step unchanged). */
 dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
         const_dnnl_primitive_attr_t attr);
+/* The bias add's pd on its chosen layouts, with @p attr; a reference
+ * implementation is dnnl_unimplemented. */
+dnnl_status_t bias_add_pd(const dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd);
 dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd, md_ref_t from,
         md_ref_t to);
+dnnl_status_t reorder_pd_with_attr(dnnl_primitive_desc_t *pd,
+        md_ref_t from, md_ref_t to, const_dnnl_primitive_attr_t attr);
 dgrad_plan_t *plan_alloc(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int extend_tail);
 void plan_destroy(dgrad_plan_t *plan);
@@ -335,7 +354,21 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
         void *out);
 void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
         void *out);
+/* The chain's post-ops in @p attr as the step carrying it takes them,
+ * post-op @p sum_at (-1: none) as an accumulation onto the destination
+ * (oneDNN's sum) instead of a binary add. */
+dnnl_status_t post_chain_attr(dgrad_plan_t *plan,
+        dnnl_primitive_attr_t attr, int sum_at);
 void step_free(step_t *step);
+
+/* ---------------------------------------------------------- in_place.c */
+
+/* Where the plan's output accumulates onto the in-place Add's operand in
+ * its own buffer (dgrad_problem_in_place_post_op): the step writing the
+ * output gets a summing twin (step_t.sum_prim) where oneDNN builds one
+ * (plan->post.accumulates); elsewhere executions set the operand aside.
+ * Out of memory is the only failure. */
+dnnl_status_t in_place_init(dgrad_plan_t *plan);
 
 /* ------------------------------------------------------------ direct.c */
 

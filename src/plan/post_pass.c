@@ -104,8 +104,10 @@ static int repeats_an_algorithm(const_dnnl_post_ops_t po) {
 
 /* The post-ops of the attribute: the chain after its first op when that
  * one is the primitive's operation; binary operands numbered as oneDNN
- * numbers post-ops (one canonical op may take several entries). */
-static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr) {
+ * numbers post-ops (one canonical op may take several entries). Post-op
+ * @p sum_at (-1: none) accumulates onto the destination instead. */
+static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr,
+        int sum_at) {
     post_pass_t *pp = &plan->post;
     const dgrad_problem_t *p = &plan->p;
     dnnl_post_ops_t po = NULL;
@@ -117,11 +119,16 @@ static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr) 
             s = post_ops_append_unary(po, op->alg, op->alpha, op->beta);
             continue;
         }
+        if (i == sum_at) {
+            s = post_ops_append_sum(po);
+            continue;
+        }
         if (!operand_trusted(p, op)) {
             s = dnnl_unimplemented; /* dgrad's loop reads it right */
             break;
         }
         pp->operand_index[i] = dnnl_post_ops_len(po);
+        md_free(&pp->operand_md[i]); /* made again: a summing twin's */
         s = operand_md(&pp->operand_md[i], p, op);
         if (s == dnnl_success)
             s = post_ops_append_binary(po, binary_alg(op->alg),
@@ -132,6 +139,11 @@ static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr) 
     if (s == dnnl_success) s = dnnl_primitive_attr_set_post_ops(attr, po);
     dnnl_post_ops_destroy(po);
     return s;
+}
+
+dnnl_status_t post_chain_attr(dgrad_plan_t *plan,
+        dnnl_primitive_attr_t attr, int sum_at) {
+    return chain_attr(plan, attr, sum_at);
 }
 
 /* The bias add writes the whole output itself (nothing after it, no
@@ -151,7 +163,7 @@ static dnnl_status_t fuse_into(dgrad_plan_t *plan, const step_t *step,
     dnnl_primitive_attr_t attr = NULL;
     pp->first_binary = 0;
     dnnl_status_t s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success) s = chain_attr(plan, attr);
+    if (s == dnnl_success) s = chain_attr(plan, attr, -1);
     if (s == dnnl_success) s = remake(plan, attr);
     dnnl_primitive_attr_destroy(attr);
     if (s == dnnl_success) {
@@ -216,7 +228,7 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
                              : ACQUIRE(md_strided(&pp->src1_md, nd, ones,
                                      dnnl_f32, ones));
     if (s == dnnl_success) s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success) s = chain_attr(plan, attr);
+    if (s == dnnl_success) s = chain_attr(plan, attr, -1);
     if (s == dnnl_success)
         s = ACQUIRE(binary_pd(&pd, engine,
                 pp->first_binary ? binary_alg(p->post_ops[0].alg)
@@ -357,7 +369,8 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
         void *out) {
     const dgrad_plan_t *plan = c->plan;
     const post_pass_t *pp = &plan->post;
-    if (!pp->active || pp->fused) return dnnl_success;
+    /* accumulating: the output's writer added the chain (the Add alone) */
+    if (!pp->active || pp->fused || c->accumulating) return dnnl_success;
     if (pp->own) {
         dnnl_status_t s = DGRAD_FALLIBLE(dnnl_success);
         if (s != dnnl_success) return s;

@@ -125,13 +125,17 @@ int impl_is_generic(const char *impl) {
     return strstr(impl, "simple") || strstr(impl, "ref");
 }
 
+dnnl_status_t reorder_pd_with_attr(dnnl_primitive_desc_t *pd,
+        md_ref_t from, md_ref_t to, const_dnnl_primitive_attr_t attr) {
+    return ACQUIRE(dnnl_reorder_primitive_desc_create(pd, from, engine, to,
+            engine, attr));
+}
+
 dnnl_status_t reorder_pd(dnnl_primitive_desc_t *pd, md_ref_t from,
         md_ref_t to) {
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success)
-        s = ACQUIRE(dnnl_reorder_primitive_desc_create(pd, from, engine, to,
-                engine, attr));
+    if (s == dnnl_success) s = reorder_pd_with_attr(pd, from, to, attr);
     dnnl_primitive_attr_destroy(attr);
     return s;
 }
@@ -321,14 +325,20 @@ dnnl_status_t step_replace(dgrad_plan_t *plan, step_t *step,
     return dnnl_success;
 }
 
-dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
-        const_dnnl_primitive_attr_t attr) {
+dnnl_status_t bias_add_pd(const dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd) {
     md_ref_t dst = md_ref(plan->bias_tile ? &plan->bias_view_md
                                           : &plan->out.conv_md);
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_status_t s = ACQUIRE(binary_pd(&pd, engine, dnnl_binary_add, dst,
+    dnnl_status_t s = ACQUIRE(binary_pd(pd, engine, dnnl_binary_add, dst,
             md_ref(&plan->bias_md), dst, attr));
-    if (s == dnnl_success && impl_rank(pd) <= 0) s = dnnl_unimplemented;
+    if (s == dnnl_success && impl_rank(*pd) <= 0) s = dnnl_unimplemented;
+    return s;
+}
+
+dnnl_status_t bias_add_with_attr(dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr) {
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = bias_add_pd(plan, attr, &pd);
     return step_replace(plan, &plan->bias_add, pd, s);
 }
 
@@ -379,6 +389,8 @@ dnnl_status_t build_primitives(dgrad_plan_t *plan,
 void step_free(step_t *step) {
     dnnl_primitive_destroy(step->prim);
     step->prim = NULL;
+    dnnl_primitive_destroy(step->sum_prim);
+    step->sum_prim = NULL;
     for (int a = 0; a < MAX_NDIMS; a++) {
         free(step->own_tab[a]);
         step->own_tab[a] = NULL;

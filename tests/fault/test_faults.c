@@ -803,3 +803,81 @@ Test(faults, own_loop, .timeout = 600) {
             EXPECT_FAILURES);
     dgrad_api_set_policy_for_testing(NULL);
 }
+
+/* ------------------------------------------------------------ in place */
+
+/* The output buffer as the operand of an Add (dgrad.h,
+ * dgrad_compiled_op_query_in_place_input), on a warm compiled op of each
+ * in-place mode: a plan whose convolution writes the output (channels-
+ * last, no bias) sets the
+ * operand aside, in a buffer its context makes at the first in-place
+ * execution (allocation failure: out_of_memory, the output, which holds
+ * the operand, untouched); a plan with a bias accumulates through the
+ * bias add's summing twin (allocates nothing). Each failure's call
+ * repeated must give the reference. */
+Test(faults, in_place_executions) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 0;
+    policy.layout_search = 0;
+    dgrad_api_set_policy_for_testing(&policy);
+    for (int bias = 0; bias < 2; bias++) {
+        run_t r;
+        /* channels-last without a bias: jit writes the output itself */
+        spec_t s = with(onnx_small, dgrad_f32, bias, 0);
+        if (!bias) s = nhwc(s);
+        run_init(&r, &s);
+        op_build(&r);
+        cr_assert_eq(dgrad_op_append_post_op(r.op, "Add", 0, NULL, NULL),
+                dgrad_success, "%s", dgrad_last_error_message());
+        size_t n_own = n_inputs(&r);
+        dgrad_logical_tensor_t in[4] = {r.in[0], r.in[1], r.in[2]};
+        dgrad_logical_tensor_init(&in[n_own], 6, s.dt, s.nd, s.out_dims,
+                dgrad_layout_type_strided, dgrad_property_type_variable);
+        if (s.channels_last) channels_last(&in[n_own]);
+        void *operand = filled(s.dt, count_of(s.out_dims, s.nd), 9, 4);
+        cr_assert_eq(dgrad_compiled_op_create(&r.compiled, r.op, n_own + 1,
+                             in, &r.out_req), dgrad_success, "%s",
+                dgrad_last_error_message());
+        cr_assert_str_eq(dgrad_compiled_op_in_place_mode(r.compiled),
+                bias ? "accumulates" : "sets aside");
+        /* the reference, from the operand in its own buffer */
+        dgrad_resolved_t res;
+        cr_assert_eq(dgrad_problem_resolve(dgrad_op_get_desc(r.op), n_own + 1,
+                             in, &r.out_req, NULL, 0, &res), dgrad_success);
+        void *want = malloc(r.y_bytes);
+        const void *ops[1] = {operand};
+        dgrad_reference_compute_fused(&res.problem, r.x, r.w,
+                bias ? r.third : NULL, ops, want, NULL);
+        const void *bufs[4] = {r.x, r.w, r.third};
+        bufs[n_own] = r.y;
+        long failures = 0;
+        for (long n = 1;; n++) {
+            memcpy(r.y, operand, r.y_bytes);
+            dgrad_fault_arm(n);
+            dgrad_status_t st = dgrad_compiled_op_execute(r.compiled,
+                    n_own + 1, bufs, r.y);
+            int fired = dgrad_fault_fired();
+            dgrad_fault_arm(0);
+            if (!fired) {
+                cr_assert_eq(st, dgrad_success, "%s",
+                        dgrad_last_error_message());
+                break;
+            }
+            failures++;
+            cr_assert(st == dgrad_runtime_error || st == dgrad_out_of_memory,
+                    "failure %ld: %s", n, dgrad_status_name(st));
+            if (st == dgrad_out_of_memory)
+                cr_assert(!memcmp(r.y, operand, r.y_bytes),
+                        "failure %ld: the output was written", n);
+        }
+        cr_assert(failures > 0, "nothing to fail");
+        for (int64_t i = 0; i < count_of(s.out_dims, s.nd); i++)
+            cr_assert_float_eq(dgrad_load(r.y, s.dt, i),
+                    dgrad_load(want, s.dt, i), 1e-4, "bias %d, element %lld",
+                    bias, (long long)i);
+        free(want);
+        free(operand);
+        run_free(&r);
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
