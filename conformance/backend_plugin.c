@@ -117,6 +117,11 @@ static void partitions_destroy(void *ctx, void *handle) {
     api_of(ctx)->partitions_destroy(handle);
 }
 
+static dgrad_status_t in_place_input(void *ctx, void *compiled,
+        int64_t *index) {
+    return api_of(ctx)->compiled_op_query_in_place_input(compiled, index);
+}
+
 void cf_backend_plugin_init(cf_backend_t *b, const dgrad_plugin_api_t *api) {
     memset(b, 0, sizeof *b);
     b->name = "plugin";
@@ -135,4 +140,6 @@ void cf_backend_plugin_init(cf_backend_t *b, const dgrad_plugin_api_t *api) {
         b->partition_fused = partition_fused;
         b->partitions_destroy = partitions_destroy;
     }
+    if (DGRAD_PLUGIN_API_HAS(api, compiled_op_query_in_place_input))
+        b->in_place_input = in_place_input;
 }

@@ -375,6 +375,10 @@ typedef struct cf_backend {
             const struct dgrad_plugin_graph_op *ops, size_t op_id,
             struct cf_partition *part, void **handle);
     void (*partitions_destroy)(void *ctx, void *handle);
+    /* ABI 1.3 (NULL before): the input that may share the output's
+     * buffer, -1 for none (dgrad_compiled_op_query_in_place_input). */
+    dgrad_status_t (*in_place_input)(void *ctx, void *compiled,
+            int64_t *index);
 } cf_backend_t;
 
 /* A partition as graph_partition gives it (backend partition_fused). */

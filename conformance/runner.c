@@ -105,6 +105,53 @@ typedef struct run {
     const cdata_t *d;
 } run_t;
 
+/* After a passing run: when an input may share the output's buffer
+ * (the Add of dgrad_compiled_op_query_in_place_input), the same case run
+ * again with the output buffer holding that operand and passed as it,
+ * judged the same way; a failure replaces the result. */
+static void judge_in_place(const run_t *x, const cf_backend_t *be,
+        const compiled_case_t *cc, const void **inputs, void *out,
+        int64_t cap, cf_result_t *res) {
+    int64_t k = -1;
+    if (!be->in_place_input
+            || be->in_place_input(be->ctx, cc->compiled, &k) != dgrad_success
+            || k < 0)
+        return;
+    size_t es = dgrad_data_type_size(cc->olt.data_type);
+    int64_t span = cf_span_of(&cc->ri.lts[k]);
+    if (span > cap) {
+        cf_result_set(res, cf_fail, "wrong_dims", "in place: input %lld "
+                "spans %lld elements, the output %lld", (long long)k,
+                (long long)span, (long long)cap);
+        return;
+    }
+    memcpy(out, inputs[k], (size_t)span * es);
+    const void *own = inputs[k];
+    inputs[k] = out;
+    dgrad_logical_tensor_t produced;
+    memset(&produced, 0, sizeof produced);
+    produced.struct_size = sizeof produced;
+    dgrad_status_t st = be->execute(be->ctx, cc->compiled, cc->ri.n, inputs,
+            out, (size_t)cap * es, &produced);
+    inputs[k] = own;
+    if (st != dgrad_success) {
+        cf_result_set(res, cf_fail, be->status_name(be->ctx, st),
+                "execute in place (the output as input %lld): %s",
+                (long long)k, be->last_error(be->ctx));
+        return;
+    }
+    cf_result_t again = *res;
+    cf_compare(x->g, x->d, &cc->olt, out, cap,
+            be->impl_name(be->ctx, cc->compiled), &again);
+    if (again.verdict != cf_pass) {
+        char detail[CF_MESSAGE];
+        snprintf(detail, sizeof detail, "in place (the output as input "
+                "%lld): %.900s", (long long)k, again.detail);
+        *res = again;
+        snprintf(res->detail, sizeof res->detail, "%s", detail);
+    }
+}
+
 static void run_one(const run_t *x, dgrad_data_type_t dt) {
     const cf_backend_t *be = &x->r->be;
     const cf_case_t *c = x->c;
@@ -195,6 +242,8 @@ static void run_one(const run_t *x, dgrad_data_type_t dt) {
     }
     cf_compare(x->g, x->d, &cc.olt, out, cap,
             be->impl_name(be->ctx, cc.compiled), &res);
+    if (res.verdict == cf_pass && !deferred)
+        judge_in_place(x, be, &cc, inputs, out, cap, &res);
 done:
     release_case(be, &cc);
     for (int k = 0; k < 3 + CF_MAX_POST; k++) free(bufs[k]);
