@@ -327,9 +327,14 @@ Test(in_place, the_output_writer_accumulates_where_it_can) {
             {2, 1, 1, 0, 1, {"Add"}, "accumulates"},
             /* the backward-data convolution writes it: no post-ops */
             {0, 0, 1, 0, 1, {"Add"}, "sets aside"},
-            /* ReLU rides on the folded convolution only without a
-             * binary op after it */
-            {2, 0, 0, 0, 2, {"ReLU", "Add"}, "sets aside"},
+            /* unary ops then the Add: the folded convolution's twin
+             * carries ReLU, the phase copies' twins add */
+            {2, 0, 0, 0, 2, {"ReLU", "Add"}, "accumulates"},
+            {2, 1, 1, 0, 3, {"Sigmoid", "Tanh", "Add"}, "accumulates"},
+            /* a binary op before the Add: the pass, the operand aside */
+            {2, 0, 0, 0, 2, {"Multiply", "Add"}, "sets aside"},
+            /* the Add before a unary op: nothing after the copies */
+            {2, 0, 0, 0, 2, {"Add", "Tanh"}, "sets aside"},
             {0, 1, 0, 0, 1, {"Multiply"}, "none"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

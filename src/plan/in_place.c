@@ -11,7 +11,9 @@
  * in-place executions run the twin. The writer is the bias add (carrying
  * the chain, or with a chain that is the Add alone), or, for a chain that
  * is the Add alone, the reorders into the user's layout (a backward-data
- * plan's output reorder, a folded plan's phase copies). A backward-data
+ * plan's output reorder, a folded plan's phase copies); a folded plan's
+ * chain of unary ops then the Add also has its convolution's twin carry
+ * the unary ops (they commute with the copies' moving). A backward-data
  * convolution cannot be the writer: oneDNN takes no post-ops there.
  *
  * Every other plan writes the output before its chain reads the operand:
@@ -23,7 +25,8 @@
 /* A twin of @p step from @p pd (destroyed here, after @p s, its
  * creation): only on the step's scratchpad (the contexts' memory
  * objects are made for that) and not a generic implementation where the
- * step has a better one. */
+ * step has a better one (a convolution's must be the same kernel:
+ * fold_conv_pd). */
 static dnnl_status_t make_twin(step_t *step, dnnl_primitive_desc_t pd,
         dnnl_status_t s) {
     if (s == dnnl_success && step->own) s = dnnl_unimplemented;
@@ -47,7 +50,9 @@ static dnnl_status_t twin_attr(dgrad_plan_t *plan, int sum_only,
     dnnl_status_t s = user_scratchpad_attr(attr);
     if (s != dnnl_success || !sum_only)
         return s == dnnl_success
-                ? post_chain_attr(plan, *attr, plan->post.in_place_at) : s;
+                ? post_chain_attr(plan, *attr, plan->post.in_place_at,
+                          plan->p.n_post_ops)
+                : s;
     dnnl_post_ops_t po = NULL;
     s = ACQUIRE(dnnl_post_ops_create(&po));
     if (s == dnnl_success) s = post_ops_append_sum(po);
@@ -87,9 +92,33 @@ static dnnl_status_t make_twins(dgrad_plan_t *plan,
     return make_twin(&plan->bias_add, pd, s);
 }
 
+/* A folded plan's chain of unary ops and then the Add: the
+ * convolution's twin carries the unary ops (as the plan's pass would
+ * have applied them, before the Add). */
+static int fold_prefix_then_add(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    if (!plan->fold.mode || plan->post.in_place_at != p->n_post_ops - 1
+            || p->n_post_ops < 2)
+        return 0;
+    for (int i = 0; i < p->n_post_ops - 1; i++)
+        if (dgrad_post_alg_is_binary(p->post_ops[i].alg)) return 0;
+    return 1;
+}
+
+static dnnl_status_t conv_twin(dgrad_plan_t *plan) {
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = user_scratchpad_attr(&attr);
+    if (s == dnnl_success)
+        s = post_chain_attr(plan, attr, -1, plan->p.n_post_ops - 1);
+    if (s == dnnl_success) s = fold_conv_pd(plan, attr, &pd);
+    dnnl_primitive_attr_destroy(attr);
+    return make_twin(&plan->conv, pd, s);
+}
+
 static void drop_twins(dgrad_plan_t *plan) {
-    step_t *steps[] = {&plan->out.reorder, &plan->bias_add};
-    for (int i = 0; i < 2; i++) {
+    step_t *steps[] = {&plan->out.reorder, &plan->bias_add, &plan->conv};
+    for (int i = 0; i < 3; i++) {
         dnnl_primitive_destroy(steps[i]->sum_prim);
         steps[i]->sum_prim = NULL;
     }
@@ -114,11 +143,14 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan) {
     int carried = pp->fused && pp->fused_into == &plan->bias_add;
     int writer = plan->fold.mode ? plan->fold.n_copies > 0
             : step_exists(&plan->out.reorder) || bias_writes;
-    if (!writer || !(carried || (!pp->fused && p->n_post_ops == 1)))
+    int prefix = !pp->fused && fold_prefix_then_add(plan);
+    if (!writer
+            || !(carried || prefix || (!pp->fused && p->n_post_ops == 1)))
         return dnnl_success;
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t s = twin_attr(plan, !carried, &attr);
     if (s == dnnl_success) s = make_twins(plan, attr);
+    if (s == dnnl_success && prefix) s = conv_twin(plan);
     dnnl_primitive_attr_destroy(attr);
     if (s == dnnl_success) {
         pp->accumulates = 1;

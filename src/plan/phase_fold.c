@@ -162,8 +162,8 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
     return s;
 }
 
-dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
-        const_dnnl_primitive_attr_t attr) {
+dnnl_status_t fold_conv_pd(const dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *out) {
     const dgrad_problem_t *p = &plan->p;
     const fold_t *f = &plan->fold;
     md_t bias = MD_EMPTY;
@@ -188,6 +188,14 @@ dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
     if (s == dnnl_success && (pd_untrusted(pd)
             || strcmp(pd_impl_name(pd), plan->conv.impl)))
         s = dnnl_unimplemented;
+    *out = pd;
+    return s;
+}
+
+dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr) {
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t s = fold_conv_pd(plan, attr, &pd);
     return step_replace(plan, &plan->conv, pd, s);
 }
 

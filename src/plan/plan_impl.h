@@ -338,6 +338,9 @@ void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded);
  * dnnl_unimplemented (step unchanged). */
 dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
         const_dnnl_primitive_attr_t attr);
+/* Its pd only (dnnl_unimplemented for another kernel). */
+dnnl_status_t fold_conv_pd(const dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd);
 void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 
 /* --------------------------------------------------------- post_pass.c */
@@ -354,11 +357,12 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
         void *out);
 void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
         void *out);
-/* The chain's post-ops in @p attr as the step carrying it takes them,
- * post-op @p sum_at (-1: none) as an accumulation onto the destination
- * (oneDNN's sum) instead of a binary add. */
+/* The chain's post-ops before post-op @p end in @p attr as the step
+ * carrying it takes them, post-op @p sum_at (-1: none) as an
+ * accumulation onto the destination (oneDNN's sum) instead of a binary
+ * add. */
 dnnl_status_t post_chain_attr(dgrad_plan_t *plan,
-        dnnl_primitive_attr_t attr, int sum_at);
+        dnnl_primitive_attr_t attr, int sum_at, int end);
 void step_free(step_t *step);
 
 /* ---------------------------------------------------------- in_place.c */

@@ -106,14 +106,13 @@ static int repeats_an_algorithm(const_dnnl_post_ops_t po) {
  * one is the primitive's operation; binary operands numbered as oneDNN
  * numbers post-ops (one canonical op may take several entries). Post-op
  * @p sum_at (-1: none) accumulates onto the destination instead. */
-static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr,
-        int sum_at) {
+static dnnl_status_t chain_attr_to(dgrad_plan_t *plan,
+        dnnl_primitive_attr_t attr, int sum_at, int end) {
     post_pass_t *pp = &plan->post;
     const dgrad_problem_t *p = &plan->p;
     dnnl_post_ops_t po = NULL;
     dnnl_status_t s = ACQUIRE(dnnl_post_ops_create(&po));
-    for (int i = pp->first_binary; i < p->n_post_ops && s == dnnl_success;
-            i++) {
+    for (int i = pp->first_binary; i < end && s == dnnl_success; i++) {
         const dgrad_post_op_t *op = &p->post_ops[i];
         if (!dgrad_post_alg_is_binary(op->alg)) {
             s = post_ops_append_unary(po, op->alg, op->alpha, op->beta);
@@ -141,9 +140,14 @@ static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr,
     return s;
 }
 
+static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr,
+        int sum_at) {
+    return chain_attr_to(plan, attr, sum_at, plan->p.n_post_ops);
+}
+
 dnnl_status_t post_chain_attr(dgrad_plan_t *plan,
-        dnnl_primitive_attr_t attr, int sum_at) {
-    return chain_attr(plan, attr, sum_at);
+        dnnl_primitive_attr_t attr, int sum_at, int end) {
+    return chain_attr_to(plan, attr, sum_at, end);
 }
 
 /* The bias add writes the whole output itself (nothing after it, no
