@@ -275,6 +275,9 @@ typedef struct bench_options {
     bench_raw_layout_t raw_layout;
     int list_problems; /* print the problems as JSON lines, run nothing */
     bench_chain_t chain; /* --post-ops (n = 0: none) */
+    /* --in-place: dgrad's fused op takes the output buffer as its Add's
+     * operand (dgrad_compiled_op_query_in_place_input) */
+    int in_place;
 } bench_options_t;
 
 /* ------------------------------------------------------------- problems */

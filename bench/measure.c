@@ -386,6 +386,25 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     res->compile_ms = bench_now_ms() - t0;
     snprintf(res->impl, sizeof res->impl, "%s",
             be->api->compiled_op_impl_name(main_op.compiled));
+    /* --in-place: the output buffer holds the operand and is passed as
+     * it (each timed run then adds onto the last result: the same work). */
+    const void *in_place_operand = NULL;
+    if (o->in_place) {
+        int64_t k = -1;
+        if (!DGRAD_PLUGIN_API_HAS(be->api, compiled_op_query_in_place_input)
+                || be->api->compiled_op_query_in_place_input(
+                           main_op.compiled, &k) != dgrad_success
+                || k < 0) {
+            snprintf(err, sizeof err, "--in-place: no input of the op may "
+                    "share its output's buffer (it takes an Add of the "
+                    "output's shape in the op's type: add:%s:per_tensor)",
+                    dgrad_data_type_name(dt));
+            goto fail;
+        }
+        in_place_operand = main_op.inputs[k];
+        memcpy(b.out, in_place_operand, n_out * es);
+        main_op.inputs[k] = b.out;
+    }
     if (bench_op_execute(&main_op)) {
         snprintf(err, sizeof err, "execute: %s", be->api->last_error_message());
         goto fail;
@@ -518,6 +537,15 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     res->raw_gflops = res->flops / (res->raw.med * 1e6);
     res->roof_pct = 100.0 * roof_ms / res->dg.med;
 
+    /* In place, the timed runs added up: once more from the operand. */
+    if (o->check && in_place_operand) {
+        memcpy(b.out, in_place_operand, n_out * es);
+        if (bench_op_execute(&main_op)) {
+            snprintf(err, sizeof err, "execute in place: %s",
+                    be->api->last_error_message());
+            goto fail;
+        }
+    }
     /* On the preferred layouts the baseline's output is in its own
      * buffer: reordered into the user's layout here, after the timing. */
     if (o->check && res->raw_ok) {

@@ -76,6 +76,11 @@ static const char *usage_text =
         "                          post-op (unfused), and raw oneDNN: a\n"
         "                          deconvolution with the chain as its post-ops\n"
         "                          attribute (bench/README.md)\n"
+        "  --in-place              with a chain holding an Add of the output's\n"
+        "                          shape in the op's type (add:T:per_tensor, or\n"
+        "                          sum): the fused op accumulates onto that\n"
+        "                          operand in the output's buffer, as oneDNN\n"
+        "                          Graph's in-place sum (the others keep theirs)\n"
         "  -q, --quiet             no per-problem progress on stderr\n"
         "  --list-problems         print each problem as one line of JSON and\n"
         "                          exit 0, running nothing: name, label,\n"
@@ -143,6 +148,7 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             snprintf(key, sizeof key, "%s", a);
         }
         static const char *flags[] = {"--constant-weights", "--no-check",
+                "--in-place",
                 "--no-raw", "--no-graph", "--quiet", "-q", "--help", "-h",
                 "--list-problems"};
         static const char *valued[] = {"--batch", "--dt", "--data-format",
@@ -173,6 +179,8 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             return 0;
         } else if (!strcmp(key, "--constant-weights")) {
             o->constant_weights = 1;
+        } else if (!strcmp(key, "--in-place")) {
+            o->in_place = 1;
         } else if (!strcmp(key, "--no-check")) {
             o->check = 0;
         } else if (!strcmp(key, "--list-problems")) {

@@ -36,8 +36,10 @@ void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
         fprintf(f, "post-ops %s (%d): dgrad ms is the fused op; bare ms the "
                 "op alone; unfused ms the bare op then one oneDNN pass over "
                 "the output per post-op; raw is a oneDNN deconvolution with "
-                "the chain as its post-ops attribute\n", o->chain.text,
-                o->chain.n);
+                "the chain as its post-ops attribute%s\n", o->chain.text,
+                o->chain.n, o->in_place ? "; --in-place: the fused op "
+                "accumulates onto its Add's operand in the output's buffer"
+                : "");
     if (load_start > 0.25)
         fprintf(f, "note: other processes are running (%.2f CPUs busy): "
                 "timings are noisy; ratios measured in this run remain "

@@ -119,6 +119,14 @@ mb1ic4iw8oc4ow10kw3pw0 .* ok$
 ^  geomean fused/bare time ratio: [0-9.]+ \(1 problems; target for bias\+relu <= 1.05: (met|not met)\)$" -- \
     bench "${quick[@]}" --post-ops bias+relu:0.5+add:per_oc mb1ic4iw8oc4kw3
 expect 2 "post-op 'frob': unknown name 'frob'" -- bench --post-ops relu+frob mb1ic4iw8oc4kw3
+# --in-place: the fused op accumulates onto the sum's operand in the
+# output's buffer, checked (a rerun from the operand after the timing);
+# a chain without such an Add fails the problem, naming what it needs.
+expect 0 "accumulates onto its Add's operand in the output's buffer
+mb1ic4iw8oc4ow10kw3pw0 .* ok$" -- \
+    bench "${quick[@]}" --post-ops bias+sum+relu --in-place mb1ic4iw8oc4kw3
+expect 1 "FAILED: --in-place: no input of the op may share its output's buffer \(it takes an Add of the output's shape in the op's type: add:f32:per_tensor\)" -- \
+    bench "${quick[@]}" --post-ops relu --in-place mb1ic4iw8oc4kw3
 expect 2 "post-op 'clip:0': clip takes 2 arguments \(min, max\)" -- \
     bench --post-ops clip:0 mb1ic4iw8oc4kw3
 expect 2 "post-op 'add:per_frob': argument 'per_frob' is not a data type \(f32, bf16, f16\) or a policy" -- \
