@@ -69,8 +69,14 @@ static int read_batch(bench_problem_list_t *l, const char *path, int depth) {
             rc = bench_problem_add(l, tok, where) ? 2 : 0;
             if (rc == 0) {
                 bench_problem_t *p = &l->v[l->n - 1];
-                snprintf(p->file, sizeof p->file, "%s", path);
                 p->line = lineno;
+                if ((size_t)snprintf(p->file, sizeof p->file, "%s", path)
+                        >= sizeof p->file) {
+                    fprintf(stderr, "dgrad bench: batch file path '%.60s...' "
+                            "is longer than %zu bytes\n", path,
+                            sizeof p->file - 1);
+                    rc = 2;
+                }
             }
         }
     }

@@ -153,6 +153,11 @@ expect_within 5 0 '^\{"name": "", "label": "g4mb1ic20ih224iw224oc8oh447ow447kh3k
 printf '# dilated\nmb2ic4iw5oc6ow12kw3sw2pw1dw1n"one_d"\n' > "$work/list.txt"
 expect_within 5 0 '^\{"name": "one_d", .*"file": "'"$work"'/list.txt", "line": 2, "mb": 2, "g": 1, "ic": 4, "oc": 6, "spatial_rank": 1, "axes": "w", "i": \[5\], "o": \[12\], "k": \[3\], "s": \[2\], "p": \[1\], "pad_end": \[0\], "d": \[1\], "dilation": \[2\], "natural": \[13\], "depthwise": false, "flops": 1344\}$' -- \
     bench --list-problems --batch "$work/list.txt"
+# A batch file's path is kept with each of its problems (--list-problems,
+# CSV): one longer than that room is refused, not cut.
+long="$work$(printf '/.%.0s' $(seq 300))/list.txt"
+expect_within 5 2 "batch file path '.{60}\.\.\.' is longer than 511 bytes" -- \
+    bench --list-problems --batch "$long"
 
 echo "$passed passed, $failures failed"
 [ "$failures" -eq 0 ]
