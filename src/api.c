@@ -403,9 +403,8 @@ static int64_t in_place_input(const dgrad_compiled_op_t *c,
     const dgrad_problem_t *p = &v->resolved.problem;
     int i = dgrad_problem_in_place_post_op(p);
     if (i < 0) return -1;
-    int64_t k = (int64_t)c->n_own_inputs + v->resolved.bias_from_post_op;
-    for (int j = 0; j < i; j++) k += dgrad_post_alg_is_binary(p->post_ops[j].alg);
-    return k;
+    return (int64_t)c->n_own_inputs + v->resolved.bias_from_post_op
+            + dgrad_problem_operands_before(p, i);
 }
 
 dgrad_status_t dgrad_compiled_op_query_in_place_input(
@@ -543,16 +542,11 @@ static dgrad_status_t prepare_weights(variant_t *v, const void *weights) {
     return dgrad_success;
 }
 
-static int64_t output_bytes(const dgrad_logical_tensor_t *lt) {
-    int64_t n = 0;
-    if (dgrad_logical_tensor_get_span(lt, &n) != dgrad_success) return -1;
-    return n * (int64_t)dgrad_data_type_size(lt->data_type);
-}
-
-/* Bytes from a tensor's first element to past its last (0: empty). */
+/* Bytes from a tensor's first element to past its last (0: empty; -1:
+ * dims unknown). */
 static int64_t span_bytes(const dgrad_logical_tensor_t *lt) {
     int64_t n = 0;
-    if (dgrad_logical_tensor_get_span(lt, &n) != dgrad_success) return 0;
+    if (dgrad_logical_tensor_get_span(lt, &n) != dgrad_success) return -1;
     return n * (int64_t)dgrad_data_type_size(lt->data_type);
 }
 
@@ -567,7 +561,7 @@ static dgrad_status_t check_overlaps(const dgrad_compiled_op_t *c,
     for (size_t i = 0; i < c->n_inputs && out_bytes > 0; i++) {
         uintptr_t in = (uintptr_t)inputs[i];
         int64_t bytes = span_bytes(&c->inputs[i]);
-        if (bytes == 0 || in >= out + (uintptr_t)out_bytes
+        if (bytes <= 0 || in >= out + (uintptr_t)out_bytes
                 || out >= in + (uintptr_t)bytes)
             continue;
         if ((int64_t)i == allowed && in == out) continue;
@@ -596,13 +590,13 @@ static dgrad_status_t execute_variant(const dgrad_compiled_op_t *c,
         int64_t capacity, dgrad_logical_tensor_t *output_lt) {
     const char *kind = dgrad_op_kind_name(c->desc.kind);
     const dgrad_logical_tensor_t *out_lt = &v->resolved.output;
-    if (capacity >= 0 && output_bytes(out_lt) > capacity) {
+    if (capacity >= 0 && span_bytes(out_lt) > capacity) {
         char dims[160];
         return dgrad_error(dgrad_invalid_arguments,
                 "%s: output (%s) needs %lld bytes, the buffer has %lld", kind,
                 dgrad_format_dims(dims, sizeof dims, out_lt->dims,
                         out_lt->ndims),
-                (long long)output_bytes(out_lt), (long long)capacity);
+                (long long)span_bytes(out_lt), (long long)capacity);
     }
     int prepared = v->prepared_weights != NULL;
     /* The bias: the op's third input, or the chain's first operand

@@ -104,6 +104,15 @@ static inline int dgrad_post_op_accumulates_in_place(const dgrad_problem_t *p,
     return 1;
 }
 
+/* Operands of the binary post-ops before post-op @p i (an operand's
+ * number among the chain's; @p i = n_post_ops counts them all). */
+static inline int dgrad_problem_operands_before(const dgrad_problem_t *p,
+        int i) {
+    int k = 0;
+    for (int j = 0; j < i; j++) k += dgrad_post_alg_is_binary(p->post_ops[j].alg);
+    return k;
+}
+
 /* The first post-op that accumulates in place, or -1. */
 static inline int dgrad_problem_in_place_post_op(const dgrad_problem_t *p) {
     for (int i = 0; i < p->n_post_ops; i++)

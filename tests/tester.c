@@ -471,6 +471,16 @@ int64_t tester_case_output_count(const tester_case_t *c, const int64_t *Y) {
     return n;
 }
 
+void tester_init_unreached(tester_t *t) {
+    tester_init(t, dgrad_op_conv_transpose, 1);
+    t->X[0] = 1;
+    t->K[0] = 1;
+    t->S[0] = 2;
+    t->pb[0] = 1;
+    t->op[0] = 1;
+    t->bias = 1;
+}
+
 int tester_case_create(tester_case_t *c, const tester_t *t, char *why,
         size_t why_size) {
     const int nsp = t->nsp;
@@ -723,13 +733,13 @@ int tester_run(const tester_t *t, char *why, size_t why_size) {
     for (int i = 0; i < c.n_operands; i++)
         bufs[c.n_own_inputs + (size_t)i] = c.operands[i];
     dgrad_logical_tensor_t out_lt = c.output;
-    int aside = t->in_place ? in_place_setup(&c, bufs, out, why, why_size)
-                            : -1;
-    if (t->in_place && aside < 0) goto done;
+    int shared = t->in_place ? in_place_setup(&c, bufs, out, why, why_size)
+                             : -1;
+    if (t->in_place && shared < 0) goto done;
     for (int e = 0; e < t->executions; e++) {
         dgrad_status_t st;
-        if (aside >= 0)
-            memcpy(out, c.operands[aside], (size_t)count * es);
+        if (shared >= 0)
+            memcpy(out, c.operands[shared], (size_t)count * es);
         if (t->shape_mode == tester_shape_input_deferred)
             st = dgrad_compiled_op_execute_dynamic(c.compiled, c.n_inputs,
                     bufs, out, (size_t)count * es, &out_lt);

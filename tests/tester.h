@@ -62,6 +62,11 @@ typedef struct tester {
 /* Defaults: 2D, N=1, G=1, Cin=Cout=3, X=5, K=3, S=1, D=1, no pads, f32. */
 void tester_init(tester_t *t, dgrad_op_kind_t kind, int nsp);
 
+/* ONNX ConvTranspose 1D with a bias whose one output element no term
+ * reaches (X 1, K 1, stride 2, pad 1, output_padding 1: Y = 1): the
+ * output is the border alone. */
+void tester_init_unreached(tester_t *t);
+
 /* Compiles, executes and compares with the reference. Returns 1 on pass;
  * on failure returns 0 with a description in @p why. */
 int tester_run(const tester_t *t, char *why, size_t why_size);

@@ -565,10 +565,9 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
  * overlap of an input with the output. */
 static int in_place_operand(const dgrad_plan_t *plan,
         const void *const *operands, const void *out) {
-    int i = dgrad_problem_in_place_post_op(&plan->p), k = 0;
+    int i = dgrad_problem_in_place_post_op(&plan->p);
     if (i < 0 || !operands) return -1;
-    for (int j = 0; j < i; j++)
-        k += dgrad_post_alg_is_binary(plan->p.post_ops[j].alg);
+    int k = dgrad_problem_operands_before(&plan->p, i);
     return operands[k] == out ? k : -1;
 }
 
@@ -600,23 +599,6 @@ static void copy_in_pieces(char *to, const char *from, size_t bytes) {
     }
 }
 
-/* Sets the in-place operand (@p k) aside before anything writes the
- * output: a copy in @p buf (@p bytes, the output's span), which
- * @p moved (the operands) then points to. */
-static void set_aside(const void *const *operands, int n_operands, int k,
-        const void *out, char *buf, size_t bytes, const void **moved) {
-    copy_in_pieces(buf, out, bytes);
-    for (int j = 0; j < n_operands; j++) moved[j] = operands[j];
-    moved[k] = buf;
-}
-
-static int n_operands(const dgrad_plan_t *plan) {
-    int n = 0;
-    for (int i = 0; i < plan->p.n_post_ops; i++)
-        n += dgrad_post_alg_is_binary(plan->p.post_ops[i].alg);
-    return n;
-}
-
 /* The context's buffer for the in-place operand, made at its first
  * in-place execution (so a failure comes before any write). */
 static dnnl_status_t aside_buffer(exec_ctx_t *c, size_t bytes) {
@@ -626,6 +608,27 @@ static dnnl_status_t aside_buffer(exec_ctx_t *c, size_t bytes) {
     free(c->aside);
     c->aside = buf;
     c->aside_bytes = bytes;
+    return dnnl_success;
+}
+
+/* Readies an execution whose output may be the in-place Add's operand:
+ * the steps' summing twins add onto it (c->accumulating), or the operand
+ * is copied into the context's buffer and *@p operands becomes @p moved,
+ * which reads it there. Fails (out of memory) before any write. */
+static dnnl_status_t in_place_begin(exec_ctx_t *c, const void *out,
+        const void *const **operands, const void **moved) {
+    const dgrad_plan_t *plan = c->plan;
+    int k = in_place_operand(plan, *operands, out);
+    c->accumulating = k >= 0 && plan->post.accumulates;
+    if (k < 0 || c->accumulating) return dnnl_success;
+    size_t bytes = output_span_bytes(plan);
+    dnnl_status_t s = aside_buffer(c, bytes);
+    if (s != dnnl_success) return s;
+    copy_in_pieces(c->aside, out, bytes);
+    int n = dgrad_problem_operands_before(&plan->p, plan->p.n_post_ops);
+    for (int j = 0; j < n; j++) moved[j] = (*operands)[j];
+    moved[k] = c->aside;
+    *operands = moved;
     return dnnl_success;
 }
 
@@ -641,22 +644,11 @@ static dnnl_status_t run_pooled(const dgrad_plan_t *plan, const void *in,
     exec_ctx_t *c = NULL;
     dnnl_status_t s = ctx_acquire(plan, &c);
     if (s != dnnl_success) return s;
-    int k = whole ? in_place_operand(plan, operands, out) : -1;
-    c->accumulating = k >= 0 && plan->post.accumulates;
-    if (c->accumulating) k = -1;
-    const void *moved[DGRAD_MAX_POST_OPS];
-    size_t bytes = k < 0 ? 0 : output_span_bytes(plan);
-    if (k >= 0) s = aside_buffer(c, bytes);
-    if (s != dnnl_success) {
-        ctx_release(c);
-        return s;
-    }
     int threads = threads_enter(plan->single_thread);
-    if (k >= 0) {
-        set_aside(operands, n_operands(plan), k, out, c->aside, bytes, moved);
-        operands = moved;
-    }
-    s = run_all(c, in, weights, weights_prepared, bias, operands, out);
+    const void *moved[DGRAD_MAX_POST_OPS];
+    if (whole) s = in_place_begin(c, out, &operands, moved);
+    if (s == dnnl_success)
+        s = run_all(c, in, weights, weights_prepared, bias, operands, out);
     if (s == dnnl_success && whole && !plan->full_box)
         fill_border(plan, bias, out);
     if (s == dnnl_success && whole) s = post_pass_run(c, operands, out);
@@ -726,9 +718,9 @@ dgrad_status_t dgrad_plan_prepare_weights(const dgrad_plan_t *plan,
 dgrad_status_t dgrad_plan_execute_fused(const dgrad_plan_t *plan,
         const void *in, const void *weights, int weights_prepared,
         const void *bias, const void *const *operands, void *out) {
-    int binary = 0;
-    for (int i = 0; plan && i < plan->p.n_post_ops; i++)
-        binary += dgrad_post_alg_is_binary(plan->p.post_ops[i].alg);
+    int binary = plan ? dgrad_problem_operands_before(&plan->p,
+                                plan->p.n_post_ops)
+                      : 0;
     for (int k = 0; k < binary; k++)
         if (!operands || !operands[k]) binary = -1;
     if (!plan || !in || !weights || !out || (plan->p.has_bias && !bias)
@@ -743,22 +735,10 @@ dgrad_status_t dgrad_plan_execute_fused(const dgrad_plan_t *plan,
         return s == dnnl_success ? dgrad_success
                                  : dnnl_fail(&plan->p, s, "execution");
     }
-    /* Nothing but the border: an in-place operand is set aside in a
-     * buffer of this execution's. */
-    int k = in_place_operand(plan, operands, out);
-    const void *moved[DGRAD_MAX_POST_OPS];
-    char *aside = NULL;
-    size_t bytes = output_span_bytes(plan);
-    if (k >= 0) {
-        aside = dgrad_aligned_alloc(ALIGNMENT, bytes);
-        if (!aside)
-            return dnnl_fail(&plan->p, dnnl_out_of_memory, "execution");
-        set_aside(operands, n_operands(plan), k, out, aside, bytes, moved);
-        operands = moved;
-    }
-    fill_border(plan, bias, out);
-    if (plan->post.active) post_pass_own_run(plan, operands, out);
-    free(aside);
+    /* Nothing but the border: with a chain, one loop from the bias writes
+     * each element once (an in-place operand is read before). */
+    if (plan->post.active) post_pass_own_run_on_border(plan, operands, bias, out);
+    else fill_border(plan, bias, out);
     return dgrad_success;
 }
 

@@ -357,6 +357,12 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
         void *out);
 void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
         void *out);
+/* The chain over an output no term reaches, each element starting from
+ * the bias (or zero): the whole result of an empty plan, each element
+ * written once after its operands are read (so the in-place Add's operand
+ * may be @p out itself). */
+void post_pass_own_run_on_border(const dgrad_plan_t *plan,
+        const void *const *operands, const void *bias, void *out);
 /* The chain's post-ops before post-op @p end in @p attr as the step
  * carrying it takes them, post-op @p sum_at (-1: none) as an
  * accumulation onto the destination (oneDNN's sum) instead of a binary

@@ -102,11 +102,11 @@ static int repeats_an_algorithm(const_dnnl_post_ops_t po) {
     return 0;
 }
 
-/* The post-ops of the attribute: the chain after its first op when that
- * one is the primitive's operation; binary operands numbered as oneDNN
- * numbers post-ops (one canonical op may take several entries). Post-op
- * @p sum_at (-1: none) accumulates onto the destination instead. */
-static dnnl_status_t chain_attr_to(dgrad_plan_t *plan,
+/* The post-ops of the attribute (plan_impl.h): the chain after its first
+ * op when that one is the primitive's operation, up to post-op @p end;
+ * binary operands numbered as oneDNN numbers post-ops (one canonical op
+ * may take several entries). */
+dnnl_status_t post_chain_attr(dgrad_plan_t *plan,
         dnnl_primitive_attr_t attr, int sum_at, int end) {
     post_pass_t *pp = &plan->post;
     const dgrad_problem_t *p = &plan->p;
@@ -140,16 +140,6 @@ static dnnl_status_t chain_attr_to(dgrad_plan_t *plan,
     return s;
 }
 
-static dnnl_status_t chain_attr(dgrad_plan_t *plan, dnnl_primitive_attr_t attr,
-        int sum_at) {
-    return chain_attr_to(plan, attr, sum_at, plan->p.n_post_ops);
-}
-
-dnnl_status_t post_chain_attr(dgrad_plan_t *plan,
-        dnnl_primitive_attr_t attr, int sum_at, int end) {
-    return chain_attr_to(plan, attr, sum_at, end);
-}
-
 /* The bias add writes the whole output itself (nothing after it, no
  * border): it can carry the chain. */
 static int bias_add_is_final(const dgrad_plan_t *plan) {
@@ -167,7 +157,7 @@ static dnnl_status_t fuse_into(dgrad_plan_t *plan, const step_t *step,
     dnnl_primitive_attr_t attr = NULL;
     pp->first_binary = 0;
     dnnl_status_t s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success) s = chain_attr(plan, attr, -1);
+    if (s == dnnl_success) s = post_chain_attr(plan, attr, -1, plan->p.n_post_ops);
     if (s == dnnl_success) s = remake(plan, attr);
     dnnl_primitive_attr_destroy(attr);
     if (s == dnnl_success) {
@@ -232,7 +222,7 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
                              : ACQUIRE(md_strided(&pp->src1_md, nd, ones,
                                      dnnl_f32, ones));
     if (s == dnnl_success) s = user_scratchpad_attr(&attr);
-    if (s == dnnl_success) s = chain_attr(plan, attr, -1);
+    if (s == dnnl_success) s = post_chain_attr(plan, attr, -1, plan->p.n_post_ops);
     if (s == dnnl_success)
         s = ACQUIRE(binary_pd(&pd, engine,
                 pp->first_binary ? binary_alg(p->post_ops[0].alg)
@@ -325,9 +315,10 @@ static float binary(int32_t alg, float x, float y) {
     }
 }
 
-/* The chain on every element of block (n, c). */
+/* The chain on every element of block (n, c), starting from the
+ * output's value, or from @p *start when given. */
 static void own_block(const dgrad_problem_t *p, const void *const *operands,
-        int64_t n, int64_t c, void *out) {
+        int64_t n, int64_t c, const float *start, void *out) {
     int64_t y[DGRAD_MAX_SPATIAL] = {0};
     for (int i = 0; i < p->nsp; i++)
         if (p->Y[i] <= 0) return;
@@ -338,7 +329,7 @@ static void own_block(const dgrad_problem_t *p, const void *const *operands,
             off += y[i] * p->out_strides[2 + i];
             idx[2 + i] = y[i];
         }
-        float x = (float)dgrad_load(out, p->dt, off);
+        float x = start ? *start : (float)dgrad_load(out, p->dt, off);
         for (int i = 0, k = 0; i < p->n_post_ops; i++) {
             const dgrad_post_op_t *po = &p->post_ops[i];
             if (!dgrad_post_alg_is_binary(po->alg)) {
@@ -364,7 +355,21 @@ void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
     int64_t blocks = p->N * p->Cout;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; b++)
-        own_block(p, operands, b / p->Cout, b % p->Cout, out);
+        own_block(p, operands, b / p->Cout, b % p->Cout, NULL, out);
+}
+
+void post_pass_own_run_on_border(const dgrad_plan_t *plan,
+        const void *const *operands, const void *bias, void *out) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t blocks = p->N * p->Cout;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; b++) {
+        int64_t c = b % p->Cout;
+        /* the bias in the output's type, as fill_border writes it */
+        float start = bias ? (float)dgrad_load(bias, p->dt, c * p->bias_stride)
+                           : 0.0f;
+        own_block(p, operands, b / p->Cout, c, &start, out);
+    }
 }
 
 /* ----------------------------------------------------------- running */

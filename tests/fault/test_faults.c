@@ -808,13 +808,14 @@ Test(faults, own_loop, .timeout = 600) {
 
 /* The output buffer as the operand of an Add (dgrad.h,
  * dgrad_compiled_op_query_in_place_input), on a warm compiled op of each
- * in-place mode: a plan whose convolution writes the output (channels-
- * last, no bias) sets the
- * operand aside, in a buffer its context makes at the first in-place
- * execution (allocation failure: out_of_memory, the output, which holds
- * the operand, untouched); a plan with a bias accumulates through the
- * bias add's summing twin (allocates nothing). Each failure's call
- * repeated must give the reference. */
+ * in-place mode, warmed by one execution with the operand in its own
+ * buffer: a plan whose convolution writes the output (channels-last, no
+ * bias) sets the operand aside, in a buffer its context makes at the
+ * first in-place execution (its allocation failing: out_of_memory, the
+ * output, which holds the operand, untouched); a plan with a bias
+ * accumulates through the bias add's summing twin and allocates nothing
+ * (only primitive executions fail). Each failure's call repeated must
+ * give the reference. */
 Test(faults, in_place_executions) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.own_loop = 0;
@@ -849,8 +850,12 @@ Test(faults, in_place_executions) {
         dgrad_reference_compute_fused(&res.problem, r.x, r.w,
                 bias ? r.third : NULL, ops, want, NULL);
         const void *bufs[4] = {r.x, r.w, r.third};
+        bufs[n_own] = operand;
+        cr_assert_eq(dgrad_compiled_op_execute(r.compiled, n_own + 1, bufs,
+                             r.y), dgrad_success, "%s",
+                dgrad_last_error_message());
         bufs[n_own] = r.y;
-        long failures = 0;
+        long failures = 0, out_of_memory = 0;
         for (long n = 1;; n++) {
             memcpy(r.y, operand, r.y_bytes);
             dgrad_fault_arm(n);
@@ -866,11 +871,17 @@ Test(faults, in_place_executions) {
             failures++;
             cr_assert(st == dgrad_runtime_error || st == dgrad_out_of_memory,
                     "failure %ld: %s", n, dgrad_status_name(st));
-            if (st == dgrad_out_of_memory)
+            if (st == dgrad_out_of_memory) {
+                out_of_memory++;
+                cr_assert(!bias, "failure %ld: the accumulating plan "
+                        "allocated", n);
                 cr_assert(!memcmp(r.y, operand, r.y_bytes),
                         "failure %ld: the output was written", n);
+            }
         }
         cr_assert(failures > 0, "nothing to fail");
+        cr_assert_eq(out_of_memory, bias ? 0 : 1, "bias %d: %ld allocations "
+                "failed", bias, out_of_memory);
         for (int64_t i = 0; i < count_of(s.out_dims, s.nd); i++)
             cr_assert_float_eq(dgrad_load(r.y, s.dt, i),
                     dgrad_load(want, s.dt, i), 1e-4, "bias %d, element %lld",
