@@ -117,6 +117,9 @@ void bench_print_row(FILE *f, const bench_problem_t *p,
                 r->unfused.med / r->dg.med);
     }
     fprintf(f, "  %s\n", r->check < 0 ? "-" : r->check ? "ok" : "FAIL");
+    /* why, on a line of its own: the table's columns stay aligned */
+    if (r->check == 0 && r->error[0])
+        fprintf(f, "%-30s   %s\n", "", r->error);
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -19,4 +19,8 @@ void dgrad_api_set_policy_for_testing(const dgrad_plan_policy_t *policy);
  * for a deferred op). */
 const char *dgrad_compiled_op_in_place_mode(const dgrad_compiled_op_t *c);
 
+/* For tests: dgrad_plan_chain_carrier of the compiled op's plan ("none"
+ * for a deferred op). */
+const char *dgrad_compiled_op_chain_carrier(const dgrad_compiled_op_t *c);
+
 #endif

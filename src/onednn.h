@@ -125,6 +125,13 @@ const char *dgrad_plan_choice(const dgrad_plan_t *plan);
  * (the operand is copied first) or "none" (no such Add). For tests. */
 const char *dgrad_plan_in_place_mode(const dgrad_plan_t *plan);
 
+/* What applies the post-op chain: "bias add" or "convolution" (that
+ * oneDNN step, with the chain as its post-ops), "own loop" (dgrad's loop
+ * on each row it writes), "pass" (oneDNN's binary primitive over the
+ * output after the plan), "own pass" (dgrad's loop after the plan), or
+ * "none" (no chain). For tests. */
+const char *dgrad_plan_chain_carrier(const dgrad_plan_t *plan);
+
 /* Whether the plan runs on one OpenMP thread (microsecond problems where
  * that measured faster). For tests. */
 int dgrad_plan_single_thread(const dgrad_plan_t *plan);

@@ -491,3 +491,79 @@ Test(post_ops_api, a_leading_per_channel_addition_runs_as_the_bias) {
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
+
+/* ------------------------------------------------- dgrad's own loop */
+
+/* Compiles @p t and expects @p carrier to apply its chain, on a plan
+ * whose impl contains @p impl. */
+static void expect_carrier(const tester_t *t, const char *carrier,
+        const char *impl) {
+    tester_case_t c;
+    char why[512], desc[768];
+    cr_assert(tester_case_create(&c, t, why, sizeof why), "%s", why);
+    const char *got = dgrad_compiled_op_chain_carrier(c.compiled);
+    const char *got_impl = dgrad_compiled_op_impl_name(c.compiled);
+    cr_expect_str_eq(got, carrier, "%s: chain on %s (impl %s)",
+            tester_describe(t, desc, sizeof desc), got, got_impl);
+    cr_expect(strstr(got_impl, impl) != NULL, "%s: impl %s",
+            tester_describe(t, desc, sizeof desc), got_impl);
+    tester_case_destroy(&c);
+}
+
+/* The own loop (direct.c) applies the whole chain to each row it writes,
+ * in f32 before the row's one rounding, a leading LeakyReLU or Clamp in
+ * registers on the stride-2 path: unary ops, binary operands with every
+ * broadcast and in another type, the in-place Add, strides 1 (one
+ * phase), 2 (both phases in one pass) and 3 (phases through a buffer),
+ * 1D to 3D, each type; checked against the reference. */
+Test(post_ops_api, the_own_loop_carries_the_chain) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    dgrad_api_set_policy_for_testing(&policy);
+    static const tester_post_op_t leaky = {"LeakyReLU",
+            {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
+    static const tester_post_op_t clamp = {"Clamp",
+            {{"min", "-1.5"}, {"max", "2"}}, 0, 0, 0};
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int j = 0; j < 9; j++) {
+        tester_t t;
+        int nsp = 1 + j % 3;
+        tester_init(&t, j % 2 ? dgrad_op_conv_transpose
+                              : dgrad_op_group_convolution_backprop_data, nsp);
+        t.G = 2;
+        t.Cin = 4;
+        t.Cout = 6;
+        t.dt = dts[j % 3];
+        for (int i = 0; i < nsp; i++) {
+            t.X[i] = i == nsp - 1 ? 21 : 4;
+            t.S[i] = i == nsp - 1 ? 1 + j % 3 : 2;
+            t.K[i] = 3;
+            t.pb[i] = t.pe[i] = 1;
+        }
+        t.bias = j % 2;
+        t.n_post = 3;
+        t.post[0] = j < 3 ? leaky : j < 6 ? clamp : (tester_post_op_t)POST("Sigmoid");
+        t.post[1] = (tester_post_op_t)POST(j < 3 ? "Add" : j < 6 ? "Multiply"
+                                                            : "Subtract");
+        /* the operand: a full tensor (in place for some); one value per
+         * channel, in bf16; one per position of the last axis (bit d of
+         * broadcast: axis d in NCX order) */
+        if (j >= 3 && j < 6) {
+            t.post[1].broadcast = 0x1;
+            for (int i = 0; i < nsp; i++) t.post[1].broadcast |= 1u << (2 + i);
+            t.post[1].dt = dgrad_bf16;
+        } else if (j >= 6) {
+            t.post[1].broadcast = 0x3;
+            for (int i = 0; i < nsp - 1; i++)
+                t.post[1].broadcast |= 1u << (2 + i);
+        }
+        t.post[2] = (tester_post_op_t)POST(j % 2 ? "Tanh" : "Square");
+        t.in_place = j < 3;
+        t.executions = 2;
+        t.seed = 700u + (unsigned)j;
+        expect_pass(&t);
+        t.in_place = 0;
+        expect_carrier(&t, "own loop", "direct");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}

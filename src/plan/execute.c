@@ -524,7 +524,8 @@ static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
         for (int64_t ch = 0; ch < plan->p.Cout; ch++)
             c->bias_f32[ch] = (float)dgrad_load(bias, plan->p.dt,
                     ch * plan->p.bias_stride);
-    direct_run(plan, in, wei, bias ? c->bias_f32 : NULL, out, c->scratch);
+    direct_run(plan, in, wei, bias ? c->bias_f32 : NULL,
+            plan->post.fused ? c->operands : NULL, out, c->scratch);
 }
 
 static dnnl_status_t run_all(exec_ctx_t *c, const void *in,

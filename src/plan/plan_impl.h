@@ -357,6 +357,12 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
         void *out);
 void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
         void *out);
+/* The chain from post-op @p from on @p len f32 values @p row along the
+ * last spatial axis, from canonical output index @p idx (n, c, spatial;
+ * the last one 0), in place; @p tmp holds @p len floats (a 16-bit
+ * operand's values). */
+void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
+        int from, const int64_t *idx, int64_t len, float *row, float *tmp);
 /* The chain over an output no term reaches, each element starting from
  * the bias (or zero): the whole result of an empty plan, each element
  * written once after its operands are read (so the in-place Add's operand
@@ -388,8 +394,12 @@ size_t direct_scratch_size(const dgrad_problem_t *p, int *threads);
 size_t direct_weights_size(const dgrad_problem_t *p);
 void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
+/* The output from @p in, packed weights @p w and f32 @p bias (or NULL);
+ * with @p operands (the binary post-ops', NULL when the plan carries no
+ * chain: plan->post.fused), each row then takes the chain. */
 void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
-        const float *bias, void *out, char *scratch);
+        const float *bias, const void *const *operands, void *out,
+        char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */
 
