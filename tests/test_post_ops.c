@@ -567,3 +567,69 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
+
+/* ------------------------------------- a folded plan writing the output */
+
+/* A folded plan of stride 1 whose one phase is exactly the output
+ * (phase_fold.c, fold_writes_output): the forward convolution writes the
+ * caller's layout itself, so it carries binary ops too (per channel
+ * here: oneDNN 2.6's brgconv refuses a full-tensor operand, which then
+ * takes the pass); strides 2 keep their phase copies and a binary chain
+ * takes the pass. Against the reference in each layout and type (the
+ * carrier checked in f32, which no oneDNN stages), and with a residual
+ * Add in place. */
+Test(post_ops_api, a_stride_1_fold_writes_the_output_and_carries_the_chain) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.phase_fold = 2;
+    policy.own_loop = 0;
+    dgrad_api_set_policy_for_testing(&policy);
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int j = 0; j < 12; j++) {
+        tester_t t;
+        int nsp = 1 + j % 3, stride = j < 6 || j >= 9 ? 1 : 2,
+            residual = j >= 9;
+        tester_init(&t, j % 2 ? dgrad_op_conv_transpose
+                              : dgrad_op_onednn_conv_transpose, nsp);
+        t.Cin = 5;
+        t.Cout = 4;
+        t.dt = dts[j % 3];
+        t.channels_last = j % 2 == 0; /* NXC for oneDNN Graph's */
+        for (int i = 0; i < nsp; i++) {
+            t.X[i] = 6;
+            t.K[i] = 3;
+            t.S[i] = stride;
+            t.pb[i] = t.pe[i] = j % 4 == 1 ? 1 : 0;
+        }
+        t.bias = j % 2;
+        t.n_post = 3;
+        t.post[0] = (tester_post_op_t)POST("ReLU");
+        t.post[1] = (tester_post_op_t)POST(residual ? "Add" : "Subtract");
+        t.post[2] = (tester_post_op_t)POST("Multiply");
+        /* one value per channel (bit d of broadcast: axis d in the
+         * dialect's order); the residual: a full tensor, in place */
+        t.post[2].broadcast = 0x1;
+        for (int i = 0; i < nsp; i++)
+            t.post[2].broadcast |= 1u << (t.channels_last ? 1 + i : 2 + i);
+        t.post[1].broadcast = residual ? 0 : t.post[2].broadcast;
+        t.in_place = residual;
+        t.executions = 2;
+        t.seed = 800u + (unsigned)j;
+        expect_pass(&t);
+        t.in_place = 0;
+        if (t.dt == dgrad_f32 && !residual)
+            expect_carrier(&t, stride == 1 ? "convolution" : "pass", "fold:");
+    }
+    /* Pads past the window (ONNX pads 3, kernel 3): the convolution
+     * computes a position before the output's, which a phase copy then
+     * leaves out; it still carries a unary chain. */
+    tester_t t;
+    tester_init(&t, dgrad_op_conv_transpose, 1);
+    t.X[0] = 9;
+    t.pb[0] = t.pe[0] = 3;
+    t.bias = 1;
+    t.n_post = 1;
+    t.post[0] = (tester_post_op_t)POST("Tanh");
+    expect_pass(&t);
+    expect_carrier(&t, "convolution", "fold:");
+    dgrad_api_set_policy_for_testing(NULL);
+}

@@ -3,9 +3,9 @@
  *
  * Plan creation asks oneDNN for the layout candidates (candidates.c) and,
  * when more than one remains, picks by one of three strategies:
- * - untimed, for problems without groups under the policy's min_macs
- *   (microseconds whatever the layout): the candidate with the fewest
- *   reorders per execute;
+ * - untimed, for problems without groups or post-ops under the policy's
+ *   min_macs (microseconds whatever the layout): the candidate with the
+ *   fewest reorders per execute;
  * - timed, for problems up to max_bytes and max_macs: each candidate runs
  *   on scratch buffers, reorders and conversions included (weights
  *   prepared first when the caller declares them constant, which is part
@@ -185,7 +185,13 @@ typedef struct choosing {
     const char *what;
 } choosing_t;
 
-/* Untimed, without groups: a few microseconds whatever the layout. Each
+/* Untimed, without groups or post-ops: a few microseconds whatever the
+ * layout. With a chain, a step more or fewer decides (the chain on the
+ * step writing the output, or a pass of its own: a primitive's fork and
+ * join is about a microsecond here), so such problems are timed; the
+ * ONNX examples with bias + ReLU went from 1.46-1.69x their bare op to
+ * 1.06-1.31x (`dgrad bench --post-ops bias+relu --batch
+ * bench/suites/spec_examples.txt`). Each
  * extra primitive (an activation reorder) costs about as much as the
  * convolution, so the candidate with the fewest reorders per execute
  * (best rank among equals) wins, as bench/run-suites.sh measured on the
@@ -395,7 +401,8 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     } else if (policy->layout_search) {
         /* A single candidate goes through the same choice: its thread
          * count, dgrad's own loop and the staged f32 path challenge it. */
-        if (problem_macs(problem) < policy->min_macs && problem->G == 1) {
+        if (problem_macs(problem) < policy->min_macs && problem->G == 1
+                && problem->n_post_ops == 0) {
             best = choose_untimed(&c);
             choice = "untimed";
         } else if (problem_bytes(problem) <= policy->max_bytes

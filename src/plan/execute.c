@@ -123,6 +123,7 @@ static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
  * one step only, the last, so a failure before it leaves it untouched). */
 static int writes_user_output(const dgrad_plan_t *plan) {
     if (plan->direct) return !plan->staged;
+    if (plan->fold.mode) return plan->fold.writes_output;
     return !plan->fold.mode && !step_exists(&plan->out.reorder) && !plan->staged
             && !plan->p.has_bias;
 }
@@ -465,7 +466,7 @@ static dnnl_status_t bring_out(exec_ctx_t *c, const void *conv,
             : step_exists(&tp->reorder) || plan->fold.mode ? (void *)c->stage[T_OUT]
                                                   : (void *)c->conv[T_OUT];
     dnnl_status_t s = dnnl_success;
-    if (plan->fold.mode)
+    if (plan->fold.mode && !plan->fold.writes_output)
         s = run_phase_copies(c, conv, io);
     else if (step_exists(&tp->reorder))
         s = run_reorder(c, S_OUT, &tp->reorder, conv, io);

@@ -110,11 +110,29 @@ static dnnl_status_t md_plain(md_t *md, int nd, const int64_t *dims,
     return ACQUIRE(md_tagged(md, nd, dims, dt, tags[nd - 1]));
 }
 
-/* The forward output, dense channels-last [N, P*Cout, nq...]. */
+/* Whether the forward output is the output itself: one phase (stride 1
+ * on every axis) whose positions are exactly the output's (no position
+ * computed before it or past it), in the output's own type. Then the
+ * convolution writes the caller's layout directly and, being the one
+ * step that writes it, can carry any chain (post_pass.c). */
+int fold_writes_output(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    const fold_t *f = &plan->fold;
+    if (f->P != 1 || plan->staged) return 0;
+    for (int i = 0; i < p->nsp; i++)
+        if (f->nq[i] != p->Y[i] || f->q0[i] != p->PB[i]) return 0;
+    return 1;
+}
+
+/* The forward output: the output's own layout where the convolution
+ * writes it (fold_writes_output), else dense channels-last
+ * [N, P*Cout, nq...]. */
 static dnnl_status_t folded_out_md(const dgrad_plan_t *plan,
         dnnl_data_type_t dt, md_t *md) {
     static const dnnl_format_tag_t tags[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
     const dgrad_problem_t *p = &plan->p;
+    if (fold_writes_output(plan))
+        return ACQUIRE(md_copy(md, md_ref(&plan->out.io_md)));
     int64_t d[2 + DGRAD_MAX_SPATIAL] = {p->N, plan->fold.Cf};
     for (int i = 0; i < p->nsp; i++) d[2 + i] = plan->fold.nq[i];
     return ACQUIRE(md_tagged(md, 2 + p->nsp, d, dt, tags[p->nsp - 1]));
@@ -318,11 +336,14 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
     /* Sizes the execute path needs, computed once (see primitives.c). */
     f->weights_bytes = md_size(md_ref(&plan->wei.io_md));
     if (s != dnnl_success) return s;
-    int pieces = 1 << p->nsp, n = 0;
+    f->writes_output = fold_writes_output(plan);
+    int pieces = f->writes_output ? 0 : 1 << p->nsp, n = 0;
     for (int64_t ph = 0; ph < f->P; ph++)
         for (int k = 0; k < pieces; k++) n += piece_exists(p, ph, k);
-    f->copies = allocated(dgrad_calloc((size_t)n, sizeof *f->copies));
-    if (!f->copies) return dnnl_out_of_memory;
+    if (n) {
+        f->copies = allocated(dgrad_calloc((size_t)n, sizeof *f->copies));
+        if (!f->copies) return dnnl_out_of_memory;
+    }
     for (int64_t ph = 0; ph < f->P && s == dnnl_success; ph++)
         for (int k = 0; k < pieces && s == dnnl_success; k++) {
             phase_copy_t *pc = &f->copies[f->n_copies];

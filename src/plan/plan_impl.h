@@ -168,6 +168,9 @@ typedef struct fold {
     int64_t nq[DGRAD_MAX_SPATIAL], pl[DGRAD_MAX_SPATIAL];
     int64_t pr[DGRAD_MAX_SPATIAL];
     size_t weights_bytes; /* of the folded weights (plain, wei.io_md) */
+    /* One phase computing exactly the output (fold_writes_output): the
+     * convolution writes the caller's layout itself, no copies. */
+    int writes_output;
     int n_copies;
     phase_copy_t *copies; /* allocated, n_copies */
 } fold_t;
@@ -328,6 +331,7 @@ void plan_destroy(dgrad_plan_t *plan);
 
 int fold_applicable(const dgrad_problem_t *p);
 int fold_init(dgrad_plan_t *plan, fold_mode_t mode);
+int fold_writes_output(const dgrad_plan_t *plan);
 dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
         act_mode_t act, dnnl_primitive_desc_t *pd);
 dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,

@@ -174,9 +174,11 @@ static dnnl_status_t fuse_into(dgrad_plan_t *plan, const step_t *step,
 
 /* A folded plan computes the whole output in the forward convolution
  * (the phase reorders only move values): a chain of unary ops, which
- * commute with moving, can ride on the convolution, after its bias. */
+ * commute with moving, can ride on the convolution, after its bias; any
+ * chain where the convolution writes the output itself. */
 static int fold_can_carry(const dgrad_plan_t *plan) {
     if (!plan->fold.mode || !plan->full_box || !plan->conv.prim) return 0;
+    if (plan->fold.writes_output) return 1;
     for (int i = 0; i < plan->p.n_post_ops; i++)
         if (dgrad_post_alg_is_binary(plan->p.post_ops[i].alg)) return 0;
     return 1;
