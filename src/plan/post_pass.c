@@ -526,9 +526,14 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
     const post_pass_t *pp = &plan->post;
     /* accumulating: the output's writer added the chain (the Add alone) */
     if (!pp->active || pp->fused || c->accumulating) return dnnl_success;
+    /* A failure while a candidate is timed fails the planning (as
+     * run_step's do), not just that candidate. */
     if (pp->own) {
         dnnl_status_t s = DGRAD_FALLIBLE(dnnl_success);
-        if (s != dnnl_success) return s;
+        if (s != dnnl_success) {
+            planning_fail(s);
+            return s;
+        }
         post_pass_own_run(plan, operands, out);
         return dnnl_success;
     }
@@ -557,5 +562,6 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
         s = DGRAD_FALLIBLE(dnnl_primitive_execute(pp->step.prim, c->stream,
                 n, args));
     if (s == dnnl_success) s = dnnl_stream_wait(c->stream);
+    if (s != dnnl_success) planning_fail(s);
     return s;
 }
