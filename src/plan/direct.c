@@ -400,10 +400,9 @@ AVX512 static void interleave2_avx512(const float *e, const float *o,
 
 /* The chain's first op applied in registers before the store, where it
  * is ReLU (any alpha) or Clamp: the rest of the chain runs on the stored
- * row (chain_rows). Stored and then loaded again, ReLU cost 12-15% of the
- * own loop's time on the grouped specification examples (compiled ops
- * timed alone, 2 threads: 2D 0.340 -> 0.381 ms, 3D at 56^3 5.40 ->
- * 6.19 ms). */
+ * row (chain_rows). ReLU then costs 1.04-1.09x the bare loop on the
+ * grouped 2D and 3D (56^3) specification examples, against 1.14-1.24x
+ * as a pass over each stored row (`/bare` of the command below). */
 typedef struct epilogue {
     int clip;
     float a, b; /* ReLU: alpha; Clamp: min, max */
@@ -439,12 +438,12 @@ static int first_in_registers(const dgrad_problem_t *p, epilogue_t *ep) {
  * from @p to), for a block of CB channels: per 32 output positions the
  * two 16-lane accumulators are interleaved by permutes and stored straight
  * into the f32 rows @p dst (length @p len): no values buffer, no second
- * pass. Whole vectors are stored unmasked: the chain (chain_rows) loads
- * the row right after, and a load from a masked store still in flight
- * is not forwarded (ReLU on the rows of the 3D specification example at
- * 56^3 took 7.6 ms of 20 on one thread with masked stores, none without:
- * `OMP_NUM_THREADS=1 dgrad bench --no-raw --post-ops relu --data-format
- * NCX g4mb1ic20id56oc8od111kd3sd2pd1`). */
+ * pass. Whole vectors are stored unmasked, only the row's last one
+ * masked: with every store masked the bare loop took 1.2-1.3x the time
+ * on the grouped 2D and 3D (56^3) specification examples (`bare ms` of
+ * `DGRAD_OWN_LOOP=only dgrad bench --no-raw --post-ops relu --data-format
+ * NCX g4mb1ic20ih224oc8oh447kh3sh2ph1 g4mb1ic20id56oc8od111kd3sd2pd1`,
+ * two runs of each build, AMD EPYC Zen 5). */
 #define PAIR_VEC 2
 #define DEFINE_PHASE_PAIR(T, ES, CB)                                          \
     AVX512 static void phase_pair_##T##_##CB(const void *in,                 \

@@ -378,10 +378,12 @@ static void own_block(const dgrad_problem_t *p, const void *const *operands,
 /* The chain on a row (post_chain_row), where dgrad's own loop has just
  * written it: with AVX-512, the common algorithms as vector loops whose
  * tail is one masked vector. Rows there are short (111 values on the 3D
- * specification example at 56^3), and a ReLU compiled for the baseline
- * ISA with a scalar, branching tail doubled that problem's time
- * (`DGRAD_OWN_LOOP=only OMP_NUM_THREADS=1`, a compiled op with and
- * without ReLU timed alone: 10.5 ms and 20.1 ms). */
+ * specification example at 56^3), and a ReLU loop compiled for the
+ * baseline ISA, its tail scalar and branching, took that problem from
+ * 10.5 to 20.1 ms on one thread when this was written; the `/bare`
+ * column of `OMP_NUM_THREADS=1 DGRAD_OWN_LOOP=only dgrad bench --no-raw
+ * --post-ops relu --data-format NCX g4mb1ic20id56oc8od111kd3sd2pd1`
+ * shows the cost now. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
