@@ -347,6 +347,15 @@ Test(post_ops_api, chains_repeating_an_algorithm) {
         }
 }
 
+/* Plans made afterwards by the default policy with these strategy
+ * settings (choice.c: 0 never, 1 timed, 2 only). */
+static void use_strategies(int phase_fold, int own_loop) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.phase_fold = phase_fold;
+    policy.own_loop = own_loop;
+    dgrad_api_set_policy_for_testing(&policy);
+}
+
 /* Folded plans carry a unary chain in their forward convolution (after
  * its bias); binary ones take the pass. Every layout, each type. */
 /* 8 -> 6 channels, 4x4 kernel, stride 2, pads 1: a problem that has a
@@ -360,10 +369,7 @@ static void folded_geometry(tester_t *t) {
 }
 
 Test(post_ops_api, folded_plans_carry_unary_chains) {
-    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
-    policy.phase_fold = 2;
-    policy.own_loop = 0;
-    dgrad_api_set_policy_for_testing(&policy);
+    use_strategies(2, 0);
     const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     for (int j = 0; j < 6; j++) {
         tester_t t;
@@ -470,10 +476,7 @@ Test(post_ops_api, a_leading_per_channel_addition_runs_as_the_bias) {
             dgrad_op_convolution_backprop_data,
             dgrad_op_conv_transpose, dgrad_op_onednn_conv_transpose};
     for (int fold = 0; fold < 2; fold++) {
-        dgrad_plan_policy_t policy = dgrad_plan_policy_default();
-        policy.phase_fold = fold ? 2 : 0;
-        policy.own_loop = 0;
-        dgrad_api_set_policy_for_testing(&policy);
+        use_strategies(fold ? 2 : 0, 0);
         for (int j = 0; j < 8; j++) {
             tester_t t;
             tester_init(&t, kinds[j % 4], 2);
@@ -517,9 +520,7 @@ static void expect_carrier(const tester_t *t, const char *carrier,
  * phase), 2 (both phases in one pass) and 3 (phases through a buffer),
  * 1D to 3D, each type; checked against the reference. */
 Test(post_ops_api, the_own_loop_carries_the_chain) {
-    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
-    policy.own_loop = 2;
-    dgrad_api_set_policy_for_testing(&policy);
+    use_strategies(dgrad_plan_policy_default().phase_fold, 2);
     static const tester_post_op_t leaky = {"LeakyReLU",
             {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
     static const tester_post_op_t clamp = {"Clamp",
@@ -578,10 +579,7 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
  * takes the pass. Against the reference in each layout and type, and
  * with a residual Add in place. */
 Test(post_ops_api, a_stride_1_fold_writes_the_output_and_carries_the_chain) {
-    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
-    policy.phase_fold = 2;
-    policy.own_loop = 0;
-    dgrad_api_set_policy_for_testing(&policy);
+    use_strategies(2, 0);
     const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     for (int j = 0; j < 12; j++) {
         tester_t t;

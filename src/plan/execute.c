@@ -124,7 +124,7 @@ static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
 static int writes_user_output(const dgrad_plan_t *plan) {
     if (plan->direct) return !plan->staged;
     if (plan->fold.mode) return plan->fold.writes_output;
-    return !plan->fold.mode && !step_exists(&plan->out.reorder) && !plan->staged
+    return !step_exists(&plan->out.reorder) && !plan->staged
             && !plan->p.has_bias;
 }
 

@@ -362,9 +362,10 @@ dnnl_status_t post_pass_run(exec_ctx_t *c, const void *const *operands,
 void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
         void *out);
 /* The chain from post-op @p from on @p len f32 values @p row along the
- * last spatial axis, from canonical output index @p idx (n, c, spatial;
- * the last one 0), in place; @p tmp holds @p len floats (a 16-bit
- * operand's values). */
+ * last spatial axis, from canonical output index @p idx (n, c, spatial),
+ * in place; @p tmp holds @p len floats (a 16-bit operand's values). The
+ * one definition of how a chain applies where dgrad computes it (its own
+ * loop, its own pass). */
 void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
         int from, const int64_t *idx, int64_t len, float *row, float *tmp);
 /* The chain over an output no term reaches, each element starting from

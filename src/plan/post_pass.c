@@ -341,40 +341,6 @@ static float binary(int32_t alg, float x, float y) {
     }
 }
 
-/* The chain on every element of block (n, c), starting from the
- * output's value, or from @p *start when given. */
-static void own_block(const dgrad_problem_t *p, const void *const *operands,
-        int64_t n, int64_t c, const float *start, void *out) {
-    int64_t y[DGRAD_MAX_SPATIAL] = {0};
-    for (int i = 0; i < p->nsp; i++)
-        if (p->Y[i] <= 0) return;
-    for (;;) {
-        int64_t off = n * p->out_strides[0] + c * p->out_strides[1];
-        int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, c};
-        for (int i = 0; i < p->nsp; i++) {
-            off += y[i] * p->out_strides[2 + i];
-            idx[2 + i] = y[i];
-        }
-        float x = start ? *start : (float)dgrad_load(out, p->dt, off);
-        for (int i = 0, k = 0; i < p->n_post_ops; i++) {
-            const dgrad_post_op_t *po = &p->post_ops[i];
-            if (!dgrad_post_alg_is_binary(po->alg)) {
-                x = unary(po, x);
-                continue;
-            }
-            int64_t o = 0;
-            for (int d = 0; d < 2 + p->nsp; d++)
-                o += (po->dims[d] == 1 ? 0 : idx[d]) * po->strides[d];
-            x = binary(po->alg, x, (float)dgrad_load(operands[k++], po->dt,
-                                           o));
-        }
-        dgrad_store(out, p->dt, off, x);
-        int i = p->nsp - 1;
-        while (i >= 0 && ++y[i] == p->Y[i]) y[i--] = 0;
-        if (i < 0) break;
-    }
-}
-
 /* The chain on a row (post_chain_row), where dgrad's own loop has just
  * written it: with AVX-512, the common algorithms as vector loops whose
  * tail is one masked vector. Rows there are short (111 values on the 3D
@@ -483,7 +449,7 @@ void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
             continue;
         }
         int64_t o = 0;
-        for (int d = 0; d < last; d++)
+        for (int d = 0; d <= last; d++)
             o += (po->dims[d] == 1 ? 0 : idx[d]) * po->strides[d];
         int64_t ys = po->dims[last] == 1 ? 0 : po->strides[last];
         const void *y = operands[k++];
@@ -494,6 +460,39 @@ void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
                 tmp[m] = (float)dgrad_load(y, po->dt, o + m * ys);
             binary_row(po->alg, len, row, tmp, 1);
         }
+    }
+}
+
+/* The chain on every element of block (n, c), starting from the
+ * output's value, or from @p *start when given: row by row along the
+ * last axis, in pieces of OWN_PIECE values, through post_chain_row. Each
+ * piece's operands are read before it is stored, so an in-place Add's
+ * operand may be @p out itself. */
+#define OWN_PIECE 256
+static void own_block(const dgrad_problem_t *p, const void *const *operands,
+        int64_t n, int64_t c, const float *start, void *out) {
+    int l = p->nsp - 1;
+    for (int i = 0; i <= l; i++)
+        if (p->Y[i] <= 0) return;
+    float row[OWN_PIECE], tmp[OWN_PIECE];
+    int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, c}, xs = p->out_strides[2 + l];
+    for (;;) {
+        int64_t off = n * p->out_strides[0] + c * p->out_strides[1];
+        for (int i = 0; i < l; i++) off += idx[2 + i] * p->out_strides[2 + i];
+        for (int64_t x0 = 0; x0 < p->Y[l]; x0 += OWN_PIECE) {
+            int64_t len = p->Y[l] - x0 < OWN_PIECE ? p->Y[l] - x0 : OWN_PIECE;
+            for (int64_t m = 0; m < len; m++)
+                row[m] = start ? *start
+                               : (float)dgrad_load(out, p->dt,
+                                         off + (x0 + m) * xs);
+            idx[2 + l] = x0;
+            post_chain_row(p, operands, 0, idx, len, row, tmp);
+            for (int64_t m = 0; m < len; m++)
+                dgrad_store(out, p->dt, off + (x0 + m) * xs, row[m]);
+        }
+        int i = l - 1;
+        while (i >= 0 && ++idx[2 + i] == p->Y[i]) idx[2 + i--] = 0;
+        if (i < 0) break;
     }
 }
 

@@ -413,6 +413,11 @@ static const spec_t onnx_small = {dgrad_op_conv_transpose, dgrad_f32,
 static const spec_t onnx_timed = {dgrad_op_conv_transpose, dgrad_f32,
         {{"strides", "2,2"}, {"pads", "1,1,1,1"}},
         {2, 32, 12, 12}, {32, 32, 3, 3}, 4, 0, 0, 0, 0, {2, 32, 23, 23}, 0};
+/* Stride 1: a folded plan's one phase is the output, which its
+ * convolution writes itself (phase_fold.c, fold_writes_output). */
+static const spec_t onnx_stride_1 = {dgrad_op_conv_transpose, dgrad_f32,
+        {{"strides", "1,1"}, {"pads", "1,1,1,1"}},
+        {1, 4, 5, 5}, {4, 4, 3, 3}, 4, 1, 0, 0, 0, {1, 4, 5, 5}, 0};
 static const spec_t graph_deferred = {dgrad_op_convolution_backward_data,
         dgrad_f32, {{"strides", "2,2"}, {"pads_begin", "1,1"}, {"pads_end", "1,1"},
                 {"data_format", "NCX"}, {"weights_format", "OIX"}},
@@ -779,6 +784,16 @@ Test(faults, phase_fold, .timeout = 600) {
     sweep_core("constant weights (folded)", with(onnx_timed, dgrad_f32, 0, 1),
             fresh, act_compile_execute, verify_output, undo_compiled,
             EXPECT_FAILURES);
+    /* The convolution writing the output with the bias and the chain:
+     * the one step that writes it, so a failure leaves it untouched. */
+    scenario_post_op = "ReLU";
+    sweep_core("compile (folded, writes the output, ReLU)", onnx_stride_1,
+            fresh, act_compile, verify_by_executing, undo_compiled,
+            EXPECT_FAILURES);
+    sweep_core("cached execute (folded, writes the output, ReLU)",
+            onnx_stride_1, compiled_warm, act_execute, verify_output,
+            undo_none, EXPECT_RUNTIME_ONLY);
+    scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
 }
 
@@ -801,6 +816,13 @@ Test(faults, own_loop, .timeout = 600) {
     sweep_core("constant weights (own loop)", with(onnx_timed, dgrad_f32, 0, 1),
             fresh, act_compile_execute, verify_output, undo_compiled,
             EXPECT_FAILURES);
+    /* Carrying a chain, warm, it still acquires and runs nothing that
+     * can fail. */
+    scenario_post_op = "ReLU";
+    sweep_core("cached execute (own loop, bias, ReLU)",
+            with(onnx_small, dgrad_f32, 1, 0), compiled_warm, act_execute,
+            verify_output, undo_none, EXPECT_NOTHING);
+    scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
 }
 
