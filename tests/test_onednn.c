@@ -1066,13 +1066,14 @@ Test(onednn, phase_fold_only_where_it_applies) {
     check_problem_ex(&p, 1, 0);
 }
 
-/* dgrad's own loop (src/plan/direct.c) where the policy takes it wherever
- * it applies (f32 compute, NCX activations): its plan must be the loop's,
- * its output the reference's, with user and prepared weights. */
-static void check_own_loop(shape_t s) {
+/* One of dgrad's own loops where the policy takes it wherever it
+ * applies: on activations in @p layout, its plan must be @p impl, its
+ * output the reference's, with user and prepared weights in every weight
+ * layout. */
+static void check_own_loop_as(shape_t s, int layout, const char *impl) {
     policy()->own_loop = 2;
     policy()->phase_fold = 0;
-    s.act_layout = NCX;
+    s.act_layout = layout;
     for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++) {
         s.wei_layout = w;
         dgrad_problem_t p = make_problem(&s);
@@ -1080,11 +1081,16 @@ static void check_own_loop(shape_t s) {
         cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(),
                              &plan),
                 dgrad_success, "%s", dgrad_last_error_message());
-        cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+        cr_assert_str_eq(dgrad_plan_impl_name(plan), impl);
         dgrad_plan_release(plan);
         check_problem_ex(&p, 1, 0);
         check_problem_ex(&p, 1, 1);
     }
+}
+
+/* The rows loop (src/plan/direct.c): f32 compute, NCX activations. */
+static void check_own_loop(shape_t s) {
+    check_own_loop_as(s, NCX, "dgrad:direct");
 }
 
 Test(onednn, own_loop_1d_every_phase_geometry) {
@@ -1120,6 +1126,43 @@ Test(onednn, own_loop_2d_3d_types_bias) {
             .D = {1, 2, 1}, .PB = {1, 0, 2}, .has_bias = 1};
     set_natural_y(&v, 0);
     check_own_loop(v);
+}
+
+/* The channels-last depthwise loop (src/plan/direct_dw.c): channel
+ * counts of whole and partial vectors of 16 (5: one masked vector; 37:
+ * three, the last masked; 80: a block of 4 and one more; 64: whole
+ * vectors only), every type with a bias, 1D/2D/3D, strides 1-3,
+ * dilation, negative padding and pixels no tap reaches. */
+Test(onednn, own_loop_depthwise_channels_last) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    int64_t cs[] = {5, 37, 80, 64};
+    for (int i = 0; i < 3; i++) {
+        shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = cs[i], .Cin = cs[i],
+                .Cout = cs[i], .X = {5, 7}, .K = {4, 4}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&s, -1);
+        check_own_loop_as(s, NXC, "dgrad:direct_dw");
+    }
+    shape_t one = {.nsp = 1, .dt = dgrad_f32, .N = 3, .G = 64, .Cin = 64,
+            .Cout = 64, .X = {11}, .K = {3}, .S = {3}, .D = {2},
+            .PB = {-1}};
+    set_natural_y(&one, 1);
+    check_own_loop_as(one, NXC, "dgrad:direct_dw");
+    /* Rows of one and two input positions: pixels of a phase whose tap
+     * counts agree but whose taps differ (one run each). */
+    for (int64_t x = 1; x <= 2; x++) {
+        shape_t r = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 16, .Cin = 16,
+                .Cout = 16, .X = {x}, .K = {4}, .S = {2}, .D = {1},
+                .PB = {0}};
+        set_natural_y(&r, 0);
+        check_own_loop_as(r, NXC, "dgrad:direct_dw");
+    }
+    /* K < S on the outer axis: whole rows no tap reaches. */
+    shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 20, .Cin = 20,
+            .Cout = 20, .X = {3, 4, 5}, .K = {1, 3, 2}, .S = {3, 1, 2},
+            .D = {1, 2, 1}, .PB = {0, 1, 0}, .has_bias = 1};
+    set_natural_y(&v, 0);
+    check_own_loop_as(v, NXC, "dgrad:direct_dw");
 }
 
 Test(onednn, own_loop_only_where_it_applies) {

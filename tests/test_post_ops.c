@@ -569,6 +569,61 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* The channels-last depthwise loop (direct_dw.c) applies the whole
+ * chain to each pixel it writes, along its channels, a leading LeakyReLU
+ * or Clamp in registers: unary ops, binary operands full (in place for
+ * some), per channel in bf16 and per position, 1D to 3D, each type (16-bit
+ * through f32 copies), channel counts of whole and partial vectors;
+ * checked against the reference. */
+Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
+    use_strategies(dgrad_plan_policy_default().phase_fold, 2);
+    static const tester_post_op_t leaky = {"LeakyReLU",
+            {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
+    static const tester_post_op_t clamp = {"Clamp",
+            {{"min", "-1.5"}, {"max", "2"}}, 0, 0, 0};
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    const int64_t channels[] = {20, 37, 64};
+    for (int j = 0; j < 9; j++) {
+        tester_t t;
+        int nsp = 1 + j % 3;
+        /* oneDNN Graph's NXC dialects: a full operand, dense in dialect
+         * order, has the output's layout and can be it (in place) */
+        tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
+                              : dgrad_op_convolution_backward_data, nsp);
+        t.channels_last = 1;
+        t.G = t.Cin = t.Cout = channels[j / 3];
+        t.dt = dts[j % 3];
+        for (int i = 0; i < nsp; i++) {
+            t.X[i] = i == nsp - 1 ? 9 : 3;
+            t.S[i] = 1 + (i + j) % 3;
+            t.K[i] = 4;
+            t.pb[i] = t.pe[i] = 1;
+        }
+        t.bias = j % 2; /* ConvTranspose only */
+        t.n_post = 3;
+        t.post[0] = j < 3 ? leaky : j < 6 ? clamp : (tester_post_op_t)POST("Sigmoid");
+        t.post[1] = (tester_post_op_t)POST(j < 3 ? "Add" : j < 6 ? "Multiply"
+                                                            : "Subtract");
+        /* the operand: full; one value per channel, in bf16; one per
+         * position of the last spatial axis (bit d of broadcast: axis d
+         * in NXC order) */
+        if (j >= 3 && j < 6) {
+            t.post[1].broadcast = (1u << (nsp + 1)) - 1;
+            t.post[1].dt = dgrad_bf16;
+        } else if (j >= 6) {
+            t.post[1].broadcast = ((1u << (nsp + 2)) - 1) & ~(1u << nsp);
+        }
+        t.post[2] = (tester_post_op_t)POST(j % 2 ? "Tanh" : "Square");
+        t.in_place = j < 3;
+        t.executions = 2;
+        t.seed = 800u + (unsigned)j;
+        expect_pass(&t);
+        t.in_place = 0;
+        expect_carrier(&t, "own loop", "direct_dw");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
 /* ------------------------------------- a folded plan writing the output */
 
 /* A folded plan of stride 1 whose one phase is exactly the output

@@ -292,30 +292,27 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
     return plan;
 }
 
-/* The plan of dgrad's own loop (direct.c) for @p problem, or NULL where
- * it does not apply: no oneDNN primitive; the whole output box. */
-dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy) {
+/* The plan of one of dgrad's own loops (direct.c, direct_dw.c) on the
+ * user's buffers, or (@p staged) on f32 copies of them. */
+static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged) {
     dgrad_plan_t *plan = plan_alloc_whole_box(problem, policy);
     if (!plan) return NULL;
-    /* The loop reads and writes 16-bit types itself and adds the bias
-     * in f32 before the one rounding: staging only for layouts oneDNN's
-     * descriptors cannot hold. */
     if (plan->empty
-            || init_io_mds(plan, !layouts_nested(problem)) != dnnl_success
-            || !direct_applicable(plan)) {
+            || init_io_mds(plan, staged) != dnnl_success
+            || !(plan->direct = direct_applicable(plan))) {
         plan_destroy(plan);
         return NULL;
     }
-    plan->direct = 1;
-    snprintf(plan->impl, sizeof plan->impl, "dgrad:direct");
+    snprintf(plan->impl, sizeof plan->impl, "%s",
+            plan->direct == DIRECT_ROWS ? "dgrad:direct" : "dgrad:direct_dw");
     if (!direct_taps_init(plan)) {
         plan_destroy(plan);
         return NULL;
     }
     /* Buffers the execution sizes by these descs: the activations as
      * they are, the packed weights as one f32 run. */
-    int64_t wn = (int64_t)(direct_weights_size(problem) / sizeof(float));
+    int64_t wn = (int64_t)(direct_weights_size(plan) / sizeof(float));
     if (ACQUIRE(md_copy(&plan->in.conv_md, md_ref(&plan->in.io_md)))
                     != dnnl_success
             || ACQUIRE(md_copy(&plan->out.conv_md, md_ref(&plan->out.io_md)))
@@ -325,8 +322,8 @@ dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
         plan_destroy(plan);
         return NULL;
     }
-    plan->prepared_weights_bytes = direct_weights_size(problem);
-    plan->scratch_size = direct_scratch_size(problem, &plan->direct_threads);
+    plan->prepared_weights_bytes = direct_weights_size(plan);
+    plan->scratch_size = direct_scratch_size(plan, &plan->direct_threads);
     if (problem->has_bias) {
         int64_t bd = problem->Cout;
         if (ACQUIRE(md_tagged(&plan->bias_md, 1, &bd, dnnl_f32, dnnl_a))
@@ -336,5 +333,20 @@ dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
         }
         plan->bias_bytes = (size_t)problem->Cout * sizeof(float);
     }
+    return plan;
+}
+
+/* The plan of dgrad's own loop for @p problem, or NULL where none
+ * applies: no oneDNN primitive; the whole output box. The rows loop
+ * reads and writes 16-bit types itself where the CPU has AVX-512BW
+ * (adding the bias in f32 before the one rounding); elsewhere, for the
+ * depthwise loop, and for layouts oneDNN's descriptors cannot hold, the
+ * loops run on f32 copies. */
+dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy) {
+    int nested = layouts_nested(problem);
+    dgrad_plan_t *plan = nested ? direct_plan(problem, policy, 0) : NULL;
+    if (!plan && (!nested || problem->dt != dgrad_f32))
+        plan = direct_plan(problem, policy, 1);
     return plan;
 }

@@ -114,9 +114,9 @@ static int threads_max(void) {
 #endif
 }
 
-/* Whether the loop applies to a plan with these io descs (compute type
+/* Whether this loop applies to a plan with these io descs (compute type
  * f32, innermost axis the last spatial one on both activations). */
-int direct_applicable(const dgrad_plan_t *plan) {
+static int rows_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int last = 2 + p->nsp - 1;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
@@ -132,15 +132,26 @@ int direct_applicable(const dgrad_plan_t *plan) {
             && (p->Cin / p->G) * kouter * taps_x <= DIRECT_MAX_TERMS;
 }
 
+/* The rows loop where it applies, else the channels-last depthwise one
+ * (the two never both apply but on degenerate sizes). */
+int direct_applicable(const dgrad_plan_t *plan) {
+    return rows_applicable(plan) ? DIRECT_ROWS
+            : direct_dw_applicable(plan) ? DIRECT_DEPTHWISE_CL : 0;
+}
+
 /* Scratch of an execution: one part per thread, for as many threads as
  * the caller's OpenMP setting gives now; executions never run more
  * (direct_run). Returns the bytes, the thread count in @p threads. */
-size_t direct_scratch_size(const dgrad_problem_t *p, int *threads) {
+size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
+    if (plan->direct == DIRECT_DEPTHWISE_CL)
+        return direct_dw_scratch_size(&plan->p, threads);
     *threads = threads_max();
-    return thread_scratch(p) * (size_t)*threads;
+    return thread_scratch(&plan->p) * (size_t)*threads;
 }
 
-size_t direct_weights_size(const dgrad_problem_t *p) {
+size_t direct_weights_size(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_weights_size(p);
     int64_t n = p->Cin * (p->Cout / p->G);
     for (int i = 0; i < p->nsp; i++) n *= p->K[i];
     return (size_t)n * sizeof(float);
@@ -150,6 +161,10 @@ size_t direct_weights_size(const dgrad_problem_t *p) {
  * strides. */
 void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed) {
+    if (plan->direct == DIRECT_DEPTHWISE_CL) {
+        direct_dw_pack_weights(plan, user, packed);
+        return;
+    }
     const dgrad_problem_t *p = &plan->p;
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1;
     for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
@@ -189,6 +204,7 @@ static int64_t taps_width(const dgrad_problem_t *p, int i) {
 }
 
 int direct_taps_init(dgrad_plan_t *plan) {
+    if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_taps_init(plan);
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t n = p->S[l] * taps_width(p, l);
@@ -738,6 +754,10 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
 void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, const void *const *operands, void *out,
         char *scratch) {
+    if (plan->direct == DIRECT_DEPTHWISE_CL) {
+        direct_dw_run(plan, in, w, bias, operands, out, scratch);
+        return;
+    }
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int l = p->nsp - 1;

@@ -201,7 +201,8 @@ struct dgrad_plan {
     int64_t bias_tile;
     step_t conv, bias_add;
     fold_t fold;                   /* mode FOLD_NONE: backward data */
-    int direct;                    /* dgrad's own loop (direct.c) */
+    int direct;                    /* dgrad's own loop: DIRECT_ROWS or
+                                      DIRECT_DEPTHWISE_CL, 0: none */
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
     int direct_threads;            /* threads its scratch has room for */
     post_pass_t post;              /* the post-ops, after everything */
@@ -368,6 +369,11 @@ void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
  * loop, its own pass). */
 void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
         int from, const int64_t *idx, int64_t len, float *row, float *tmp);
+/* The same along axis @p axis of the canonical output (1: the channels
+ * of one position, dgrad's channels-last depthwise loop). */
+void post_chain_run(const dgrad_problem_t *p, const void *const *operands,
+        int from, const int64_t *idx, int axis, int64_t len, float *row,
+        float *tmp);
 /* The chain over an output no term reaches, each element starting from
  * the bias (or zero): the whole result of an empty plan, each element
  * written once after its operands are read (so the in-place Add's operand
@@ -393,16 +399,35 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
 
 /* ------------------------------------------------------------ direct.c */
 
+/* dgrad's own loops: along output rows of few channels per group in
+ * NCX (direct.c), or along the channels of depthwise channels-last
+ * (direct_dw.c). The direct_* functions serve both, by plan->direct. */
+enum { DIRECT_ROWS = 1, DIRECT_DEPTHWISE_CL = 2 };
+
+/* The loop that applies to a plan with these io descs (DIRECT_*), 0 for
+ * none. */
 int direct_applicable(const dgrad_plan_t *plan);
 int direct_taps_init(dgrad_plan_t *plan);
-size_t direct_scratch_size(const dgrad_problem_t *p, int *threads);
-size_t direct_weights_size(const dgrad_problem_t *p);
+size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads);
+size_t direct_weights_size(const dgrad_plan_t *plan);
 void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
 /* The output from @p in, packed weights @p w and f32 @p bias (or NULL);
  * with @p operands (the binary post-ops', NULL when the plan carries no
  * chain: plan->post.fused), each row then takes the chain. */
 void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
+        const float *bias, const void *const *operands, void *out,
+        char *scratch);
+
+/* ---------------------------------------------------------- direct_dw.c */
+
+int direct_dw_applicable(const dgrad_plan_t *plan);
+int direct_dw_taps_init(dgrad_plan_t *plan);
+size_t direct_dw_scratch_size(const dgrad_problem_t *p, int *threads);
+size_t direct_dw_weights_size(const dgrad_problem_t *p);
+void direct_dw_pack_weights(const dgrad_plan_t *plan, const void *user,
+        float *packed);
+void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, const void *const *operands, void *out,
         char *scratch);
 

@@ -437,6 +437,12 @@ static void binary_row(int32_t alg, int64_t len, float *x, const float *y,
 
 void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
         int from, const int64_t *idx, int64_t len, float *row, float *tmp) {
+    post_chain_run(p, operands, from, idx, 1 + p->nsp, len, row, tmp);
+}
+
+void post_chain_run(const dgrad_problem_t *p, const void *const *operands,
+        int from, const int64_t *idx, int axis, int64_t len, float *row,
+        float *tmp) {
     int last = 1 + p->nsp;
     for (int i = 0, k = 0; i < p->n_post_ops; i++) {
         const dgrad_post_op_t *po = &p->post_ops[i];
@@ -451,7 +457,7 @@ void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
         int64_t o = 0;
         for (int d = 0; d <= last; d++)
             o += (po->dims[d] == 1 ? 0 : idx[d]) * po->strides[d];
-        int64_t ys = po->dims[last] == 1 ? 0 : po->strides[last];
+        int64_t ys = po->dims[axis] == 1 ? 0 : po->strides[axis];
         const void *y = operands[k++];
         if (po->dt == dgrad_f32) {
             binary_row(po->alg, len, row, (const float *)y + o, ys);
