@@ -5,7 +5,8 @@
  * - reorders checked before a plan uses them, and dgrad's own copy where
  *   oneDNN's is wrong (below);
  * - primitives not offered (pd_untrusted; pd_trusted_or_next takes the
- *   next implementation oneDNN offers instead);
+ *   next implementation oneDNN offers instead), among them chains with
+ *   an operand oneDNN's gemm convolution reads at the wrong positions;
  * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes);
  * - post-op chains that repeat an eltwise algorithm with other
  *   parameters kept from oneDNN where it mixes them up
@@ -94,9 +95,48 @@ static int batch_stride_ignored(const_dnnl_primitive_desc_t pd) {
     return 0;
 }
 
+/* oneDNN 2.6.3's gemm convolution ("x64:gemm:jit") with groups on a
+ * channels-last output applies a binary post-op whose operand varies
+ * over positions at the wrong positions (from a row's second position
+ * on): GroupConvolutionBackpropData 1D, 2 groups of 5 -> 17 channels,
+ * stride 1, a full-tensor Subtract, NXC, folded into a forward
+ * convolution (conformance sweep case sweep-quick#0364 with
+ * DGRAD_PHASE_FOLD=only, on an AMD EPYC Zen 3 where timing picks gemm;
+ * test post_ops_api::a_grouped_channels_last_gemm_carries_no_positional_operand).
+ * Per-channel and scalar operands come out right, and so does NCX. Not
+ * checked on oneDNN 3, so distrusted on every version: such a chain is
+ * applied by the pass instead. */
+static int binary_operand_misplaced(const_dnnl_primitive_desc_t pd) {
+    md_ref_t dst = pd_md(pd, dnnl_query_dst_md), wei =
+            pd_md(pd, dnnl_query_weights_md);
+    const_dnnl_primitive_attr_t attr = NULL;
+    const_dnnl_post_ops_t po = NULL;
+    md_layout_t l;
+    if (!strstr(pd_impl_name(pd), "gemm") || !dst || !wei
+            || md_ndims(wei) != md_ndims(dst) + 1 || !md_layout(dst, &l)
+            || l.dims[1] <= 1 || l.strides[1] != 1
+            || dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success
+            || dnnl_primitive_attr_get_post_ops(attr, &po) != dnnl_success)
+        return 0;
+    for (int i = 0; i < dnnl_post_ops_len(po); i++) {
+        dnnl_alg_kind_t alg;
+        md_ref_t src1 = NULL;
+        if (dnnl_post_ops_get_kind(po, i) != dnnl_binary
+                || dnnl_post_ops_get_params_binary(po, i, &alg, &src1)
+                        != dnnl_success)
+            continue;
+        int64_t dims[DNNL_MAX_NDIMS];
+        md_dims(src1, dims);
+        for (int d = 2; d < md_ndims(src1); d++)
+            if (dims[d] > 1) return 1;
+    }
+    return 0;
+}
+
 int pd_untrusted(const_dnnl_primitive_desc_t pd) {
     const char *impl = pd_impl_name(pd);
-    return ncsp_wrapper_untrusted(impl) || batch_stride_ignored(pd);
+    return ncsp_wrapper_untrusted(impl) || batch_stride_ignored(pd)
+            || binary_operand_misplaced(pd);
 }
 
 dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s) {
