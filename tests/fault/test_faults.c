@@ -820,6 +820,7 @@ Test(faults, phase_fold, .timeout = 600) {
     scenario_post_op = "ReLU";
     char carrier[32];
     carrier_of(onnx_stride_1, carrier, sizeof carrier);
+    cr_log_info("the stride-1 fold's chain rides on %s", carrier);
     cr_assert(!strcmp(carrier, "convolution") || !strcmp(carrier, "pass"),
             "the stride-1 fold's chain rides on '%s'", carrier);
     sweep_core("compile (folded, writes the output, ReLU)", onnx_stride_1,
