@@ -1148,6 +1148,12 @@ Test(onednn, own_loop_depthwise_channels_last) {
             .PB = {-1}};
     set_natural_y(&one, 1);
     check_own_loop_as(one, NXC, "dgrad:direct_dw");
+    /* Rows longer than the loop's stretches of 16 pixels per phase. */
+    shape_t longer = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 24, .Cin = 24,
+            .Cout = 24, .X = {2, 45}, .K = {4, 5}, .S = {2, 3}, .D = {1, 1},
+            .PB = {1, 2}, .has_bias = 1};
+    set_natural_y(&longer, 1);
+    check_own_loop_as(longer, NXC, "dgrad:direct_dw");
     /* Rows of one and two input positions: pixels of a phase whose tap
      * counts agree but whose taps differ (one run each). */
     for (int64_t x = 1; x <= 2; x++) {

@@ -32,8 +32,11 @@
 /* Limits that keep a row's tap combinations and a pixel's buffer small. */
 #define DW_MAX_CHANNELS (1 << 16)
 #define DW_MAX_TAPS 4096 /* taps of the kernel (a pixel's terms at most) */
-/* Vectors of 16 channels accumulated per visit of a pixel's taps. */
+/* Vectors of channels accumulated per visit of a pixel's taps. */
 #define DW_VECS 4
+/* Pixels of each phase computed before the next phase's: the phases of
+ * a stretch of the row fill its cache lines while they are in L1. */
+#define DW_CHUNK 16
 
 /* Channels rounded up to whole vectors: the packed weights' row. */
 static int64_t padded_channels(const dgrad_problem_t *p) {
@@ -420,10 +423,12 @@ static void dw_row(const dgrad_plan_t *plan, pixel_fn pixel, const float *in,
     int from = plan->post.fused ? first_in_registers(p, &ep) : 0;
     int64_t out_row = n * os[0];
     for (int i = 0; i < l; i++) out_row += y[i] * os[2 + i];
-    for (int64_t r = 0; r < S && r < Y; r++)
-        for (int64_t x = r, run; x < Y; x += run * S) {
+    for (int64_t xc = 0; xc < Y; xc += S * DW_CHUNK) {
+      int64_t xe = xc + S * DW_CHUNK < Y ? xc + S * DW_CHUNK : Y;
+      for (int64_t r = 0; r < S && xc + r < xe; r++)
+        for (int64_t x = xc + r, run; x < xe; x += run * S) {
             const int64_t *xt = xtab + x * tw;
-            run = same_taps_run(xtab, tw, x, S, Y);
+            run = same_taps_run(xtab, tw, x, S, xe);
             int nt = 0;
             for (int o = 0; o < no; o++)
                 for (int64_t e = 0; e < xt[0]; e++, nt++) {
@@ -434,6 +439,7 @@ static void dw_row(const dgrad_plan_t *plan, pixel_fn pixel, const float *in,
                     out + out_row + x * os[2 + l], is[2 + l], S * os[2 + l],
                     run);
         }
+    }
     if (plan->post.fused && from < p->n_post_ops) {
         int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, 0};
         for (int i = 0; i < l; i++) idx[2 + i] = y[i];
