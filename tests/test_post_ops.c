@@ -513,6 +513,33 @@ static void expect_carrier(const tester_t *t, const char *carrier,
     tester_case_destroy(&c);
 }
 
+/* Chain j (0-8) of the own loops' tests: a LeakyReLU, Clamp or Sigmoid
+ * first (the first two run in registers), then Add of a full operand
+ * (in place), Multiply by one value per channel in bf16, or Subtract one
+ * value per position of the last axis (@p per_channel, @p per_position:
+ * their broadcast bits in the dialect's axis order), then Tanh or
+ * Square; two executions. */
+static void own_loop_chain(tester_t *t, int j, unsigned per_channel,
+        unsigned per_position) {
+    static const tester_post_op_t leaky = {"LeakyReLU",
+            {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
+    static const tester_post_op_t clamp = {"Clamp",
+            {{"min", "-1.5"}, {"max", "2"}}, 0, 0, 0};
+    t->n_post = 3;
+    t->post[0] = j < 3 ? leaky : j < 6 ? clamp : (tester_post_op_t)POST("Sigmoid");
+    t->post[1] = (tester_post_op_t)POST(j < 3 ? "Add" : j < 6 ? "Multiply"
+                                                             : "Subtract");
+    if (j >= 3 && j < 6) {
+        t->post[1].broadcast = per_channel;
+        t->post[1].dt = dgrad_bf16;
+    } else if (j >= 6) {
+        t->post[1].broadcast = per_position;
+    }
+    t->post[2] = (tester_post_op_t)POST(j % 2 ? "Tanh" : "Square");
+    t->in_place = j < 3;
+    t->executions = 2;
+}
+
 /* The own loop (direct.c) applies the whole chain to each row it writes,
  * in f32 before the row's one rounding, a leading LeakyReLU or Clamp in
  * registers on the stride-2 path: unary ops, binary operands with every
@@ -521,10 +548,6 @@ static void expect_carrier(const tester_t *t, const char *carrier,
  * 1D to 3D, each type; checked against the reference. */
 Test(post_ops_api, the_own_loop_carries_the_chain) {
     use_strategies(dgrad_plan_policy_default().phase_fold, 2);
-    static const tester_post_op_t leaky = {"LeakyReLU",
-            {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
-    static const tester_post_op_t clamp = {"Clamp",
-            {{"min", "-1.5"}, {"max", "2"}}, 0, 0, 0};
     const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     for (int j = 0; j < 9; j++) {
         tester_t t;
@@ -542,25 +565,10 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
             t.pb[i] = t.pe[i] = 1;
         }
         t.bias = j % 2;
-        t.n_post = 3;
-        t.post[0] = j < 3 ? leaky : j < 6 ? clamp : (tester_post_op_t)POST("Sigmoid");
-        t.post[1] = (tester_post_op_t)POST(j < 3 ? "Add" : j < 6 ? "Multiply"
-                                                            : "Subtract");
-        /* the operand: a full tensor (in place for some); one value per
-         * channel, in bf16; one per position of the last axis (bit d of
-         * broadcast: axis d in NCX order) */
-        if (j >= 3 && j < 6) {
-            t.post[1].broadcast = 0x1;
-            for (int i = 0; i < nsp; i++) t.post[1].broadcast |= 1u << (2 + i);
-            t.post[1].dt = dgrad_bf16;
-        } else if (j >= 6) {
-            t.post[1].broadcast = 0x3;
-            for (int i = 0; i < nsp - 1; i++)
-                t.post[1].broadcast |= 1u << (2 + i);
-        }
-        t.post[2] = (tester_post_op_t)POST(j % 2 ? "Tanh" : "Square");
-        t.in_place = j < 3;
-        t.executions = 2;
+        /* broadcast bit d: axis d in NCX order */
+        unsigned spatial = ((1u << nsp) - 1) << 2;
+        own_loop_chain(&t, j, 0x1 | spatial,
+                0x3 | (spatial & ~(1u << (1 + nsp))));
         t.seed = 700u + (unsigned)j;
         expect_pass(&t);
         t.in_place = 0;
@@ -577,10 +585,6 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
  * checked against the reference. */
 Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
     use_strategies(dgrad_plan_policy_default().phase_fold, 2);
-    static const tester_post_op_t leaky = {"LeakyReLU",
-            {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
-    static const tester_post_op_t clamp = {"Clamp",
-            {{"min", "-1.5"}, {"max", "2"}}, 0, 0, 0};
     const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     const int64_t channels[] = {20, 37, 64};
     for (int j = 0; j < 9; j++) {
@@ -600,22 +604,9 @@ Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
             t.pb[i] = t.pe[i] = 1;
         }
         t.bias = j % 2; /* ConvTranspose only */
-        t.n_post = 3;
-        t.post[0] = j < 3 ? leaky : j < 6 ? clamp : (tester_post_op_t)POST("Sigmoid");
-        t.post[1] = (tester_post_op_t)POST(j < 3 ? "Add" : j < 6 ? "Multiply"
-                                                            : "Subtract");
-        /* the operand: full; one value per channel, in bf16; one per
-         * position of the last spatial axis (bit d of broadcast: axis d
-         * in NXC order) */
-        if (j >= 3 && j < 6) {
-            t.post[1].broadcast = (1u << (nsp + 1)) - 1;
-            t.post[1].dt = dgrad_bf16;
-        } else if (j >= 6) {
-            t.post[1].broadcast = ((1u << (nsp + 2)) - 1) & ~(1u << nsp);
-        }
-        t.post[2] = (tester_post_op_t)POST(j % 2 ? "Tanh" : "Square");
-        t.in_place = j < 3;
-        t.executions = 2;
+        /* broadcast bit d: axis d in NXC order */
+        own_loop_chain(&t, j, (1u << (nsp + 1)) - 1,
+                ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
         t.seed = 800u + (unsigned)j;
         expect_pass(&t);
         t.in_place = 0;

@@ -143,10 +143,11 @@ int direct_applicable(const dgrad_plan_t *plan) {
  * the caller's OpenMP setting gives now; executions never run more
  * (direct_run). Returns the bytes, the thread count in @p threads. */
 size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
-    if (plan->direct == DIRECT_DEPTHWISE_CL)
-        return direct_dw_scratch_size(&plan->p, threads);
     *threads = threads_max();
-    return thread_scratch(&plan->p) * (size_t)*threads;
+    return (plan->direct == DIRECT_DEPTHWISE_CL
+                           ? direct_dw_thread_scratch(&plan->p)
+                           : thread_scratch(&plan->p))
+            * (size_t)*threads;
 }
 
 size_t direct_weights_size(const dgrad_plan_t *plan) {
@@ -203,6 +204,19 @@ static int64_t taps_width(const dgrad_problem_t *p, int i) {
     return 1 + 2 * p->K[i];
 }
 
+int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t) {
+    for (int64_t y = 0; y < p->Y[i]; y++, t += taps_width(p, i))
+        for (int64_t k = 0; k < p->K[i]; k++) {
+            int64_t num = y + p->PB[i] - p->D[i] * k;
+            if (num < 0 || num % p->S[i] || num / p->S[i] >= p->X[i])
+                continue;
+            t[1 + 2 * t[0]] = k;
+            t[2 + 2 * t[0]] = num / p->S[i];
+            t[0]++;
+        }
+    return t;
+}
+
 int direct_taps_init(dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_taps_init(plan);
     const dgrad_problem_t *p = &plan->p;
@@ -212,16 +226,7 @@ int direct_taps_init(dgrad_plan_t *plan) {
     int64_t *t = allocated(dgrad_calloc((size_t)n, sizeof *t));
     if (!t) return 0;
     plan->direct_taps = t;
-    for (int i = 0; i < l; i++)
-        for (int64_t y = 0; y < p->Y[i]; y++, t += taps_width(p, i))
-            for (int64_t k = 0; k < p->K[i]; k++) {
-                int64_t num = y + p->PB[i] - p->D[i] * k;
-                if (num < 0 || num % p->S[i] || num / p->S[i] >= p->X[i])
-                    continue;
-                t[1 + 2 * t[0]] = k;
-                t[2 + 2 * t[0]] = num / p->S[i];
-                t[0]++;
-            }
+    for (int i = 0; i < l; i++) t = direct_position_taps(p, i, t);
     for (int64_t r = 0; r < p->S[l]; r++, t += taps_width(p, l))
         for (int64_t k = 0; k < p->K[l]; k++) {
             int64_t num = p->D[l] * k - r;
@@ -749,6 +754,39 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     }
 }
 
+/* One row of direct_run: @p rest = (image, group, block of output
+ * channels), @p y the outer position. */
+typedef struct rows_args {
+    const dgrad_plan_t *plan;
+    const void *in;
+    const float *w, *bias;
+    const void *const *operands;
+    void *out;
+    int64_t blocks;
+} rows_args_t;
+
+static void rows_row(void *arg, int64_t rest, const int64_t *y,
+        char *scratch) {
+    const rows_args_t *a = arg;
+    const dgrad_plan_t *plan = a->plan;
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
+    static const float zeros[CO_BLOCK];
+    int l = p->nsp - 1;
+    int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1;
+    for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
+    int64_t b = rest % a->blocks, g = rest / a->blocks % p->G,
+            n = rest / a->blocks / p->G;
+    int64_t c = g * cg + b * CO_BLOCK;
+    int cb = (int)(cg - b * CO_BLOCK < CO_BLOCK ? cg - b * CO_BLOCK
+                                                 : CO_BLOCK);
+    int64_t out_off = n * os[0] + c * os[1];
+    for (int i = 0; i < l; i++) out_off += y[i] * os[2 + i];
+    direct_rows(plan, is, a->in, n * is[0] + g * icg * is[1], n, c, y,
+            a->w + c * icg * kn, a->bias ? a->bias + c : zeros, cb,
+            a->operands, a->out, out_off, os[1], scratch);
+}
+
 /* The whole output: rows (n, block of output channels, outer position)
  * shared out over the OpenMP threads, each with its own scratch. */
 void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
@@ -759,25 +797,36 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         return;
     }
     const dgrad_problem_t *p = &plan->p;
-    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int l = p->nsp - 1;
-    int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1, outer = 1;
-    for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
+    int64_t cg = p->Cout / p->G, outer = 1;
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t blocks = (cg + CO_BLOCK - 1) / CO_BLOCK;
     int64_t rows = p->N * p->G * blocks * outer;
     size_t per_thread = thread_scratch(p);
-    double work = (double)rows * (double)p->Y[l] * (double)icg;
-    /* The scratch has a part for plan->direct_threads threads. */
-    int threads = threads_max();
-    if (threads > plan->direct_threads) threads = plan->direct_threads;
     /* Cached term lists hold weights: none survives from an execution
      * with other weights. */
     for (int th = 0; th < plan->direct_threads; th++) {
         row_cache_t *cache = (row_cache_t *)(scratch + per_thread * (size_t)th);
         for (int c = 0; c < CACHE_CLASSES; c++) cache[c].valid = 0;
     }
-    static const float zeros[CO_BLOCK];
+    rows_args_t args = {plan, in, w, bias, operands, out, blocks};
+    direct_for_rows(plan, rows, (double)rows * (double)p->Y[l]
+                    * (double)(p->Cin / p->G),
+            per_thread, scratch, rows_row, &args);
+}
+
+/* Shares @p rows rows of the output (index: image and whatever the
+ * caller puts outside the outer spatial positions, then those) out over
+ * the OpenMP threads, at most the plan's direct_threads (its scratch has
+ * a part for each, @p per_thread bytes) and only where @p work (about a
+ * multiply-add each) is worth the fork; @p fn gets the index without the
+ * outer positions, the positions, and the thread's scratch. */
+void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
+        size_t per_thread, char *scratch, direct_row_fn fn, void *arg) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    int threads = threads_max();
+    if (threads > plan->direct_threads) threads = plan->direct_threads;
     (void)work;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(threads) \
@@ -794,15 +843,6 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
             y[i] = rest % p->Y[i];
             rest /= p->Y[i];
         }
-        int64_t b = rest % blocks, g = rest / blocks % p->G,
-                n = rest / blocks / p->G;
-        int64_t c = g * cg + b * CO_BLOCK;
-        int cb = (int)(cg - b * CO_BLOCK < CO_BLOCK ? cg - b * CO_BLOCK
-                                                     : CO_BLOCK);
-        int64_t out_off = n * os[0] + c * os[1];
-        for (int i = 0; i < l; i++) out_off += y[i] * os[2 + i];
-        direct_rows(plan, is, in, n * is[0] + g * icg * is[1], n, c, y,
-                w + c * icg * kn, bias ? bias + c : zeros, cb, operands, out,
-                out_off, os[1], mine);
+        fn(arg, rest, y, mine);
     }
 }

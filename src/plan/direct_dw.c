@@ -25,9 +25,6 @@
 #include <string.h>
 
 #include "dtype.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* Limits that keep a row's tap combinations and a pixel's buffer small. */
 #define DW_MAX_CHANNELS (1 << 16)
@@ -54,14 +51,6 @@ static int64_t taps_max(const dgrad_problem_t *p) {
     return outer_taps_max(p) * p->K[p->nsp - 1];
 }
 
-static int threads_max(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
-
 int direct_dw_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
@@ -75,16 +64,11 @@ int direct_dw_applicable(const dgrad_plan_t *plan) {
 /* Per thread: the row's outer tap combinations and a pixel's terms (each
  * an input offset and a weight row), and one pixel of a 16-bit post-op
  * operand. */
-static size_t thread_scratch(const dgrad_problem_t *p) {
+size_t direct_dw_thread_scratch(const dgrad_problem_t *p) {
     size_t n = (size_t)(2 * outer_taps_max(p) + 2 * taps_max(p))
                     * sizeof(int64_t)
             + (size_t)padded_channels(p) * sizeof(float);
     return (n + 63) / 64 * 64;
-}
-
-size_t direct_dw_scratch_size(const dgrad_problem_t *p, int *threads) {
-    *threads = threads_max();
-    return thread_scratch(p) * (size_t)*threads;
 }
 
 size_t direct_dw_weights_size(const dgrad_problem_t *p) {
@@ -127,16 +111,7 @@ int direct_dw_taps_init(dgrad_plan_t *plan) {
     int64_t *t = allocated(dgrad_calloc((size_t)n, sizeof *t));
     if (!t) return 0;
     plan->direct_taps = t;
-    for (int i = 0; i < p->nsp; i++)
-        for (int64_t y = 0; y < p->Y[i]; y++, t += taps_width(p, i))
-            for (int64_t k = 0; k < p->K[i]; k++) {
-                int64_t num = y + p->PB[i] - p->D[i] * k;
-                if (num < 0 || num % p->S[i] || num / p->S[i] >= p->X[i])
-                    continue;
-                t[1 + 2 * t[0]] = k;
-                t[2 + 2 * t[0]] = num / p->S[i];
-                t[0]++;
-            }
+    for (int i = 0; i < p->nsp; i++) t = direct_position_taps(p, i, t);
     return 1;
 }
 
@@ -449,6 +424,22 @@ static void dw_row(const dgrad_plan_t *plan, pixel_fn pixel, const float *in,
     }
 }
 
+typedef struct dw_args {
+    const dgrad_plan_t *plan;
+    pixel_fn pixel;
+    const float *in, *w, *bias;
+    const void *const *operands;
+    float *out;
+} dw_args_t;
+
+/* A row of direct_dw_run: @p n the image, @p y the outer position. */
+static void dw_row_of(void *arg, int64_t n, const int64_t *y,
+        char *scratch) {
+    const dw_args_t *a = arg;
+    dw_row(a->plan, a->pixel, a->in, a->w, a->bias, a->operands, a->out, n,
+            y, scratch);
+}
+
 /* The whole output: rows (image, outer positions) shared out over the
  * OpenMP threads, each with its own scratch. */
 void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
@@ -459,27 +450,8 @@ void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
     int64_t outer = 1;
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
-    size_t per_thread = thread_scratch(p);
-    double work = (double)rows * (double)p->Y[l] * (double)p->Cout;
-    int threads = threads_max();
-    if (threads > plan->direct_threads) threads = plan->direct_threads;
-    pixel_fn pixel = pixel_for_cpu();
-    (void)work;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) \
-        if (work > 1e5 && threads > 1)
-#endif
-    for (int64_t row = 0; row < rows; row++) {
-#ifdef _OPENMP
-        char *mine = scratch + per_thread * (size_t)omp_get_thread_num();
-#else
-        char *mine = scratch;
-#endif
-        int64_t rest = row, y[DGRAD_MAX_SPATIAL] = {0};
-        for (int i = l - 1; i >= 0; i--) {
-            y[i] = rest % p->Y[i];
-            rest /= p->Y[i];
-        }
-        dw_row(plan, pixel, in, w, bias, operands, out, rest, y, mine);
-    }
+    dw_args_t args = {plan, pixel_for_cpu(), in, w, bias, operands, out};
+    direct_for_rows(plan, rows, (double)rows * (double)p->Y[l]
+                    * (double)p->Cout,
+            direct_dw_thread_scratch(p), scratch, dw_row_of, &args);
 }

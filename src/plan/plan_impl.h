@@ -419,11 +419,23 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, const void *const *operands, void *out,
         char *scratch);
 
+/* The tap table of axis @p i (zeroed, Y[i] entries of 1 + 2*K[i]): per
+ * output position, the count of taps reaching it, then (k, input
+ * position) pairs. Returns the end of the table. */
+int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t);
+/* Runs @p fn over @p rows output rows on the OpenMP threads the plan's
+ * scratch has room for (direct.c; for both loops). */
+typedef void (*direct_row_fn)(void *arg, int64_t rest, const int64_t *y,
+        char *scratch);
+void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
+        size_t per_thread, char *scratch, direct_row_fn fn, void *arg);
+
 /* ---------------------------------------------------------- direct_dw.c */
 
 int direct_dw_applicable(const dgrad_plan_t *plan);
 int direct_dw_taps_init(dgrad_plan_t *plan);
-size_t direct_dw_scratch_size(const dgrad_problem_t *p, int *threads);
+/* Scratch bytes of one thread. */
+size_t direct_dw_thread_scratch(const dgrad_problem_t *p);
 size_t direct_dw_weights_size(const dgrad_problem_t *p);
 void direct_dw_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
