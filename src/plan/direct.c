@@ -424,11 +424,6 @@ AVX512 static void interleave2_avx512(const float *e, const float *o,
  * row (chain_rows). ReLU then costs 1.04-1.09x the bare loop on the
  * grouped 2D and 3D (56^3) specification examples, against 1.14-1.24x
  * as a pass over each stored row (`/bare` of the command below). */
-typedef struct epilogue {
-    int clip;
-    float a, b; /* ReLU: alpha; Clamp: min, max */
-} epilogue_t;
-
 AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
     const __m512 a = _mm512_set1_ps(ep->a);
     if (ep->clip) {
@@ -443,16 +438,6 @@ AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
     return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(),
                                         _CMP_GT_OQ),
             _mm512_mul_ps(a, v), v);
-}
-
-/* 1 with @p ep set when the chain's first op runs in registers. */
-static int first_in_registers(const dgrad_problem_t *p, epilogue_t *ep) {
-    const dgrad_post_op_t *po = &p->post_ops[0];
-    if (po->alg != dgrad_post_relu && po->alg != dgrad_post_clip) return 0;
-    ep->clip = po->alg == dgrad_post_clip;
-    ep->a = (float)po->alpha;
-    ep->b = (float)po->beta;
-    return 1;
 }
 
 /* Both phases of stride 2 at once (even positions from terms @p te, odd
@@ -722,7 +707,7 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
         }
         for (int j = 0; j < cb && !f32; j++) assembled[j] = ph[0][j];
         epilogue_t ep;
-        int from = plan->post.fused ? first_in_registers(&plan->p, &ep) : 0;
+        int from = plan->post.fused ? post_chain_epilogue(&plan->p, &ep) : 0;
         phase_pair_avx512[type_index(dt)][cb - 1](in, t, ne, t2, no, bias,
                 from ? &ep : NULL, Y, assembled);
         if (plan->post.fused && from < plan->p.n_post_ops)

@@ -115,12 +115,6 @@ int direct_dw_taps_init(dgrad_plan_t *plan) {
     return 1;
 }
 
-/* The chain's leading ReLU (alpha a) or Clamp (a, b), in registers. */
-typedef struct epilogue {
-    int on, clip;
-    float a, b;
-} epilogue_t;
-
 /* W channels: GCC's vector extension at each target's own width (16 for
  * AVX-512, 8 for AVX2, 4 for the baseline; wider vectors than the
  * target's registers compile to spills: 40x slower on AVX2). Written as
@@ -311,19 +305,6 @@ static pixel_fn pixel_for_cpu(void) {
     return pixel_portable;
 }
 
-/* 1 with @p ep set when the chain's first op runs in registers. */
-static int first_in_registers(const dgrad_problem_t *p, epilogue_t *ep) {
-    const dgrad_post_op_t *po = &p->post_ops[0];
-    if (p->n_post_ops == 0
-            || (po->alg != dgrad_post_relu && po->alg != dgrad_post_clip))
-        return 0;
-    ep->on = 1;
-    ep->clip = po->alg == dgrad_post_clip;
-    ep->a = (float)po->alpha;
-    ep->b = (float)po->beta;
-    return 1;
-}
-
 /* The combinations of outer taps reaching the row at outer position
  * @p y: per combination, its input offset (elements, image @p n
  * included) and its flattened outer tap index times K of the last axis.
@@ -395,7 +376,7 @@ static void dw_row(const dgrad_plan_t *plan, pixel_fn pixel, const float *in,
     const int64_t *xtab = plan->direct_taps;
     for (int i = 0; i < l; i++) xtab += p->Y[i] * taps_width(p, i);
     epilogue_t ep = {0, 0, 0.0f, 0.0f};
-    int from = plan->post.fused ? first_in_registers(p, &ep) : 0;
+    int from = plan->post.fused ? post_chain_epilogue(p, &ep) : 0;
     int64_t out_row = n * os[0];
     for (int i = 0; i < l; i++) out_row += y[i] * os[2 + i];
     for (int64_t xc = 0; xc < Y; xc += S * DW_CHUNK) {

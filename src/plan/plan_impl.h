@@ -369,6 +369,15 @@ void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
  * loop, its own pass). */
 void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
         int from, const int64_t *idx, int64_t len, float *row, float *tmp);
+/* The chain's first op where it is ReLU (any alpha) or Clamp, which
+ * dgrad's own loops apply in registers before a store. */
+typedef struct epilogue {
+    int on, clip;
+    float a, b; /* ReLU: alpha; Clamp: min, max */
+} epilogue_t;
+/* 1 with @p ep set (on) when the chain's first op is such an epilogue
+ * (then post-op 1 on is what remains), else 0. */
+int post_chain_epilogue(const dgrad_problem_t *p, epilogue_t *ep);
 /* The same along axis @p axis of the canonical output (1: the channels
  * of one position, dgrad's channels-last depthwise loop). */
 void post_chain_run(const dgrad_problem_t *p, const void *const *operands,

@@ -435,6 +435,18 @@ static void binary_row(int32_t alg, int64_t len, float *x, const float *y,
     for (int64_t m = 0; m < len; m++) x[m] = binary(alg, x[m], y[m * ys]);
 }
 
+int post_chain_epilogue(const dgrad_problem_t *p, epilogue_t *ep) {
+    const dgrad_post_op_t *po = &p->post_ops[0];
+    if (p->n_post_ops == 0
+            || (po->alg != dgrad_post_relu && po->alg != dgrad_post_clip))
+        return 0;
+    ep->on = 1;
+    ep->clip = po->alg == dgrad_post_clip;
+    ep->a = (float)po->alpha;
+    ep->b = (float)po->beta;
+    return 1;
+}
+
 void post_chain_row(const dgrad_problem_t *p, const void *const *operands,
         int from, const int64_t *idx, int64_t len, float *row, float *tmp) {
     post_chain_run(p, operands, from, idx, 1 + p->nsp, len, row, tmp);

@@ -766,25 +766,17 @@ Test(faults, loader_open) {
     run_free(&r);
 }
 
-/* Where the chain of @p s (and scenario_post_op) rides once compiled:
- * dgrad_compiled_op_chain_carrier, into @p buf. */
-static const char *carrier_of(spec_t s, char *buf, size_t size) {
+/* What @p query says of @p s (with scenario_post_op) once compiled,
+ * into @p buf: dgrad_compiled_op_chain_carrier, where the chain rides,
+ * or dgrad_compiled_op_impl_name. */
+static const char *compiled_says(spec_t s,
+        const char *(*query)(const dgrad_compiled_op_t *), char *buf,
+        size_t size) {
     run_t r;
     run_init(&r, &s);
     op_build(&r);
     compiled_fresh(&r);
-    snprintf(buf, size, "%s", dgrad_compiled_op_chain_carrier(r.compiled));
-    run_free(&r);
-    return buf;
-}
-
-/* The implementation @p s compiles to, into @p buf. */
-static const char *impl_of(spec_t s, char *buf, size_t size) {
-    run_t r;
-    run_init(&r, &s);
-    op_build(&r);
-    compiled_fresh(&r);
-    snprintf(buf, size, "%s", dgrad_compiled_op_impl_name(r.compiled));
+    snprintf(buf, size, "%s", query(r.compiled));
     run_free(&r);
     return buf;
 }
@@ -819,7 +811,8 @@ Test(faults, phase_fold, .timeout = 600) {
      * pass may leave the op's result (EXPECT_RUNTIME_POST_PASS). */
     scenario_post_op = "ReLU";
     char carrier[32];
-    carrier_of(onnx_stride_1, carrier, sizeof carrier);
+    compiled_says(onnx_stride_1, dgrad_compiled_op_chain_carrier, carrier,
+            sizeof carrier);
     cr_log_info("the stride-1 fold's chain rides on %s", carrier);
     cr_assert(!strcmp(carrier, "convolution") || !strcmp(carrier, "pass"),
             "the stride-1 fold's chain rides on '%s'", carrier);
@@ -862,7 +855,8 @@ Test(faults, own_loop, .timeout = 600) {
     /* The channels-last depthwise loop likewise, its chain in registers
      * (bf16: on f32 copies of the tensors, made at compile). */
     char impl[64];
-    cr_assert_str_eq(impl_of(onnx_depthwise_cl, impl, sizeof impl),
+    cr_assert_str_eq(compiled_says(onnx_depthwise_cl,
+                         dgrad_compiled_op_impl_name, impl, sizeof impl),
             "dgrad:direct_dw");
     sweep_core("compile (depthwise channels-last loop, bias, ReLU)",
             onnx_depthwise_cl, fresh, act_compile, verify_by_executing,
