@@ -51,6 +51,17 @@ static int64_t taps_max(const dgrad_problem_t *p) {
     return outer_taps_max(p) * p->K[p->nsp - 1];
 }
 
+/* Whether the kernel has at most DW_MAX_TAPS taps, counted without
+ * overflowing whatever the kernel's dims. */
+static int kernel_small(const dgrad_problem_t *p) {
+    int64_t n = 1;
+    for (int i = 0; i < p->nsp; i++) {
+        if (p->K[i] < 1 || p->K[i] > DW_MAX_TAPS / n) return 0;
+        n *= p->K[i];
+    }
+    return 1;
+}
+
 int direct_dw_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
@@ -58,7 +69,7 @@ int direct_dw_applicable(const dgrad_plan_t *plan) {
             && (plan->staged || p->dt == dgrad_f32)
             && is[1] == 1 && os[1] == 1
             && p->Cout <= DW_MAX_CHANNELS
-            && taps_max(p) <= DW_MAX_TAPS;
+            && kernel_small(p);
 }
 
 /* Per thread: the row's outer tap combinations and a pixel's terms (each
