@@ -98,11 +98,9 @@ __attribute__((target("avx512f"))) static int64_t avx512_bf16_from_f32(
     return j;
 }
 
-/* Every AVX2 CPU has F16C, and "avx2" is a feature name every GCC and
- * Clang accept here (Clang 14 does not know "f16c"); the check includes
- * the OS's AVX state support. */
-static int have_f16c(void) { return __builtin_cpu_supports("avx2"); }
-static int have_avx512(void) { return __builtin_cpu_supports("avx512f"); }
+/* F16C comes with every AVX2 CPU (cpu.c). */
+static int have_f16c(void) { return cpu_has_avx2_fma(); }
+static int have_avx512(void) { return cpu_has_avx512f(); }
 #else
 static int64_t f16c_to_f32(const uint16_t *s, float *d, int64_t n) {
     return 0;

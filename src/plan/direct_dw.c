@@ -306,12 +306,11 @@ typedef void (*pixel_fn)(const float *, const int64_t *, int, const float *,
         int64_t, const float *, int64_t, const epilogue_t *, float *, int64_t,
         int64_t, int64_t);
 
-/* The widest the CPU runs (flags read once at load time). */
+/* The widest the CPU runs (cpu.c). */
 static pixel_fn pixel_for_cpu(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("avx512f")) return pixel_avx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-        return pixel_avx2;
+    if (cpu_has_avx512f()) return pixel_avx512;
+    if (cpu_has_avx2_fma()) return pixel_avx2;
 #endif
     return pixel_portable;
 }

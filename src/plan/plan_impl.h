@@ -439,6 +439,14 @@ typedef void (*direct_row_fn)(void *arg, int64_t rest, const int64_t *y,
 void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
         size_t per_thread, char *scratch, direct_row_fn fn, void *arg);
 
+/* --------------------------------------------------------------- cpu.c */
+/* The CPU's vector instruction sets for dgrad's own kernels, capped by
+ * DGRAD_MAX_CPU_ISA: AVX-512F; AVX-512 BW and VL too; AVX2 with FMA (and
+ * so F16C). */
+int cpu_has_avx512f(void);
+int cpu_has_avx512bw(void);
+int cpu_has_avx2_fma(void);
+
 /* ---------------------------------------------------------- direct_dw.c */
 
 int direct_dw_applicable(const dgrad_plan_t *plan);

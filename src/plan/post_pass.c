@@ -413,9 +413,7 @@ AVX512 static int binary_row_avx512(int32_t alg, int64_t len, float *x,
     return 1;
 }
 
-static int have_avx512(void) {
-    return __builtin_cpu_supports("avx512f") != 0;
-}
+static int have_avx512(void) { return cpu_has_avx512f(); }
 #endif
 
 /* One op of the chain over @p len f32 values along the last spatial axis. */

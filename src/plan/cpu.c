@@ -1,0 +1,44 @@
+/*
+ * The vector instruction sets dgrad's own kernels use (the own loops, the
+ * post-op pass, the f16 conversions), read from the CPU once and capped by
+ * DGRAD_MAX_CPU_ISA: `avx2` leaves out AVX-512, `baseline` every
+ * extension, anything else (or unset) caps nothing. With it a test on an
+ * AVX-512 machine runs the kernels an AVX2-only CPU runs (ctest
+ * conform_own_loop_avx2, beside ONEDNN_MAX_CPU_ISA=AVX2 for oneDNN's
+ * own), since the development and CI machines change CPU between runs.
+ */
+#include "plan_impl.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { CPU_AVX512F = 1, CPU_AVX512BW = 2, CPU_AVX2_FMA = 4, CPU_READ = 8 };
+
+static int cpu_features(void) {
+    static atomic_int features = 0;
+    int f = atomic_load(&features);
+    if (f) return f;
+    f = CPU_READ;
+#if defined(__x86_64__) && defined(__GNUC__)
+    const char *cap = getenv("DGRAD_MAX_CPU_ISA");
+    int avx2 = !cap || strcmp(cap, "baseline") != 0;
+    int avx512 = avx2 && (!cap || strcmp(cap, "avx2") != 0);
+    /* "avx2": every AVX2 CPU has F16C, and GCC and Clang 14 both know
+     * the name (Clang 14 does not know "f16c"). */
+    if (avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        f |= CPU_AVX2_FMA;
+    if (avx512 && __builtin_cpu_supports("avx512f")) {
+        f |= CPU_AVX512F;
+        if (__builtin_cpu_supports("avx512bw")
+                && __builtin_cpu_supports("avx512vl"))
+            f |= CPU_AVX512BW;
+    }
+#endif
+    atomic_store(&features, f);
+    return f;
+}
+
+int cpu_has_avx512f(void) { return (cpu_features() & CPU_AVX512F) != 0; }
+int cpu_has_avx512bw(void) { return (cpu_features() & CPU_AVX512BW) != 0; }
+int cpu_has_avx2_fma(void) { return (cpu_features() & CPU_AVX2_FMA) != 0; }
