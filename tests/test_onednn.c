@@ -1128,6 +1128,25 @@ Test(onednn, own_loop_2d_3d_types_bias) {
     check_own_loop(v);
 }
 
+/* Rows long enough for the loop's widest steps (AVX2: up to 8 vectors
+ * of 8 per channel for blocks of 1, 4 of 2 for blocks of 2, ...: rows
+ * of at least 4 such steps per phase, direct.c), for every block width
+ * (1-4 output channels per group, and 5: a block of 4 and one of 1), on
+ * each path: stride 1 and 3 phase by phase, stride 2 both phases at once,
+ * rows whose lengths are no multiple of a step, terms cut at both ends
+ * (padding 1, and 0 on a right edge that stops short). */
+Test(onednn, own_loop_long_rows) {
+    for (int64_t cg = 1; cg <= 5; cg++)
+        for (int64_t st = 1; st <= 3; st++) {
+            shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 2,
+                    .Cin = 6, .Cout = 2 * cg, .X = {2, 301}, .K = {2, 3},
+                    .S = {2, st}, .D = {1, 1}, .PB = {0, 1},
+                    .has_bias = cg % 2};
+            set_natural_y(&s, st - 1);
+            check_own_loop(s);
+        }
+}
+
 /* The channels-last depthwise loop (src/plan/direct_dw.c): channel
  * counts of whole and partial vectors of 16 (5: one masked vector; 37:
  * three, the last masked; 80: a block of 4 and one more; 64: whole

@@ -546,7 +546,6 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
  * CPUs: 16.5 ms on the dense 2D specification example against 7.5 ms for
  * raw gemm (AMD EPYC Zen 3, bench/README.md "The rows loop on AVX2"). */
 #define AVX2 __attribute__((target("avx2,fma")))
-#define AVX2_VEC 2
 
 /* Lanes of the 8 positions from @p m0 that lie in [lo, hi), as a mask
  * for maskload/maskstore. */
@@ -559,7 +558,7 @@ AVX2 static inline __m256i lanes8(int64_t m0, int64_t lo, int64_t hi) {
             _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), iota));
 }
 
-/* acc[j][u] += w[j] * in over the terms, for the AVX2_VEC vectors of 8
+/* acc[j][u] += w[j] * in over the terms, for the U vectors of 8
  * positions from @p m0: AVX2_TERMS_FULL where every term covers them all
  * (no test, no mask: with the edge test in the same loop the compiler
  * kept the accumulators on the stack), AVX2_TERMS_EDGE elsewhere (loads
@@ -569,24 +568,24 @@ AVX2 static inline __m256i lanes8(int64_t m0, int64_t lo, int64_t hi) {
  * took 8.2 ms without, 6.0 ms with (`OMP_NUM_THREADS=1 DGRAD_OWN_LOOP=only
  * dgrad bench --no-raw --data-format NCX mb1ic20ih224oc10oh447kh3sh2ph1`,
  * AMD EPYC Zen 3; the 16-row copy ...ih16... 0.49 -> 0.29 ms). */
-#define AVX2_TERMS_FULL(CB, acc, t, n, in, m0)                                \
+#define AVX2_TERMS_FULL(CB, U, acc, t, n, in, m0)                             \
     for (int k = 0; k < (n); k++) {                                           \
         const float *src = (in) + (t)[k].off + (m0);                          \
-        _mm_prefetch((const char *)(src + 32 * AVX2_VEC), _MM_HINT_T0);      \
+        _mm_prefetch((const char *)(src + 64), _MM_HINT_T0);                  \
         __m256 w[CB];                                                         \
         _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                  \
             w[j] = _mm256_set1_ps((t)[k].w[j]);                               \
-        _Pragma("GCC unroll 2") for (int u = 0; u < AVX2_VEC; u++) {          \
+        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {          \
             __m256 x = _mm256_loadu_ps(src + 8 * u);                          \
             _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
                 acc[j][u] = _mm256_fmadd_ps(w[j], x, acc[j][u]);              \
         }                                                                     \
     }
-#define AVX2_TERMS_EDGE(CB, acc, t, n, in, m0)                                \
+#define AVX2_TERMS_EDGE(CB, U, acc, t, n, in, m0)                             \
     for (int k = 0; k < (n); k++) {                                           \
-        if ((t)[k].lo >= (m0) + 8 * AVX2_VEC || (t)[k].hi <= (m0)) continue;  \
+        if ((t)[k].lo >= (m0) + 8 * U || (t)[k].hi <= (m0)) continue;  \
         const float *src = (in) + (t)[k].off + (m0);                          \
-        _Pragma("GCC unroll 2") for (int u = 0; u < AVX2_VEC; u++) {          \
+        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {          \
             __m256 x = _mm256_maskload_ps(src + 8 * u,                        \
                     lanes8((m0) + 8 * u, (t)[k].lo, (t)[k].hi));              \
             _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
@@ -594,11 +593,11 @@ AVX2 static inline __m256i lanes8(int64_t m0, int64_t lo, int64_t hi) {
                         acc[j][u]);                                           \
         }                                                                     \
     }
-#define AVX2_TERMS(CB, acc, t, n, in, m0, full)                               \
+#define AVX2_TERMS(CB, U, acc, t, n, in, m0, full)                            \
     if (full) {                                                               \
-        AVX2_TERMS_FULL(CB, acc, t, n, in, m0)                                \
+        AVX2_TERMS_FULL(CB, U, acc, t, n, in, m0)                             \
     } else {                                                                  \
-        AVX2_TERMS_EDGE(CB, acc, t, n, in, m0)                                \
+        AVX2_TERMS_EDGE(CB, U, acc, t, n, in, m0)                             \
     }
 
 /* Positions [*lo, *hi) of a phase that every one of its @p n terms
@@ -613,21 +612,21 @@ static inline void terms_common(const term_t *t, int n, int64_t count,
     }
 }
 
-#define DEFINE_PHASE_VALUES_AVX2(CB)                                          \
-    AVX2 static void phase_values_avx2_##CB(const void *in_,                 \
+#define DEFINE_PHASE_VALUES_AVX2(CB, U)                                         \
+    AVX2 static void phase_values_avx2_##CB##_##U(const void *in_,                 \
             const term_t *t, int n, const float *bias, int64_t count,         \
             float *const *v) {                                                \
         const float *in = in_;                                                \
         int64_t lo, hi;                                                       \
         terms_common(t, n, count, &lo, &hi);                                  \
-        for (int64_t m0 = 0; m0 < count; m0 += 8 * AVX2_VEC) {                \
-            __m256 acc[CB][AVX2_VEC];                                         \
+        for (int64_t m0 = 0; m0 < count; m0 += 8 * U) {                \
+            __m256 acc[CB][U];                                         \
             _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
-                _Pragma("GCC unroll 2") for (int u = 0; u < AVX2_VEC; u++)    \
+                _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)    \
                     acc[j][u] = _mm256_set1_ps(bias[j]);                      \
-            AVX2_TERMS(CB, acc, t, n, in, m0,                                 \
-                    lo <= m0 && m0 + 8 * AVX2_VEC <= hi)                      \
-            _Pragma("GCC unroll 2") for (int u = 0; u < AVX2_VEC; u++) {      \
+            AVX2_TERMS(CB, U, acc, t, n, in, m0,                                 \
+                    lo <= m0 && m0 + 8 * U <= hi)                      \
+            _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {      \
                 if (count - m0 - 8 * u <= 0) break;                           \
                 __m256i mk = lanes8(m0 + 8 * u, 0, count);                    \
                 _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
@@ -635,13 +634,28 @@ static inline void terms_common(const term_t *t, int n, int64_t count,
             }                                                                 \
         }                                                                     \
     }
-DEFINE_PHASE_VALUES_AVX2(1)
-DEFINE_PHASE_VALUES_AVX2(2)
-DEFINE_PHASE_VALUES_AVX2(3)
-DEFINE_PHASE_VALUES_AVX2(4)
-static const phase_values_fn phase_values_avx2[CO_BLOCK] = {
-        phase_values_avx2_1, phase_values_avx2_2, phase_values_avx2_3,
-        phase_values_avx2_4};
+DEFINE_PHASE_VALUES_AVX2(1, 8)
+DEFINE_PHASE_VALUES_AVX2(2, 4)
+DEFINE_PHASE_VALUES_AVX2(3, 3)
+DEFINE_PHASE_VALUES_AVX2(4, 2)
+DEFINE_PHASE_VALUES_AVX2(1, 2)
+DEFINE_PHASE_VALUES_AVX2(2, 2)
+DEFINE_PHASE_VALUES_AVX2(3, 2)
+/* Per block width: 8-9 accumulator chains (what keeps both FMA units
+ * busy at a latency of 4) for phases of at least AVX2_LONG_STEPS such
+ * steps, 2 vectors per channel for shorter ones, where the steps would be
+ * mostly edges (3D example at 56^3: rows of 56 per phase). */
+#define AVX2_LONG_STEPS 4
+static const int avx2_long_vectors[CO_BLOCK] = {8, 4, 3, 2};
+static int avx2_long(int cb, int64_t count) {
+    return count >= AVX2_LONG_STEPS * 8 * avx2_long_vectors[cb - 1];
+}
+static const phase_values_fn phase_values_avx2_long[CO_BLOCK] = {
+        phase_values_avx2_1_8, phase_values_avx2_2_4, phase_values_avx2_3_3,
+        phase_values_avx2_4_2};
+static const phase_values_fn phase_values_avx2_short[CO_BLOCK] = {
+        phase_values_avx2_1_2, phase_values_avx2_2_2, phase_values_avx2_3_2,
+        phase_values_avx2_4_2};
 
 AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
     const __m256 a = _mm256_set1_ps(ep->a);
@@ -660,8 +674,8 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
  * interleaved with them (unpack, then 128-bit halves swapped) and stored
  * into the f32 rows, the chain's register epilogue applied; only the
  * row's last vectors masked. */
-#define DEFINE_PHASE_PAIR_AVX2(CB)                                            \
-    AVX2 static void phase_pair_avx2_##CB(const void *in_,                   \
+#define DEFINE_PHASE_PAIR_AVX2(CB, U)                                           \
+    AVX2 static void phase_pair_avx2_##CB##_##U(const void *in_,                   \
             const term_t *te, int ne, const term_t *to, int no,               \
             const float *bias, const epilogue_t *ep, int64_t len,            \
             float *const *dst) {                                              \
@@ -669,25 +683,25 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
         int64_t count = (len + 1) / 2, elo, ehi, olo, ohi;                    \
         terms_common(te, ne, count, &elo, &ehi);                              \
         terms_common(to, no, count, &olo, &ohi);                              \
-        for (int64_t m0 = 0; m0 < count; m0 += 8 * AVX2_VEC) {                \
-            __m256 acc[CB][AVX2_VEC];                                         \
-            float even[CB][AVX2_VEC][8] __attribute__((aligned(32)));         \
+        for (int64_t m0 = 0; m0 < count; m0 += 8 * U) {                \
+            __m256 acc[CB][U];                                         \
+            float even[CB][U][8] __attribute__((aligned(32)));         \
             _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
-                _Pragma("GCC unroll 2") for (int u = 0; u < AVX2_VEC; u++)    \
+                _Pragma("GCC unroll 8") for (int u = 0; u < U; u++)    \
                     acc[j][u] = _mm256_set1_ps(bias[j]);                      \
-            AVX2_TERMS(CB, acc, te, ne, in, m0,                               \
-                    elo <= m0 && m0 + 8 * AVX2_VEC <= ehi)                    \
+            AVX2_TERMS(CB, U, acc, te, ne, in, m0,                               \
+                    elo <= m0 && m0 + 8 * U <= ehi)                    \
             _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
-                _Pragma("GCC unroll 2") for (int u = 0; u < AVX2_VEC; u++) {  \
+                _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {  \
                     _mm256_store_ps(even[j][u], acc[j][u]);                   \
                     acc[j][u] = _mm256_set1_ps(bias[j]);                      \
                 }                                                             \
             /* parked in memory: kept in registers, they pushed the odd   \
              * phase's accumulators onto the stack (2x slower) */          \
             __asm__ volatile("" ::: "memory");                                \
-            AVX2_TERMS(CB, acc, to, no, in, m0,                               \
-                    olo <= m0 && m0 + 8 * AVX2_VEC <= ohi)                    \
-            _Pragma("GCC unroll 2") for (int u = 0; u < AVX2_VEC; u++) {      \
+            AVX2_TERMS(CB, U, acc, to, no, in, m0,                               \
+                    olo <= m0 && m0 + 8 * U <= ohi)                    \
+            _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {      \
                 int64_t x = 2 * (m0 + 8 * u), left = len - x;                 \
                 if (left <= 0) break;                                         \
                 _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++) {        \
@@ -713,12 +727,19 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
             }                                                                 \
         }                                                                     \
     }
-DEFINE_PHASE_PAIR_AVX2(1)
-DEFINE_PHASE_PAIR_AVX2(2)
-DEFINE_PHASE_PAIR_AVX2(3)
-DEFINE_PHASE_PAIR_AVX2(4)
-static const phase_pair_fn phase_pair_avx2[CO_BLOCK] = {phase_pair_avx2_1,
-        phase_pair_avx2_2, phase_pair_avx2_3, phase_pair_avx2_4};
+DEFINE_PHASE_PAIR_AVX2(1, 8)
+DEFINE_PHASE_PAIR_AVX2(2, 4)
+DEFINE_PHASE_PAIR_AVX2(3, 3)
+DEFINE_PHASE_PAIR_AVX2(4, 2)
+DEFINE_PHASE_PAIR_AVX2(1, 2)
+DEFINE_PHASE_PAIR_AVX2(2, 2)
+DEFINE_PHASE_PAIR_AVX2(3, 2)
+static const phase_pair_fn phase_pair_avx2_long[CO_BLOCK] = {
+        phase_pair_avx2_1_8, phase_pair_avx2_2_4, phase_pair_avx2_3_3,
+        phase_pair_avx2_4_2};
+static const phase_pair_fn phase_pair_avx2_short[CO_BLOCK] = {
+        phase_pair_avx2_1_2, phase_pair_avx2_2_2, phase_pair_avx2_3_2,
+        phase_pair_avx2_4_2};
 #endif
 
 /* The type the loop reads and writes: the user's, or f32 when the
@@ -740,7 +761,9 @@ static void phase_values(dgrad_data_type_t dt, const void *in,
         return;
     }
     if (dt == dgrad_f32 && have_avx2_fma()) {
-        phase_values_avx2[cb - 1](in, t, n, bias, count, v);
+        (avx2_long(cb, count) ? phase_values_avx2_long
+                              : phase_values_avx2_short)[cb - 1](in, t, n,
+                bias, count, v);
         return;
     }
 #endif
@@ -748,15 +771,20 @@ static void phase_values(dgrad_data_type_t dt, const void *in,
 }
 
 /* The kernel for both phases of stride 2 at once on this CPU, for type
- * @p dt and @p cb channels, or NULL (then phase by phase). */
-static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt, int cb) {
+ * @p dt, @p cb channels and rows of @p len, or NULL (then phase by
+ * phase). */
+static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt, int cb,
+        int64_t len) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (dt == dgrad_f32 ? have_avx512() : have_avx512_bw())
         return phase_pair_avx512[type_index(dt)][cb - 1];
-    if (dt == dgrad_f32 && have_avx2_fma()) return phase_pair_avx2[cb - 1];
+    if (dt == dgrad_f32 && have_avx2_fma())
+        return avx2_long(cb, (len + 1) / 2) ? phase_pair_avx2_long[cb - 1]
+                : phase_pair_avx2_short[cb - 1];
 #endif
     (void)dt;
     (void)cb;
+    (void)len;
     return NULL;
 }
 
@@ -874,7 +902,7 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     for (int j = 0; j < CO_BLOCK; j++)
         assembled[j] = f32 ? (float *)out_row[j]
                 : S == 1 ? ph[0][j] : interleave ? row32 : ph[1][j];
-    phase_pair_fn pair = interleave ? phase_pair_for_cpu(dt, cb) : NULL;
+    phase_pair_fn pair = interleave ? phase_pair_for_cpu(dt, cb, Y) : NULL;
     if (pair) {
         /* Even positions are the phase starting at 0. */
         int64_t count[2], q0[2], r_even = 0;
