@@ -1147,6 +1147,27 @@ Test(onednn, own_loop_long_rows) {
         }
 }
 
+/* Blocks of 5 to 12 output channels (where the AVX2 kernels take both
+ * phases of stride 2 at once, direct.c block_width; 13 and 25 make two and
+ * three equal blocks), rows of one step, of several and with a partial
+ * last step, 1D and 2D, with and without a bias. Elsewhere (AVX-512, or
+ * DGRAD_MAX_CPU_ISA=baseline) the same problems run as blocks of 4. */
+Test(onednn, own_loop_wide_blocks) {
+    int64_t cgs[] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 25};
+    for (int i = 0; i < 10; i++) {
+        shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
+                .Cout = cgs[i], .X = {3, 5 + 9 * i}, .K = {3, 3},
+                .S = {2, 2}, .D = {1, 1}, .PB = {1, 1}, .has_bias = i % 2};
+        set_natural_y(&s, i % 2);
+        check_own_loop(s);
+        shape_t r = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 2,
+                .Cin = 4, .Cout = 2 * cgs[i], .X = {40}, .K = {4},
+                .S = {2}, .D = {1}, .PB = {2}, .has_bias = 1 - i % 2};
+        set_natural_y(&r, 0);
+        check_own_loop(r);
+    }
+}
+
 /* The channels-last depthwise loop (src/plan/direct_dw.c): channel
  * counts of whole and partial vectors of 16 (5: one masked vector; 37:
  * three, the last masked; 80: a block of 4 and one more; 64: whole

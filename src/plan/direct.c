@@ -44,8 +44,11 @@
 #define DIRECT_MAX_STRIDE 64      /* S of the last axis */
 #define DIRECT_MAX_ROW (1 << 20)  /* output positions of the last axis */
 /* Output channels computed together (they share every input load), and
- * vectors of 16 positions per term visit. */
+ * vectors of 16 positions per term visit; the AVX2 kernels for both
+ * phases of stride 2 take up to CO_BLOCK_WIDE (block_width). */
 #define CO_BLOCK 4
+#define CO_BLOCK_WIDE 12
+#define CO_BLOCK_MAX CO_BLOCK_WIDE
 #define VEC_BLOCK 4
 
 /* One term of a phase of a row: input run (offset of m = 0 in elements,
@@ -53,7 +56,7 @@
  * each output channel of the block. */
 typedef struct term {
     int64_t off, lo, hi;
-    float w[CO_BLOCK];
+    float w[CO_BLOCK_MAX];
 } term_t;
 
 /* Phase values of one output channel of the block: the row's length plus
@@ -82,7 +85,7 @@ typedef struct row_cache {
 static size_t thread_scratch(const dgrad_problem_t *p) {
     size_t n = CACHE_CLASSES * sizeof(row_cache_t)
             + 2 * DIRECT_MAX_TERMS * sizeof(term_t)
-            + (size_t)((2 * CO_BLOCK + 2) * values_len(p)) * sizeof(float);
+            + (size_t)((2 * CO_BLOCK_MAX + 2) * values_len(p)) * sizeof(float);
     return (n + 63) / 64 * 64; /* each thread's part aligned */
 }
 
@@ -265,8 +268,7 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
                 t[n].off = in_group + ci * is[1] + in_off + q0 - tx;
                 t[n].lo = lo;
                 t[n].hi = hi;
-                for (int c = 0; c < CO_BLOCK; c++)
-                    t[n].w[c] = c < cb ? wk[c * co_stride] : 0.0f;
+                for (int c = 0; c < cb; c++) t[n].w[c] = wk[c * co_stride];
                 n++;
             }
         }
@@ -539,8 +541,8 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
 
 /* AVX2 with FMA, f32 only (16-bit tensors reach the loop as f32 copies on
  * CPUs without AVX-512BW: rows_applicable). 16 vector registers: a visit
- * of the term list keeps CB x U accumulators of 8 positions and the CB
- * weights; the two phases of stride 2 are visited one after the other,
+ * of the term list keeps CB x U accumulators of 8 positions and either
+ * the CB weights or the U input vectors; the two phases of stride 2 are visited one after the other,
  * the even one's sums parked in L1 until the odd one's are interleaved
  * with them. Against the portable loop on the same CPU: 0.49-0.51x raw
  * oneDNN's time on the dense 2D specification example instead of
@@ -571,30 +573,43 @@ AVX2 static inline __m256i lanes8(int64_t m0, int64_t lo, int64_t hi) {
  * took 8.2 ms without, 6.0 ms with (`OMP_NUM_THREADS=1 DGRAD_OWN_LOOP=only
  * dgrad bench --no-raw --data-format NCX mb1ic20ih224oc10oh447kh3sh2ph1`,
  * AMD EPYC Zen 3; the 16-row copy ...ih16... 0.49 -> 0.29 ms). */
+/* The FMAs of term k for the U vectors @p x0 + 8u: weights first where
+ * there are fewer of them than vectors, else the vectors first, so that
+ * either set takes few registers beside the CB x U accumulators. */
+#define AVX2_TERM_FMAS(CB, U, acc, t, k, LOAD)                                \
+    if ((CB) <= (U)) {                                                        \
+        __m256 w[CB];                                                         \
+        _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)               \
+            w[j] = _mm256_set1_ps((t)[k].w[j]);                               \
+        _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {               \
+            __m256 x = LOAD(u);                                               \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
+                acc[j][u] = _mm256_fmadd_ps(w[j], x, acc[j][u]);              \
+        }                                                                     \
+    } else {                                                                  \
+        __m256 x[U];                                                          \
+        _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) x[u] = LOAD(u); \
+        _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {             \
+            __m256 w = _mm256_set1_ps((t)[k].w[j]);                           \
+            _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++)             \
+                acc[j][u] = _mm256_fmadd_ps(w, x[u], acc[j][u]);              \
+        }                                                                     \
+    }
+#define AVX2_LOAD_FULL(u) _mm256_loadu_ps(src + 8 * (u))
+#define AVX2_LOAD_EDGE(u)                                                     \
+    _mm256_maskload_ps(src + 8 * (u), lanes8(m0_ + 8 * (u), lo_, hi_))
 #define AVX2_TERMS_FULL(CB, U, acc, t, n, in, m0)                             \
     for (int k = 0; k < (n); k++) {                                           \
         const float *src = (in) + (t)[k].off + (m0);                          \
         _mm_prefetch((const char *)(src + 64), _MM_HINT_T0);                  \
-        __m256 w[CB];                                                         \
-        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)                  \
-            w[j] = _mm256_set1_ps((t)[k].w[j]);                               \
-        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {          \
-            __m256 x = _mm256_loadu_ps(src + 8 * u);                          \
-            _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
-                acc[j][u] = _mm256_fmadd_ps(w[j], x, acc[j][u]);              \
-        }                                                                     \
+        AVX2_TERM_FMAS(CB, U, acc, t, k, AVX2_LOAD_FULL)                      \
     }
 #define AVX2_TERMS_EDGE(CB, U, acc, t, n, in, m0)                             \
     for (int k = 0; k < (n); k++) {                                           \
-        if ((t)[k].lo >= (m0) + 8 * U || (t)[k].hi <= (m0)) continue;  \
-        const float *src = (in) + (t)[k].off + (m0);                          \
-        _Pragma("GCC unroll 8") for (int u = 0; u < U; u++) {          \
-            __m256 x = _mm256_maskload_ps(src + 8 * u,                        \
-                    lanes8((m0) + 8 * u, (t)[k].lo, (t)[k].hi));              \
-            _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
-                acc[j][u] = _mm256_fmadd_ps(_mm256_set1_ps((t)[k].w[j]), x,   \
-                        acc[j][u]);                                           \
-        }                                                                     \
+        const int64_t m0_ = (m0), lo_ = (t)[k].lo, hi_ = (t)[k].hi;           \
+        if (lo_ >= m0_ + 8 * (U) || hi_ <= m0_) continue;                     \
+        const float *src = (in) + (t)[k].off + m0_;                           \
+        AVX2_TERM_FMAS(CB, U, acc, t, k, AVX2_LOAD_EDGE)                      \
     }
 #define AVX2_TERMS(CB, U, acc, t, n, in, m0, full)                            \
     if (full) {                                                               \
@@ -649,7 +664,8 @@ DEFINE_PHASE_VALUES_AVX2(3, 2)
  * steps, 2 vectors per channel for shorter ones, where the steps would be
  * mostly edges (3D example at 56^3: rows of 56 per phase). */
 #define AVX2_LONG_STEPS 4
-static const int avx2_long_vectors[CO_BLOCK] = {8, 4, 3, 2};
+static const int avx2_long_vectors[CO_BLOCK_WIDE] = {8, 4, 3, 2, 2, 2, 1,
+        1, 1, 1, 1, 1};
 static int avx2_long(int cb, int64_t count) {
     return count >= AVX2_LONG_STEPS * 8 * avx2_long_vectors[cb - 1];
 }
@@ -734,12 +750,22 @@ DEFINE_PHASE_PAIR_AVX2(1, 8)
 DEFINE_PHASE_PAIR_AVX2(2, 4)
 DEFINE_PHASE_PAIR_AVX2(3, 3)
 DEFINE_PHASE_PAIR_AVX2(4, 2)
+DEFINE_PHASE_PAIR_AVX2(5, 2)
+DEFINE_PHASE_PAIR_AVX2(6, 2)
+DEFINE_PHASE_PAIR_AVX2(7, 1)
+DEFINE_PHASE_PAIR_AVX2(8, 1)
+DEFINE_PHASE_PAIR_AVX2(9, 1)
+DEFINE_PHASE_PAIR_AVX2(10, 1)
+DEFINE_PHASE_PAIR_AVX2(11, 1)
+DEFINE_PHASE_PAIR_AVX2(12, 1)
 DEFINE_PHASE_PAIR_AVX2(1, 2)
 DEFINE_PHASE_PAIR_AVX2(2, 2)
 DEFINE_PHASE_PAIR_AVX2(3, 2)
-static const phase_pair_fn phase_pair_avx2_long[CO_BLOCK] = {
+static const phase_pair_fn phase_pair_avx2_long[CO_BLOCK_WIDE] = {
         phase_pair_avx2_1_8, phase_pair_avx2_2_4, phase_pair_avx2_3_3,
-        phase_pair_avx2_4_2};
+        phase_pair_avx2_4_2, phase_pair_avx2_5_2, phase_pair_avx2_6_2,
+        phase_pair_avx2_7_1, phase_pair_avx2_8_1, phase_pair_avx2_9_1,
+        phase_pair_avx2_10_1, phase_pair_avx2_11_1, phase_pair_avx2_12_1};
 static const phase_pair_fn phase_pair_avx2_short[CO_BLOCK] = {
         phase_pair_avx2_1_2, phase_pair_avx2_2_2, phase_pair_avx2_3_2,
         phase_pair_avx2_4_2};
@@ -782,13 +808,32 @@ static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt, int cb,
     if (dt == dgrad_f32 ? have_avx512() : have_avx512_bw())
         return phase_pair_avx512[type_index(dt)][cb - 1];
     if (dt == dgrad_f32 && have_avx2_fma())
-        return avx2_long(cb, (len + 1) / 2) ? phase_pair_avx2_long[cb - 1]
+        return cb > CO_BLOCK || avx2_long(cb, (len + 1) / 2)
+                ? phase_pair_avx2_long[cb - 1]
                 : phase_pair_avx2_short[cb - 1];
 #endif
     (void)dt;
     (void)cb;
     (void)len;
     return NULL;
+}
+
+/* Output channels per block: CO_BLOCK, or where the AVX2 kernels take
+ * both phases of stride 2 at once, up to CO_BLOCK_WIDE in equal blocks:
+ * each input vector then feeds every channel of the group, not 4 of them
+ * (one thread on the dense 2D specification example, 10 channels, four
+ * runs alternating: 4.4-6.3 ms as one block, 6.2-7.2 ms as blocks of 4,
+ * 4 and 2; `OMP_NUM_THREADS=1 DGRAD_OWN_LOOP=only dgrad bench --no-raw
+ * --data-format NCX mb1ic20ih224oc10oh447kh3sh2ph1`, AMD EPYC Zen 3). */
+static int block_width(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    int64_t cg = p->Cout / p->G;
+    if (io_type(plan) != dgrad_f32 || have_avx512() || !have_avx2_fma()
+            || p->S[l] != 2 || p->Y[l] < 2 || cg <= CO_BLOCK)
+        return CO_BLOCK;
+    int64_t blocks = (cg + CO_BLOCK_WIDE - 1) / CO_BLOCK_WIDE;
+    return (int)((cg + blocks - 1) / blocks);
 }
 
 static void interleave2(const float *e, const float *o, int64_t len,
@@ -892,17 +937,17 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     row_cache_t *cache = (row_cache_t *)scratch;
     term_t *t = (term_t *)(cache + CACHE_CLASSES), *t2 = t + DIRECT_MAX_TERMS;
     float *v0 = (float *)(t2 + DIRECT_MAX_TERMS);
-    float *ph[2][CO_BLOCK], *row32 = v0 + 2 * CO_BLOCK * len,
+    float *ph[2][CO_BLOCK_MAX], *row32 = v0 + 2 * CO_BLOCK_MAX * len,
           *tmp = row32 + len;
-    char *out_row[CO_BLOCK];
-    for (int j = 0; j < CO_BLOCK; j++) {
+    char *out_row[CO_BLOCK_MAX];
+    for (int j = 0; j < CO_BLOCK_MAX; j++) {
         ph[0][j] = v0 + (2 * j) * len;
         ph[1][j] = v0 + (2 * j + 1) * len;
         out_row[j] = (char *)out + (out_off + j * out_cs) * es;
     }
     /* Where each channel's f32 row is assembled. */
-    float *assembled[CO_BLOCK];
-    for (int j = 0; j < CO_BLOCK; j++)
+    float *assembled[CO_BLOCK_MAX];
+    for (int j = 0; j < CO_BLOCK_MAX; j++)
         assembled[j] = f32 ? (float *)out_row[j]
                 : S == 1 ? ph[0][j] : interleave ? row32 : ph[1][j];
     phase_pair_fn pair = interleave ? phase_pair_for_cpu(dt, cb, Y) : NULL;
@@ -967,6 +1012,7 @@ typedef struct rows_args {
     const void *const *operands;
     void *out;
     int64_t blocks;
+    int width; /* output channels per block (the last may have fewer) */
 } rows_args_t;
 
 static void rows_row(void *arg, int64_t rest, const int64_t *y,
@@ -975,15 +1021,15 @@ static void rows_row(void *arg, int64_t rest, const int64_t *y,
     const dgrad_plan_t *plan = a->plan;
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
-    static const float zeros[CO_BLOCK];
+    static const float zeros[CO_BLOCK_MAX];
     int l = p->nsp - 1;
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1;
     for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
     int64_t b = rest % a->blocks, g = rest / a->blocks % p->G,
             n = rest / a->blocks / p->G;
-    int64_t c = g * cg + b * CO_BLOCK;
-    int cb = (int)(cg - b * CO_BLOCK < CO_BLOCK ? cg - b * CO_BLOCK
-                                                 : CO_BLOCK);
+    int64_t c = g * cg + b * a->width;
+    int cb = (int)(cg - b * a->width < a->width ? cg - b * a->width
+                                                 : a->width);
     int64_t out_off = n * os[0] + c * os[1];
     for (int i = 0; i < l; i++) out_off += y[i] * os[2 + i];
     direct_rows(plan, is, a->in, n * is[0] + g * icg * is[1], n, c, y,
@@ -1004,7 +1050,8 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
     int l = p->nsp - 1;
     int64_t cg = p->Cout / p->G, outer = 1;
     for (int i = 0; i < l; i++) outer *= p->Y[i];
-    int64_t blocks = (cg + CO_BLOCK - 1) / CO_BLOCK;
+    int width = block_width(plan);
+    int64_t blocks = (cg + width - 1) / width;
     int64_t rows = p->N * p->G * blocks * outer;
     size_t per_thread = thread_scratch(p);
     /* Cached term lists hold weights: none survives from an execution
@@ -1013,7 +1060,7 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         row_cache_t *cache = (row_cache_t *)(scratch + per_thread * (size_t)th);
         for (int c = 0; c < CACHE_CLASSES; c++) cache[c].valid = 0;
     }
-    rows_args_t args = {plan, in, w, bias, operands, out, blocks};
+    rows_args_t args = {plan, in, w, bias, operands, out, blocks, width};
     direct_for_rows(plan, rows, (double)rows * (double)p->Y[l]
                     * (double)(p->Cin / p->G),
             per_thread, scratch, rows_row, &args);
