@@ -790,9 +790,10 @@ static void phase_values(dgrad_data_type_t dt, const void *in,
         return;
     }
     if (dt == dgrad_f32 && have_avx2_fma()) {
-        (avx2_long(cb, count) ? phase_values_avx2_long
-                              : phase_values_avx2_short)[cb - 1](in, t, n,
-                bias, count, v);
+        phase_values_fn fn = avx2_long(cb, count)
+                ? phase_values_avx2_long[cb - 1]
+                : phase_values_avx2_short[cb - 1];
+        fn(in, t, n, bias, count, v);
         return;
     }
 #endif
