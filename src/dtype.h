@@ -50,7 +50,9 @@ static inline uint16_t dgrad_f32_to_f16(float f) {
     memcpy(&u, &f, 4);
     uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
     uint32_t absu = u & 0x7fffffffu;
-    if (absu > 0x7f800000u) return sign | 0x7e00u; /* NaN */
+    /* NaN: quiet, the payload's top bits kept, as F16C and AVX-512 do */
+    if (absu > 0x7f800000u)
+        return (uint16_t)(sign | 0x7e00u | ((absu >> 13) & 0x3ffu));
     if (absu >= 0x477ff000u) return sign | 0x7c00u; /* overflow -> inf */
     if (absu < 0x38800000u) { /* result subnormal or zero */
         if (absu < 0x33000000u) return sign; /* below half the smallest */

@@ -337,16 +337,18 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
 }
 
 /* The plan of dgrad's own loop for @p problem, or NULL where none
- * applies: no oneDNN primitive; the whole output box. The rows loop
- * reads and writes 16-bit types itself where the CPU has AVX-512BW
- * (adding the bias in f32 before the one rounding); elsewhere, for the
- * depthwise loop, and for layouts oneDNN's descriptors cannot hold, the
- * loops run on f32 copies. */
+ * applies: no oneDNN primitive; the whole output box. @p staged 0: on the
+ * user's tensors (the rows loop reads and writes 16-bit types itself
+ * where the CPU has AVX-512BW or AVX2, adding the bias in f32 before the
+ * one rounding); 1: on f32 copies (16-bit types, and layouts oneDNN's
+ * descriptors cannot hold); DIRECT_EITHER: the first of the two that
+ * applies. */
 dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy) {
+        const dgrad_plan_policy_t *policy, int staged) {
     int nested = layouts_nested(problem);
-    dgrad_plan_t *plan = nested ? direct_plan(problem, policy, 0) : NULL;
-    if (!plan && (!nested || problem->dt != dgrad_f32))
+    dgrad_plan_t *plan = nested && staged != 1
+            ? direct_plan(problem, policy, 0) : NULL;
+    if (!plan && staged != 0 && (!nested || problem->dt != dgrad_f32))
         plan = direct_plan(problem, policy, 1);
     return plan;
 }

@@ -280,7 +280,7 @@ static dgrad_plan_t *choose_timed(choosing_t *c) {
         best = keep_faster_threading(c->problem, c->policy, c->staged,
                 c->weights_constant, &c->pds[w], best);
     if (best && c->policy->own_loop)
-        best = challenge_with_direct(c->problem, c->policy, c->staged,
+        best = challenge_with_direct(c->problem, c->policy,
                 c->weights_constant, best, &ms);
     return best;
 }
@@ -305,12 +305,13 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
     if (rbest && c->policy->own_loop) {
         /* dgrad's own loop is the same code at any size: where it wins
          * on the copy, it is built for the problem. */
-        rbest = challenge_with_direct(&r, c->policy, c->staged,
-                c->weights_constant, rbest, &rms);
+        rbest = challenge_with_direct(&r, c->policy, c->weights_constant,
+                rbest, &rms);
         if (rbest->direct) {
+            int staged = rbest->staged;
             plan_destroy(rbest);
             rbest = NULL;
-            best = build_direct(c->problem, c->policy);
+            best = build_direct(c->problem, c->policy, staged);
             const char *why = !best ? " (not built for the problem: ranking)"
                     : !within_budget(best)
                     ? " (over the workspace budget: ranking)" : "";
@@ -396,7 +397,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
     if (policy->own_loop == 2
-            && (best = build_direct(problem, policy))) {
+            && (best = build_direct(problem, policy, DIRECT_EITHER))) {
         choice = "own loop";
     } else if (policy->layout_search) {
         /* A single candidate goes through the same choice: its thread

@@ -21,9 +21,10 @@
 #endif
 
 /* Contiguous runs use vector instructions when the CPU has them (checked
- * at run time): AVX-512 for f16 and bf16, else F16C for f16. They return
- * how many elements they converted and the scalar loops do the rest; every
- * path rounds to nearest even exactly as the scalar code does. */
+ * at run time, cpu.c): AVX-512 for f16 and bf16, else F16C for f16 and
+ * AVX2 for bf16. They return how many elements they converted and the
+ * scalar loops do the rest; every path rounds to nearest even exactly as
+ * the scalar code does (test conversions::vector_runs_round_as_the_scalar_code). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -43,6 +44,41 @@ __attribute__((target("avx,f16c"))) static int64_t f16c_from_f32(
         _mm_storeu_si128((__m128i *)(dst + j),
                 _mm256_cvtps_ph(_mm256_loadu_ps(src + j),
                         _MM_FROUND_TO_NEAREST_INT));
+    return j;
+}
+
+__attribute__((target("avx2"))) static int64_t avx2_bf16_to_f32(
+        const uint16_t *src, float *dst, int64_t n) {
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256i w = _mm256_cvtepu16_epi32(
+                _mm_loadu_si128((const __m128i *)(src + j)));
+        _mm256_storeu_si256((__m256i *)(dst + j), _mm256_slli_epi32(w, 16));
+    }
+    return j;
+}
+
+/* dgrad_f32_to_bf16 on 8 lanes (as avx512_bf16_from_f32 below). */
+__attribute__((target("avx2"))) static int64_t avx2_bf16_from_f32(
+        const float *src, uint16_t *dst, int64_t n) {
+    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff),
+                  inf = _mm256_set1_epi32(0x7f800000),
+                  half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1),
+                  quiet = _mm256_set1_epi32(0x40);
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256i u = _mm256_loadu_si256((const __m256i *)(src + j));
+        /* |u| > inf as signed: both are non-negative */
+        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
+        __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
+        __m256i r = _mm256_srli_epi32(
+                _mm256_add_epi32(u, _mm256_add_epi32(half, lsb)), 16);
+        __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
+        r = _mm256_blendv_epi8(r, q, nan);
+        /* 32 -> 16 bits per 128-bit half, then the halves' low quads */
+        __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+        _mm_storeu_si128((__m128i *)(dst + j), _mm256_castsi256_si128(p));
+    }
     return j;
 }
 
@@ -99,9 +135,15 @@ __attribute__((target("avx512f"))) static int64_t avx512_bf16_from_f32(
 }
 
 /* F16C comes with every AVX2 CPU (cpu.c). */
-static int have_f16c(void) { return cpu_has_avx2_fma(); }
+static int have_avx2(void) { return cpu_has_avx2_fma(); }
 static int have_avx512(void) { return cpu_has_avx512f(); }
 #else
+static int64_t avx2_bf16_to_f32(const uint16_t *s, float *d, int64_t n) {
+    return 0;
+}
+static int64_t avx2_bf16_from_f32(const float *s, uint16_t *d, int64_t n) {
+    return 0;
+}
 static int64_t f16c_to_f32(const uint16_t *s, float *d, int64_t n) {
     return 0;
 }
@@ -120,7 +162,7 @@ static int64_t avx512_bf16_to_f32(const uint16_t *s, float *d, int64_t n) {
 static int64_t avx512_bf16_from_f32(const float *s, uint16_t *d, int64_t n) {
     return 0;
 }
-static int have_f16c(void) { return 0; }
+static int have_avx2(void) { return 0; }
 static int have_avx512(void) { return 0; }
 #endif
 
@@ -131,8 +173,9 @@ static void run_to_f32(dgrad_data_type_t dt, const uint16_t *src,
         if (have_avx512())
             j = dt == dgrad_f16 ? avx512_f16_to_f32(src, dst, n)
                                 : avx512_bf16_to_f32(src, dst, n);
-        if (dt == dgrad_f16 && have_f16c())
-            j += f16c_to_f32(src + j, dst + j, n - j);
+        if (have_avx2())
+            j += dt == dgrad_f16 ? f16c_to_f32(src + j, dst + j, n - j)
+                                 : avx2_bf16_to_f32(src + j, dst + j, n - j);
     }
     for (; j < n; j++)
         dst[j * ds] = dt == dgrad_f16 ? dgrad_f16_to_f32(src[j * ss])
@@ -146,8 +189,9 @@ static void run_from_f32(dgrad_data_type_t dt, const float *src, int64_t ss,
         if (have_avx512())
             j = dt == dgrad_f16 ? avx512_f16_from_f32(src, dst, n)
                                 : avx512_bf16_from_f32(src, dst, n);
-        if (dt == dgrad_f16 && have_f16c())
-            j += f16c_from_f32(src + j, dst + j, n - j);
+        if (have_avx2())
+            j += dt == dgrad_f16 ? f16c_from_f32(src + j, dst + j, n - j)
+                                 : avx2_bf16_from_f32(src + j, dst + j, n - j);
     }
     for (; j < n; j++)
         dst[j * ds] = dt == dgrad_f16 ? dgrad_f32_to_f16(src[j * ss])
@@ -158,6 +202,12 @@ void convert_run_from_f32(dgrad_data_type_t dt, const float *src,
         void *dst, int64_t n) {
     if (dt == dgrad_f32) memcpy(dst, src, (size_t)n * sizeof *src);
     else run_from_f32(dt, src, 1, dst, 1, n);
+}
+
+void convert_run_to_f32(dgrad_data_type_t dt, const void *src, float *dst,
+        int64_t n) {
+    if (dt == dgrad_f32) memcpy(dst, src, (size_t)n * sizeof *dst);
+    else run_to_f32(dt, src, 1, dst, 1, n);
 }
 
 /* An f32 user tensor is staged as it is (layouts oneDNN cannot

@@ -521,8 +521,9 @@ dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
 int layout_search_verbose(void);
 dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c);
+#define DIRECT_EITHER (-1)
 dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy);
+        const dgrad_plan_policy_t *policy, int staged);
 
 /* ------------------------------------------------------------ timing.c */
 
@@ -540,7 +541,7 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         const cand_pd_t *pds, int n, int *winner, double *winner_ms,
         dnnl_status_t *err, const char **what);
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        const dgrad_plan_policy_t *policy, int weights_constant,
         dgrad_plan_t *best, double *best_ms);
 dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
@@ -563,6 +564,9 @@ void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
 /* @p n contiguous f32 values into type @p dt, rounded as dtype.h does. */
 void convert_run_from_f32(dgrad_data_type_t dt, const float *src,
         void *dst, int64_t n);
+/* @p n contiguous values of type @p dt into f32 (exact). */
+void convert_run_to_f32(dgrad_data_type_t dt, const void *src, float *dst,
+        int64_t n);
 
 /* ----------------------------------------------------------- execute.c */
 

@@ -523,11 +523,9 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
 /* @p best (timed at @p best_ms), or dgrad's own loop (direct.c) where it
  * applies and runs faster on scratch buffers (a close call decided by
  * alternating runs, as in search); frees the other. */
-dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
-        dgrad_plan_t *best, double *best_ms) {
-    dgrad_plan_t *own = build_direct(problem, policy);
-    if (!own) return best;
+static dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms) {
     probe_bufs_t bufs;
     probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
     const dgrad_plan_t *pl[2] = {best, own};
@@ -543,8 +541,10 @@ dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         ok = runoff(pl, w, &bufs, 3, runs, t);
     }
     if (layout_search_verbose())
-        fprintf(stderr, "dgrad layout search: %s %.4f ms, dgrad's own loop "
-                "%.4f ms\n", best->impl, t[0], t[1]);
+        fprintf(stderr, "dgrad layout search: %s%s %.4f ms, dgrad's own "
+                "loop%s %.4f ms\n", best->impl,
+                best->direct && best->staged ? " (f32 copies)" : "", t[0],
+                own->staged ? " (f32 copies)" : "", t[1]);
     free(w[0].own);
     free(w[1].own);
     if (have_bufs) probe_free(&bufs);
@@ -552,4 +552,20 @@ dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
     plan_destroy(keep_own ? best : own);
     if (keep_own) *best_ms = t[1];
     return keep_own ? own : best;
+}
+
+/* Each form of dgrad's own loop that applies (on the user's tensors, on
+ * f32 copies: for 16-bit types either can win, the copies costing two
+ * passes, the widening in the loop an instruction per load) against
+ * @p best, the faster kept. */
+dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        dgrad_plan_t *best, double *best_ms) {
+    for (int s = 0; s < 2; s++) {
+        dgrad_plan_t *own = build_direct(problem, policy, s);
+        if (own)
+            best = challenge_with(problem, policy, weights_constant, best,
+                    own, best_ms);
+    }
+    return best;
 }
