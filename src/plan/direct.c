@@ -554,8 +554,8 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
  * the U input vectors; the two phases of stride 2 are visited one after
  * the other, the even one's sums parked in L1 until the odd one's are
  * interleaved with them. Against the portable loop on the same CPU:
- * 0.49-0.51x raw oneDNN's time on the dense 2D specification example
- * instead of 1.72-1.96x, grouped 2D 0.21-0.29x instead of 0.71-0.84x
+ * 0.39-0.45x raw oneDNN's time on the dense 2D specification example
+ * instead of 2.31-2.61x, grouped 2D 0.26-0.28x instead of 1.03x
  * (`DGRAD_MAX_CPU_ISA=baseline|avx2 DGRAD_OWN_LOOP=only dgrad bench
  * --batch bench/suites/spec_examples.txt --data-format NCX`, AMD EPYC
  * Zen 3; bench/README.md "The rows loop on AVX2"). */
