@@ -24,7 +24,8 @@
  * at run time, cpu.c): AVX-512 for f16 and bf16, else F16C for f16 and
  * AVX2 for bf16. They return how many elements they converted and the
  * scalar loops do the rest; every path rounds to nearest even exactly as
- * the scalar code does (test conversions::vector_runs_round_as_the_scalar_code). */
+ * the scalar code does, NaN payloads included (test
+ * conversions::vector_runs_round_as_the_scalar_code). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 

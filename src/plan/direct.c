@@ -16,10 +16,10 @@
  *   with D*k = r mod S) of w * in[..., q0_r + m - t_k],
  * a list of terms each of which is one contiguous input run: 16 outputs
  * of a phase are 16 lanes (8 with AVX2), one load per term shared by up
- * to 4 output channels (one FMA each). For S = 2 both phases of 32 positions are
- * accumulated together and interleaved by permutes straight into the
- * output row; other strides go through a small buffer. Each output row
- * is written once, in order, by one thread.
+ * to 4 output channels (one FMA each; up to 12 with AVX2). For S = 2 both
+ * phases of 32 positions are accumulated together and interleaved by
+ * permutes straight into the output row; other strides go through a small
+ * buffer. Each output row is written once, in order, by one thread.
  * Chosen only where timing finds it faster than the best oneDNN plan
  * (timing.c), checked by the same reference tests, sweeps and fault
  * injection as the rest.
@@ -662,10 +662,12 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
 #define AVX2_LOAD_FULL_f32(u) load8_f32(src + 32 * (u))
 #define AVX2_LOAD_FULL_bf16(u) load8_bf16(src + 16 * (u))
 #define AVX2_LOAD_FULL_f16(u) load8_f16(src + 16 * (u))
-#define AVX2_LOAD_EDGE_f32(u) mload8_f32(src + 32 * (u), m0_ + 8 * (u), lo_, hi_)
+#define AVX2_LOAD_EDGE_f32(u)                                                 \
+    mload8_f32(src + 32 * (u), m0_ + 8 * (u), lo_, hi_)
 #define AVX2_LOAD_EDGE_bf16(u)                                                \
     mload8_bf16(src + 16 * (u), m0_ + 8 * (u), lo_, hi_)
-#define AVX2_LOAD_EDGE_f16(u) mload8_f16(src + 16 * (u), m0_ + 8 * (u), lo_, hi_)
+#define AVX2_LOAD_EDGE_f16(u)                                                 \
+    mload8_f16(src + 16 * (u), m0_ + 8 * (u), lo_, hi_)
 #define AVX2_TERMS(T, ES, CB, U, acc, t, n, in, m0, full)                     \
     if (full) {                                                               \
         AVX2_TERMS_FULL(T, ES, CB, U, acc, t, n, in, m0)                      \
