@@ -79,13 +79,25 @@ typedef struct row_cache {
     term_t t[2][CACHE_TERMS];
 } row_cache_t;
 
+static int block_width(const dgrad_plan_t *plan);
+
+/* Rows of f32 values in a thread's scratch before the last two: the
+ * first phase's (or, with both phases of stride 2 at once, the 16-bit
+ * output's) for each channel of a block, the second phase's for blocks
+ * of CO_BLOCK (the only ones that take phases one at a time). */
+static int64_t values_rows(const dgrad_plan_t *plan) {
+    int width = block_width(plan);
+    return (width > CO_BLOCK ? width : CO_BLOCK) + CO_BLOCK;
+}
+
 /* Bytes of one thread's scratch: the row caches, the terms of two
- * phases, two phases' values for each channel of the block, one f32 row
- * for 16-bit output, one row of a 16-bit post-op operand's values. */
-static size_t thread_scratch(const dgrad_problem_t *p) {
+ * phases, the values rows, one f32 row for 16-bit output, one row of a
+ * 16-bit post-op operand's values. */
+static size_t thread_scratch(const dgrad_plan_t *plan) {
     size_t n = CACHE_CLASSES * sizeof(row_cache_t)
             + 2 * DIRECT_MAX_TERMS * sizeof(term_t)
-            + (size_t)((2 * CO_BLOCK_MAX + 2) * values_len(p)) * sizeof(float);
+            + (size_t)((values_rows(plan) + 2) * values_len(&plan->p))
+                    * sizeof(float);
     return (n + 63) / 64 * 64; /* each thread's part aligned */
 }
 
@@ -143,7 +155,7 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
     *threads = threads_max();
     return (plan->direct == DIRECT_DEPTHWISE_CL
                            ? direct_dw_thread_scratch(&plan->p)
-                           : thread_scratch(&plan->p))
+                           : thread_scratch(plan))
             * (size_t)*threads;
 }
 
@@ -1014,17 +1026,18 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     row_cache_t *cache = (row_cache_t *)scratch;
     term_t *t = (term_t *)(cache + CACHE_CLASSES), *t2 = t + DIRECT_MAX_TERMS;
     float *v0 = (float *)(t2 + DIRECT_MAX_TERMS);
-    float *ph[2][CO_BLOCK_MAX], *row32 = v0 + 2 * CO_BLOCK_MAX * len,
+    int64_t rows = values_rows(plan), first = rows - CO_BLOCK;
+    float *ph[2][CO_BLOCK_MAX] = {{NULL}}, *row32 = v0 + rows * len,
           *tmp = row32 + len;
     char *out_row[CO_BLOCK_MAX];
-    for (int j = 0; j < CO_BLOCK_MAX; j++) {
-        ph[0][j] = v0 + (2 * j) * len;
-        ph[1][j] = v0 + (2 * j + 1) * len;
+    for (int j = 0; j < cb; j++) {
+        ph[0][j] = v0 + j * len;
+        if (j < CO_BLOCK) ph[1][j] = v0 + (first + j) * len;
         out_row[j] = (char *)out + (out_off + j * out_cs) * es;
     }
     /* Where each channel's f32 row is assembled. */
     float *assembled[CO_BLOCK_MAX];
-    for (int j = 0; j < CO_BLOCK_MAX; j++)
+    for (int j = 0; j < cb; j++)
         assembled[j] = f32 ? (float *)out_row[j]
                 : S == 1 ? ph[0][j] : interleave ? row32 : ph[1][j];
     phase_pair_fn pair = interleave ? phase_pair_for_cpu(dt, cb, Y) : NULL;
@@ -1130,7 +1143,7 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
     int width = block_width(plan);
     int64_t blocks = (cg + width - 1) / width;
     int64_t rows = p->N * p->G * blocks * outer;
-    size_t per_thread = thread_scratch(p);
+    size_t per_thread = thread_scratch(plan);
     /* Cached term lists hold weights: none survives from an execution
      * with other weights. */
     for (int th = 0; th < plan->direct_threads; th++) {
