@@ -1,0 +1,324 @@
+/*
+ * The rows loop's kernels for AVX2 (direct.c chooses them by the CPU's
+ * flags, cpu.c): phase values of a block of output channels, and both
+ * phases of stride 2 at once, for f32, bf16 and f16 inputs.
+ */
+#include "direct_rows.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* AVX2 with FMA (and F16C, which every AVX2 CPU has: cpu.c), for every
+ * type: 16-bit inputs are widened to f32 in registers, the f32 rows of
+ * the output rounded once into the output (direct_rows), so no copy of
+ * either tensor is made. 16 vector registers: a visit of the term list
+ * keeps CB x U accumulators of 8 positions and either the CB weights or
+ * the U input vectors; the two phases of stride 2 are visited one after
+ * the other, the even one's sums parked in L1 until the odd one's are
+ * interleaved with them. Against the portable loop on the same CPU:
+ * 0.39-0.45x raw oneDNN's time on the dense 2D specification example
+ * instead of 2.31-2.61x, grouped 2D 0.26-0.28x instead of 1.03x
+ * (`DGRAD_MAX_CPU_ISA=baseline|avx2 DGRAD_OWN_LOOP=only dgrad bench
+ * --batch bench/suites/spec_examples.txt --data-format NCX`, AMD EPYC
+ * Zen 3; bench/README.md "The rows loop on AVX2"). */
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+
+/* Lanes of the 8 positions from @p m0 that lie in [lo, hi), as a mask
+ * for maskload/maskstore. */
+AVX2 static inline __m256i lanes8(int64_t m0, int64_t lo, int64_t hi) {
+    int64_t a = lo > m0 ? lo - m0 : 0, b = hi < m0 + 8 ? hi - m0 : 8;
+    if (b < a) b = a;
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    return _mm256_and_si256(
+            _mm256_cmpgt_epi32(iota, _mm256_set1_epi32((int)a - 1)),
+            _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), iota));
+}
+
+/* 8 input values as f32: all (load8_*), or those of positions [lo, hi)
+ * for the 8 from @p m0, others 0 (mload8_*; 16-bit ones, where some lanes
+ * are out of range, through a zeroed copy of the lanes in range: AVX2 has
+ * no 16-bit masked load). */
+AVX2 static inline __m256 load8_f32(const char *p) {
+    return _mm256_loadu_ps((const float *)(const void *)p);
+}
+AVX2 static inline __m256 load8_bf16(const char *p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(
+            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+AVX2 static inline __m256 load8_f16(const char *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+AVX2 static inline __m256 mload8_f32(const char *p, int64_t m0, int64_t lo,
+        int64_t hi) {
+    return _mm256_maskload_ps((const float *)(const void *)p,
+            lanes8(m0, lo, hi));
+}
+static inline void lanes16_copy(const char *p, int64_t m0, int64_t lo,
+        int64_t hi, uint16_t *lanes) {
+    int64_t a = lo > m0 ? lo - m0 : 0, b = hi < m0 + 8 ? hi - m0 : 8;
+    memset(lanes, 0, 8 * sizeof *lanes);
+    if (b > a) memcpy(lanes + a, p + 2 * a, (size_t)(b - a) * 2);
+}
+AVX2 static inline __m256 mload8_bf16(const char *p, int64_t m0, int64_t lo,
+        int64_t hi) {
+    if (lo <= m0 && m0 + 8 <= hi) return load8_bf16(p);
+    uint16_t lanes[8];
+    lanes16_copy(p, m0, lo, hi, lanes);
+    return load8_bf16((const char *)lanes);
+}
+AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
+        int64_t hi) {
+    if (lo <= m0 && m0 + 8 <= hi) return load8_f16(p);
+    uint16_t lanes[8];
+    lanes16_copy(p, m0, lo, hi, lanes);
+    return load8_f16((const char *)lanes);
+}
+
+/* The FMAs of term k for the U vectors LOAD(u): weights first where there
+ * are fewer of them than vectors, else the vectors first, so that either
+ * set takes few registers beside the CB x U accumulators. */
+#define AVX2_TERM_FMAS(CB, U, acc, t, k, LOAD)                                \
+    if ((CB) <= (U)) {                                                        \
+        __m256 w[CB];                                                         \
+        _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)               \
+            w[j] = _mm256_set1_ps((t)[k].w[j]);                               \
+        _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {               \
+            __m256 x = LOAD(u);                                               \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
+                acc[j][u] = _mm256_fmadd_ps(w[j], x, acc[j][u]);              \
+        }                                                                     \
+    } else {                                                                  \
+        __m256 x[U];                                                          \
+        _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) x[u] = LOAD(u); \
+        _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {             \
+            __m256 w = _mm256_set1_ps((t)[k].w[j]);                           \
+            _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++)             \
+                acc[j][u] = _mm256_fmadd_ps(w, x[u], acc[j][u]);              \
+        }                                                                     \
+    }
+
+/* acc[j][u] += w[j] * in over the terms, for the U vectors of 8 positions
+ * from @p m0, input type T of ES bytes: AVX2_TERMS_FULL where every term
+ * covers them all (no test, no mask: with the edge test in the same loop
+ * the compiler kept the accumulators on the stack), AVX2_TERMS_EDGE
+ * elsewhere (loads masked at a term's ends). Each term prefetches its run
+ * 4 steps ahead: a row reads some 60 input runs at once (dense 2D
+ * specification example), more streams than the hardware prefetchers
+ * follow; one thread there took 8.2 ms without, 6.0 ms with
+ * (`OMP_NUM_THREADS=1 DGRAD_OWN_LOOP=only dgrad bench --no-raw
+ * --data-format NCX mb1ic20ih224oc10oh447kh3sh2ph1`, AMD EPYC Zen 3; the
+ * 16-row copy ...ih16... 0.49 -> 0.29 ms). */
+#define AVX2_TERMS_FULL(T, ES, CB, U, acc, t, n, in, m0)                      \
+    for (int k = 0; k < (n); k++) {                                           \
+        const char *src = (in) + ((t)[k].off + (m0)) * (int64_t)(ES);         \
+        _mm_prefetch(src + 64 * (ES), _MM_HINT_T0);                           \
+        AVX2_TERM_FMAS(CB, U, acc, t, k, AVX2_LOAD_FULL_##T)                  \
+    }
+#define AVX2_TERMS_EDGE(T, ES, CB, U, acc, t, n, in, m0)                      \
+    for (int k = 0; k < (n); k++) {                                           \
+        const int64_t m0_ = (m0), lo_ = (t)[k].lo, hi_ = (t)[k].hi;           \
+        if (lo_ >= m0_ + 8 * (U) || hi_ <= m0_) continue;                     \
+        const char *src = (in) + ((t)[k].off + m0_) * (int64_t)(ES);          \
+        AVX2_TERM_FMAS(CB, U, acc, t, k, AVX2_LOAD_EDGE_##T)                  \
+    }
+#define AVX2_LOAD_FULL_f32(u) load8_f32(src + 32 * (u))
+#define AVX2_LOAD_FULL_bf16(u) load8_bf16(src + 16 * (u))
+#define AVX2_LOAD_FULL_f16(u) load8_f16(src + 16 * (u))
+#define AVX2_LOAD_EDGE_f32(u)                                                 \
+    mload8_f32(src + 32 * (u), m0_ + 8 * (u), lo_, hi_)
+#define AVX2_LOAD_EDGE_bf16(u)                                                \
+    mload8_bf16(src + 16 * (u), m0_ + 8 * (u), lo_, hi_)
+#define AVX2_LOAD_EDGE_f16(u)                                                 \
+    mload8_f16(src + 16 * (u), m0_ + 8 * (u), lo_, hi_)
+#define AVX2_TERMS(T, ES, CB, U, acc, t, n, in, m0, full)                     \
+    if (full) {                                                               \
+        AVX2_TERMS_FULL(T, ES, CB, U, acc, t, n, in, m0)                      \
+    } else {                                                                  \
+        AVX2_TERMS_EDGE(T, ES, CB, U, acc, t, n, in, m0)                      \
+    }
+
+/* Positions [*lo, *hi) of a phase that every one of its @p n terms
+ * covers. */
+static inline void terms_common(const term_t *t, int n, int64_t count,
+        int64_t *lo, int64_t *hi) {
+    *lo = 0;
+    *hi = count;
+    for (int k = 0; k < n; k++) {
+        if (t[k].lo > *lo) *lo = t[k].lo;
+        if (t[k].hi < *hi) *hi = t[k].hi;
+    }
+}
+
+#define DEFINE_PHASE_VALUES_AVX2(T, ES, CB, U)                                \
+    AVX2 static void phase_values_avx2_##T##_##CB##_##U(const void *in_,     \
+            const term_t *t, int n, const float *bias, int64_t count,         \
+            float *const *v) {                                                \
+        const char *in = in_;                                                 \
+        int64_t lo, hi;                                                       \
+        terms_common(t, n, count, &lo, &hi);                                  \
+        for (int64_t m0 = 0; m0 < count; m0 += 8 * (U)) {                     \
+            __m256 acc[CB][U];                                                \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
+                _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++)         \
+                    acc[j][u] = _mm256_set1_ps(bias[j]);                      \
+            AVX2_TERMS(T, ES, CB, U, acc, t, n, in, m0,                       \
+                    lo <= m0 && m0 + 8 * (U) <= hi)                           \
+            _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {           \
+                if (count - m0 - 8 * u <= 0) break;                           \
+                __m256i mk = lanes8(m0 + 8 * u, 0, count);                    \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)       \
+                    _mm256_maskstore_ps(v[j] + m0 + 8 * u, mk, acc[j][u]);    \
+            }                                                                 \
+        }                                                                     \
+    }
+
+AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
+    const __m256 a = _mm256_set1_ps(ep->a);
+    if (ep->clip) { /* x < min ? min : x > max ? max : x (NaN stays) */
+        const __m256 b = _mm256_set1_ps(ep->b);
+        __m256 r = _mm256_blendv_ps(v, b, _mm256_cmp_ps(v, b, _CMP_GT_OQ));
+        return _mm256_blendv_ps(r, a, _mm256_cmp_ps(v, a, _CMP_LT_OQ));
+    }
+    /* x > 0 ? x : alpha x */
+    return _mm256_blendv_ps(_mm256_mul_ps(a, v), v,
+            _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ));
+}
+
+/* Both phases of stride 2 (as phase_pair_*, AVX-512): per 16 U output
+ * positions, the even phase's sums parked, then the odd phase's
+ * interleaved with them (unpack, then 128-bit halves swapped) and stored
+ * into the f32 rows, the chain's register epilogue applied; only the
+ * row's last vectors masked. */
+#define DEFINE_PHASE_PAIR_AVX2(T, ES, CB, U)                                  \
+    AVX2 static void phase_pair_avx2_##T##_##CB##_##U(const void *in_,       \
+            const term_t *te, int ne, const term_t *to, int no,               \
+            const float *bias, const epilogue_t *ep, int64_t len,            \
+            float *const *dst) {                                              \
+        const char *in = in_;                                                 \
+        int64_t count = (len + 1) / 2, elo, ehi, olo, ohi;                    \
+        terms_common(te, ne, count, &elo, &ehi);                              \
+        terms_common(to, no, count, &olo, &ohi);                              \
+        for (int64_t m0 = 0; m0 < count; m0 += 8 * (U)) {                     \
+            __m256 acc[CB][U];                                                \
+            float even[CB][U][8] __attribute__((aligned(32)));                \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
+                _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++)         \
+                    acc[j][u] = _mm256_set1_ps(bias[j]);                      \
+            AVX2_TERMS(T, ES, CB, U, acc, te, ne, in, m0,                     \
+                    elo <= m0 && m0 + 8 * (U) <= ehi)                         \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
+                _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {       \
+                    _mm256_store_ps(even[j][u], acc[j][u]);                   \
+                    acc[j][u] = _mm256_set1_ps(bias[j]);                      \
+                }                                                             \
+            /* parked in memory: kept in registers, they pushed the odd   \
+             * phase's accumulators onto the stack (2x slower) */          \
+            __asm__ volatile("" ::: "memory");                                \
+            AVX2_TERMS(T, ES, CB, U, acc, to, no, in, m0,                     \
+                    olo <= m0 && m0 + 8 * (U) <= ohi)                         \
+            _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {           \
+                int64_t x = 2 * (m0 + 8 * u), left = len - x;                 \
+                if (left <= 0) break;                                         \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {     \
+                    __m256 e = _mm256_load_ps(even[j][u]);                    \
+                    __m256 l = _mm256_unpacklo_ps(e, acc[j][u]);              \
+                    __m256 h = _mm256_unpackhi_ps(e, acc[j][u]);              \
+                    __m256 a = _mm256_permute2f128_ps(l, h, 0x20);            \
+                    __m256 b = _mm256_permute2f128_ps(l, h, 0x31);            \
+                    if (ep) {                                                 \
+                        a = epilogue_avx2(ep, a);                             \
+                        b = epilogue_avx2(ep, b);                             \
+                    }                                                         \
+                    if (left >= 16) {                                         \
+                        _mm256_storeu_ps(dst[j] + x, a);                      \
+                        _mm256_storeu_ps(dst[j] + x + 8, b);                  \
+                    } else {                                                  \
+                        _mm256_maskstore_ps(dst[j] + x, lanes8(0, 0, left),   \
+                                a);                                           \
+                        _mm256_maskstore_ps(dst[j] + x + 8,                   \
+                                lanes8(8, 0, left), b);                       \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+
+/* Per block width: 8-9 accumulator chains (what keeps both FMA units
+ * busy at a latency of 4) for phases of at least AVX2_LONG_STEPS such
+ * steps (the long kernels), 2 vectors per channel for shorter ones, where
+ * the steps would be mostly edges (3D example at 56^3: rows of 56 per
+ * phase); blocks wider than CO_BLOCK take 1-2 vectors whatever the row. */
+#define AVX2_LONG_STEPS 4
+static const int avx2_long_vectors[CO_BLOCK_WIDE] = {8, 4, 3, 2, 2, 2, 1,
+        1, 1, 1, 1, 1};
+static int avx2_long(int cb, int64_t count) {
+    return cb > CO_BLOCK
+            || count >= AVX2_LONG_STEPS * 8 * avx2_long_vectors[cb - 1];
+}
+
+#define AVX2_KERNELS(T, ES)                                                   \
+    DEFINE_PHASE_VALUES_AVX2(T, ES, 1, 8)                                     \
+    DEFINE_PHASE_VALUES_AVX2(T, ES, 2, 4)                                     \
+    DEFINE_PHASE_VALUES_AVX2(T, ES, 3, 3)                                     \
+    DEFINE_PHASE_VALUES_AVX2(T, ES, 4, 2)                                     \
+    DEFINE_PHASE_VALUES_AVX2(T, ES, 1, 2)                                     \
+    DEFINE_PHASE_VALUES_AVX2(T, ES, 2, 2)                                     \
+    DEFINE_PHASE_VALUES_AVX2(T, ES, 3, 2)                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 8)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 4)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 3)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 4, 2)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 5, 2)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 6, 2)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 7, 1)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 8, 1)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 9, 1)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 10, 1)                                      \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 11, 1)                                      \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 12, 1)                                      \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 2)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 2)                                       \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 2)
+AVX2_KERNELS(f32, 4)
+AVX2_KERNELS(bf16, 2)
+AVX2_KERNELS(f16, 2)
+
+#define AVX2_VALUES_LONG(T)                                                   \
+    {phase_values_avx2_##T##_1_8, phase_values_avx2_##T##_2_4,                \
+            phase_values_avx2_##T##_3_3, phase_values_avx2_##T##_4_2}
+#define AVX2_VALUES_SHORT(T)                                                  \
+    {phase_values_avx2_##T##_1_2, phase_values_avx2_##T##_2_2,                \
+            phase_values_avx2_##T##_3_2, phase_values_avx2_##T##_4_2}
+static const phase_values_fn phase_values_avx2_long[3][CO_BLOCK] = {
+        AVX2_VALUES_LONG(f32), AVX2_VALUES_LONG(bf16), AVX2_VALUES_LONG(f16)};
+static const phase_values_fn phase_values_avx2_short[3][CO_BLOCK] = {
+        AVX2_VALUES_SHORT(f32), AVX2_VALUES_SHORT(bf16),
+        AVX2_VALUES_SHORT(f16)};
+#define AVX2_PAIR_LONG(T)                                                     \
+    {phase_pair_avx2_##T##_1_8, phase_pair_avx2_##T##_2_4,                    \
+            phase_pair_avx2_##T##_3_3, phase_pair_avx2_##T##_4_2,             \
+            phase_pair_avx2_##T##_5_2, phase_pair_avx2_##T##_6_2,             \
+            phase_pair_avx2_##T##_7_1, phase_pair_avx2_##T##_8_1,             \
+            phase_pair_avx2_##T##_9_1, phase_pair_avx2_##T##_10_1,            \
+            phase_pair_avx2_##T##_11_1, phase_pair_avx2_##T##_12_1}
+#define AVX2_PAIR_SHORT(T)                                                    \
+    {phase_pair_avx2_##T##_1_2, phase_pair_avx2_##T##_2_2,                    \
+            phase_pair_avx2_##T##_3_2, phase_pair_avx2_##T##_4_2}
+static const phase_pair_fn phase_pair_avx2_long[3][CO_BLOCK_WIDE] = {
+        AVX2_PAIR_LONG(f32), AVX2_PAIR_LONG(bf16), AVX2_PAIR_LONG(f16)};
+static const phase_pair_fn phase_pair_avx2_short[3][CO_BLOCK] = {
+        AVX2_PAIR_SHORT(f32), AVX2_PAIR_SHORT(bf16), AVX2_PAIR_SHORT(f16)};
+
+phase_values_fn direct_avx2_values(int type, int cb, int64_t count) {
+    return avx2_long(cb, count) ? phase_values_avx2_long[type][cb - 1]
+                                : phase_values_avx2_short[type][cb - 1];
+}
+
+phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count) {
+    return avx2_long(cb, count) ? phase_pair_avx2_long[type][cb - 1]
+                                : phase_pair_avx2_short[type][cb - 1];
+}
+#endif
