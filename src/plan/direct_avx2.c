@@ -79,7 +79,12 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
 
 /* The FMAs of term k for the U vectors LOAD(u): weights first where there
  * are fewer of them than vectors, else the vectors first, so that either
- * set takes few registers beside the CB x U accumulators. */
+ * set takes few registers beside the CB x U accumulators. Each vector is
+ * held in a register (the empty asm): left free, GCC folded the load
+ * into every channel's FMA, CB loads of it where one does, and loads are
+ * what limit these kernels (2 channels, one thread: 45 -> 53 and 56 -> 70
+ * GFLOP/s; `dgrad_rows_kernel 2 447 5 5` and `... 2 447 20 20`, AMD EPYC
+ * Zen 3, bench/README.md "What limits the rows loop on AVX2"). */
 #define AVX2_TERM_FMAS(CB, U, acc, t, k, LOAD)                                \
     if ((CB) <= (U)) {                                                        \
         __m256 w[CB];                                                         \
@@ -87,6 +92,7 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
             w[j] = _mm256_set1_ps((t)[k].w[j]);                               \
         _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {               \
             __m256 x = LOAD(u);                                               \
+            __asm__("" : "+x"(x));                                            \
             _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
                 acc[j][u] = _mm256_fmadd_ps(w[j], x, acc[j][u]);              \
         }                                                                     \
@@ -104,7 +110,8 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
  * from @p m0, input type T of ES bytes: AVX2_TERMS_FULL where every term
  * covers them all (no test, no mask: with the edge test in the same loop
  * the compiler kept the accumulators on the stack), AVX2_TERMS_EDGE
- * elsewhere (loads masked at a term's ends). Each term prefetches its run
+ * elsewhere (loads masked only for the terms that end inside the step,
+ * the others loaded whole). Each term prefetches its run
  * 4 steps ahead: a row reads some 60 input runs at once (dense 2D
  * specification example), more streams than the hardware prefetchers
  * follow; one thread there took 8.2 ms without, 6.0 ms with
@@ -122,7 +129,11 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
         const int64_t m0_ = (m0), lo_ = (t)[k].lo, hi_ = (t)[k].hi;           \
         if (lo_ >= m0_ + 8 * (U) || hi_ <= m0_) continue;                     \
         const char *src = (in) + ((t)[k].off + m0_) * (int64_t)(ES);          \
-        AVX2_TERM_FMAS(CB, U, acc, t, k, AVX2_LOAD_EDGE_##T)                  \
+        if (lo_ <= m0_ && m0_ + 8 * (U) <= hi_) {                             \
+            AVX2_TERM_FMAS(CB, U, acc, t, k, AVX2_LOAD_FULL_##T)              \
+        } else {                                                              \
+            AVX2_TERM_FMAS(CB, U, acc, t, k, AVX2_LOAD_EDGE_##T)              \
+        }                                                                     \
     }
 #define AVX2_LOAD_FULL_f32(u) load8_f32(src + 32 * (u))
 #define AVX2_LOAD_FULL_bf16(u) load8_bf16(src + 16 * (u))

@@ -1,0 +1,92 @@
+/*
+ * dgrad_rows_kernel: one AVX2 kernel of the rows loop (direct_avx2.c),
+ * both phases of stride 2 for a block of channels, timed alone on
+ * synthetic terms, so that what limits it can be told from what limits
+ * the whole loop (bench/README.md "What limits the rows loop on AVX2").
+ *
+ *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING]
+ *
+ * CB output channels (1-12), output rows of LEN, ROWS input rows read by
+ * EVEN terms of the even phase and 2 x EVEN of the odd one (the odd
+ * phase's second tap one position further, as stride 2 with 3 taps),
+ * input rows SPACING floats apart (default: the row plus 64; a multiple
+ * of 1024 puts every row in the same L1 sets, as the channel planes of
+ * 224 x 224 do). Prints GFLOP/s of one thread.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "plan/direct_rows.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+static double seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s CB LEN ROWS EVEN [SPACING]\n", argv[0]);
+        return 2;
+    }
+    int cb = atoi(argv[1]), rows = atoi(argv[3]), ne = atoi(argv[4]);
+    int64_t len = atoll(argv[2]), count = (len + 1) / 2;
+    int64_t spacing = argc > 5 ? atoll(argv[5]) : count + 64;
+    int no = 2 * ne;
+    if (cb < 1 || cb > CO_BLOCK_WIDE || len < 2 || rows < 1 || ne < 1
+            || no > 4096 || spacing < count + 1) {
+        fprintf(stderr, "%s: CB 1-%d, LEN >= 2, ROWS >= 1, EVEN 1-2048, "
+                "SPACING > LEN/2\n", argv[0], CO_BLOCK_WIDE);
+        return 2;
+    }
+    size_t in_n = (size_t)(rows * spacing + 64);
+    float *in = aligned_alloc(64, (in_n * sizeof(float) + 63) / 64 * 64);
+    term_t *te = calloc((size_t)ne, sizeof *te),
+           *to = calloc((size_t)no, sizeof *to);
+    float *dst[CO_BLOCK_WIDE], bias[CO_BLOCK_WIDE] = {0};
+    if (!in || !te || !to) return 1;
+    for (size_t i = 0; i < in_n; i++) in[i] = (float)(i % 7) * 0.1f;
+    for (int k = 0; k < ne; k++) {
+        te[k].off = (k % rows) * spacing;
+        te[k].lo = 0;
+        te[k].hi = count;
+        for (int j = 0; j < CO_BLOCK_WIDE; j++) te[k].w[j] = 0.01f * j;
+    }
+    for (int k = 0; k < no; k++) { /* taps at m and m + 1 of one row */
+        to[k].off = (k / 2 % rows) * spacing + (k & 1);
+        to[k].lo = 0;
+        to[k].hi = count - (k & 1);
+        for (int j = 0; j < CO_BLOCK_WIDE; j++) to[k].w[j] = 0.01f * j;
+    }
+    for (int j = 0; j < cb; j++)
+        if (!(dst[j] = aligned_alloc(64, (size_t)(len + 64) * 4))) return 1;
+    phase_pair_fn pair = direct_avx2_pair(0, cb, count);
+    double flops_per_call = 2.0 * cb * (ne + no) * (double)count;
+    long calls = (long)(4e9 / flops_per_call) + 1;
+    pair(in, te, ne, to, no, bias, NULL, len, dst);
+    double best = 0;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = seconds();
+        for (long i = 0; i < calls; i++)
+            pair(in, te, ne, to, no, bias, NULL, len, dst);
+        double rate = flops_per_call * (double)calls / (seconds() - t0);
+        if (rate > best) best = rate;
+    }
+    printf("cb %d, rows of %lld, %d + %d terms on %d input rows %lld floats "
+           "apart: %.1f GFLOP/s\n", cb, (long long)len, ne, no, rows,
+            (long long)spacing, best * 1e-9);
+    for (int j = 0; j < cb; j++) free(dst[j]);
+    free(te);
+    free(to);
+    free(in);
+    return 0;
+}
+#else
+int main(void) {
+    fprintf(stderr, "dgrad_rows_kernel: x86-64 with GCC or Clang only\n");
+    return 2;
+}
+#endif
