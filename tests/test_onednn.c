@@ -18,6 +18,7 @@
 #include "dtype.h"
 #include "onednn.h"
 #include "plan/onednn_compat.h"
+#include "plan/plan_impl.h"
 #include "reference.h"
 
 /* The policy this file's plans are requested with (each test runs in a
@@ -1166,6 +1167,88 @@ Test(onednn, own_loop_wide_blocks) {
         set_natural_y(&r, 0);
         check_own_loop(r);
     }
+}
+
+/* The rows loop on staged input rows (src/plan/direct_stage.c): planes
+ * of 4 KiB put the rows of an output row in the same L1 sets, and where
+ * more of them than the cache's ways do, the AVX2 kernels read copies.
+ * Expected where those kernels run (AVX2 without AVX-512, or capped by
+ * DGRAD_MAX_CPU_ISA=avx2: ctest own_loop_units_avx2): @p staged. */
+static void check_own_loop_staged(shape_t s, int staged) {
+    policy()->own_loop = 2;
+    policy()->phase_fold = 0;
+    s.act_layout = NCX;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+    const char *mode = getenv("DGRAD_STAGE_ROWS");
+    if (cpu_has_avx2_fma() && !cpu_has_avx512f() && !mode)
+        cr_assert_eq(plan->direct_stage.slots > 0, staged,
+                "rows staged: %lld slots, expected %s",
+                (long long)plan->direct_stage.slots, staged ? "some" : "none");
+    /* One plan on one input, then another: no copy of the first input
+     * survives into the second execution. */
+    buffers_t b[2];
+    for (int i = 0; i < 2; i++) {
+        buffers_init(&b[i], &p, 1, 77u + (unsigned)i);
+        dgrad_reference_compute(&p, b[i].in, b[i].wei,
+                p.has_bias ? b[i].bias : NULL, b[i].ref, b[i].abs_sum);
+        cr_assert_eq(dgrad_plan_execute(plan, b[i].in, b[i].wei, 0,
+                             p.has_bias ? b[i].bias : NULL, b[i].out),
+                dgrad_success, "%s", dgrad_last_error_message());
+    }
+    compare(&p, &b[1], 0);
+    for (int i = 0; i < 2; i++) buffers_free(&b[i]);
+    dgrad_plan_release(plan);
+    check_problem_ex(&p, 1, 0);
+    check_problem_ex(&p, 1, 1);
+}
+
+Test(onednn, own_loop_staged_rows) {
+    /* 12 input channels of 16 x 64 f32 (4 KiB planes): both phases of
+     * stride 2, 2 images, a bias; 13 output channels are two blocks
+     * reading the same copies. */
+    shape_t a = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 12,
+            .Cout = 13, .X = {16, 64}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&a, 1);
+    check_own_loop_staged(a, 1);
+    /* Phase by phase (strides 1 and 3 on the last axis), dilation and
+     * negative padding on the outer one, two groups. */
+    shape_t b = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 20,
+            .Cout = 6, .X = {16, 64}, .K = {3, 4}, .S = {1, 3},
+            .D = {2, 1}, .PB = {-1, 2}};
+    set_natural_y(&b, 0);
+    check_own_loop_staged(b, 1);
+    /* bf16 and f16 rows widened into the copies (planes of 16 x 128). */
+    dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 2; i++) {
+        shape_t h = {.nsp = 2, .dt = dts[i], .N = 1, .G = 1, .Cin = 10,
+                .Cout = 3, .X = {16, 128}, .K = {3, 3}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&h, -1);
+        check_own_loop_staged(h, 1);
+    }
+    /* 3D: 8 channels of 3 x 8 x 128 (12 KiB planes, 4 KiB depth
+     * slices): slots over depth and height windows. */
+    shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 8,
+            .Cout = 2, .X = {3, 8, 128}, .K = {3, 3, 3}, .S = {2, 2, 2},
+            .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
+    set_natural_y(&v, 1);
+    check_own_loop_staged(v, 1);
+    /* Rows of 2 x 512: every input row stays in its slot to the end
+     * (the next execution must not find them there). */
+    shape_t all = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 12,
+            .Cout = 2, .X = {2, 512}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}};
+    set_natural_y(&all, 1);
+    check_own_loop_staged(all, 1);
+    /* 5 rows to a set (fewer than the ways): read in place. */
+    shape_t few = a;
+    few.Cin = 5;
+    check_own_loop_staged(few, 0);
 }
 
 /* The channels-last depthwise loop (src/plan/direct_dw.c): channel

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { CPU_AVX512F = 1, CPU_AVX512BW = 2, CPU_AVX2_FMA = 4, CPU_READ = 8 };
 
@@ -42,3 +43,24 @@ static int cpu_features(void) {
 int cpu_has_avx512f(void) { return (cpu_features() & CPU_AVX512F) != 0; }
 int cpu_has_avx512bw(void) { return (cpu_features() & CPU_AVX512BW) != 0; }
 int cpu_has_avx2_fma(void) { return (cpu_features() & CPU_AVX2_FMA) != 0; }
+
+/* The L1 data cache's ways, and the distance at which addresses share a
+ * set (its size over its ways), as the C library reads them from the
+ * CPU; where it cannot, 8 ways of 4 KiB (every x86-64 CPU of this
+ * project's machines: getconf LEVEL1_DCACHE_ASSOC). */
+int cpu_l1d_ways(void) {
+#ifdef _SC_LEVEL1_DCACHE_ASSOC
+    long w = sysconf(_SC_LEVEL1_DCACHE_ASSOC);
+    if (w > 0) return (int)w;
+#endif
+    return 8;
+}
+
+int64_t cpu_l1d_set_period(void) {
+#if defined(_SC_LEVEL1_DCACHE_ASSOC) && defined(_SC_LEVEL1_DCACHE_SIZE)
+    long w = sysconf(_SC_LEVEL1_DCACHE_ASSOC),
+         size = sysconf(_SC_LEVEL1_DCACHE_SIZE);
+    if (w > 0 && size > 0 && size % w == 0) return size / w;
+#endif
+    return 4096;
+}

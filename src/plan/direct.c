@@ -20,6 +20,9 @@
  * phases of 32 positions are accumulated together and interleaved by
  * permutes straight into the output row; other strides go through a small
  * buffer. Each output row is written once, in order, by one thread.
+ * The kernels are in direct_avx2.c and direct_avx512.c; where the input
+ * rows of an output row would evict each other from L1, they read f32
+ * copies of them (direct_stage.c).
  * Chosen only where timing finds it faster than the best oneDNN plan
  * (timing.c), checked by the same reference tests, sweeps and fault
  * injection as the rest.
@@ -44,7 +47,6 @@
 #define DIRECT_MAX_TERMS 4096     /* terms of one phase of one row */
 #define DIRECT_MAX_STRIDE 64      /* S of the last axis */
 #define DIRECT_MAX_ROW (1 << 20)  /* output positions of the last axis */
-#define VEC_BLOCK 4
 
 /* Phase values of one output channel of the block: the row's length plus
  * a block of slack. */
@@ -67,6 +69,7 @@ typedef struct row_cache {
 } row_cache_t;
 
 static int block_width(const dgrad_plan_t *plan);
+static dgrad_data_type_t io_type(const dgrad_plan_t *plan);
 
 /* Rows of f32 values in a thread's scratch before the last two: the
  * first phase's (or, with both phases of stride 2 at once, the 16-bit
@@ -79,13 +82,31 @@ static int64_t values_rows(const dgrad_plan_t *plan) {
 
 /* Bytes of one thread's scratch: the row caches, the terms of two
  * phases, the values rows, one f32 row for 16-bit output, one row of a
- * 16-bit post-op operand's values. */
-static size_t thread_scratch(const dgrad_plan_t *plan) {
+ * 16-bit post-op operand's values; then, where the plan stages input
+ * rows, their copies and the record of which row each slot holds. */
+static size_t values_bytes(const dgrad_plan_t *plan) {
     size_t n = CACHE_CLASSES * sizeof(row_cache_t)
             + 2 * DIRECT_MAX_TERMS * sizeof(term_t)
             + (size_t)((values_rows(plan) + 2) * values_len(&plan->p))
                     * sizeof(float);
+    return (n + 63) / 64 * 64;
+}
+
+static size_t thread_scratch(const dgrad_plan_t *plan) {
+    const direct_stage_t *st = &plan->direct_stage;
+    size_t n = values_bytes(plan)
+            + (size_t)st->slots * ((size_t)st->pitch * sizeof(float)
+                                          + sizeof(int64_t));
     return (n + 63) / 64 * 64; /* each thread's part aligned */
+}
+
+/* A thread's staged rows and their tags. */
+static float *stage_rows(const dgrad_plan_t *plan, char *scratch) {
+    return (float *)(scratch + values_bytes(plan));
+}
+static int64_t *stage_tags(const dgrad_plan_t *plan, char *scratch) {
+    const direct_stage_t *st = &plan->direct_stage;
+    return (int64_t *)(stage_rows(plan, scratch) + st->slots * st->pitch);
 }
 
 /* The CPU's vector units: AVX-512 for every type, with its byte/word
@@ -231,6 +252,8 @@ int direct_taps_init(dgrad_plan_t *plan) {
             t[2 + 2 * t[0]] = num / p->S[l];
             t[0]++;
         }
+    direct_stage_plan(plan,
+            !avx512_reads(io_type(plan)) && have_avx2_fma());
     return 1;
 }
 
@@ -257,11 +280,20 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
     }
     const int64_t *last = tab + r * taps_width(p, l);
     int64_t j[DGRAD_MAX_SPATIAL] = {0};
+    const direct_stage_t *st = &plan->direct_stage;
+    int64_t slots_ci = 1; /* slots per input channel */
+    for (int i = 0; i < l; i++) slots_ci *= st->window[i];
     for (;;) {
-        int64_t in_off = 0, k_index = 0;
+        /* the outer positions' share of the input offset and, where rows
+         * are staged, of the slot (the last outer axis's kept apart) */
+        int64_t in_off = 0, k_index = 0, slot = 0, xl = 0;
         for (int i = 0; i < l; i++) {
-            in_off += row[i][2 + 2 * j[i]] * is[2 + i];
+            int64_t x = row[i][2 + 2 * j[i]];
+            in_off += x * is[2 + i];
             k_index = k_index * p->K[i] + row[i][1 + 2 * j[i]];
+            if (st->slots && i < l - 1)
+                slot = (slot + (x & (st->window[i] - 1))) * st->window[i + 1];
+            xl = x;
         }
         for (int64_t e = 0; e < last[0]; e++) {
             int64_t kx = last[1 + 2 * e], tx = last[2 + 2 * e];
@@ -271,7 +303,13 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
             if (lo >= hi) continue;
             for (int64_t ci = 0; ci < icg; ci++) {
                 const float *wk = w + ci * kn + k_index * kl + kx;
-                t[n].off = in_group + ci * is[1] + in_off + q0 - tx;
+                t[n].row = in_group + ci * is[1] + in_off;
+                t[n].xl = xl;
+                t[n].slot = ci * slots_ci + slot;
+                t[n].off = (st->slots ? direct_stage_slot(st, &t[n], p->nsp)
+                                           * st->pitch
+                                      : t[n].row)
+                        + q0 - tx;
                 t[n].lo = lo;
                 t[n].hi = hi;
                 for (int c = 0; c < cb; c++) t[n].w[c] = wk[c * co_stride];
@@ -298,247 +336,6 @@ static void phase_values_scalar(const float *in, const term_t *t, int n,
 }
 
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-
-/* Lanes of the 16 positions from @p m0 that lie in [lo, hi). */
-AVX512 static inline __mmask16 lanes(int64_t m0, int64_t lo, int64_t hi) {
-    int64_t a = lo > m0 ? lo - m0 : 0, b = hi < m0 + 16 ? hi - m0 : 16;
-    if (b <= a) return 0;
-    return (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
-}
-
-/* 16 input values as f32, all or the lanes of @p k (others 0). */
-AVX512 static inline __m512 load_f32(const void *p) {
-    return _mm512_loadu_ps(p);
-}
-AVX512 static inline __m512 mload_f32(__mmask16 k, const void *p) {
-    return _mm512_maskz_loadu_ps(k, p);
-}
-AVX512 static inline __m512 load_bf16(const void *p) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-            _mm256_loadu_si256((const __m256i *)p)), 16));
-}
-AVX512 static inline __m512 mload_bf16(__mmask16 k, const void *p) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
-            _mm256_maskz_loadu_epi16(k, p)), 16));
-}
-AVX512 static inline __m512 load_f16(const void *p) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
-}
-AVX512 static inline __m512 mload_f16(__mmask16 k, const void *p) {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p));
-}
-
-/* The same with AVX-512, for a block of CB channels and input type T:
- * VEC_BLOCK vectors of 16 positions per visit of the term list, each term
- * one load (masked at its ends) and CB FMAs per vector. */
-#define DEFINE_PHASE_VALUES(T, ES, CB)                                        \
-    AVX512 static void phase_values_##T##_##CB(const void *in,               \
-            const term_t *t, int n, const float *bias, int64_t count,         \
-            float *const *v) {                                                \
-        for (int64_t m0 = 0; m0 < count; m0 += 16 * VEC_BLOCK) {              \
-            __m512 acc[CB][VEC_BLOCK];                                        \
-            _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
-                _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++)   \
-                    acc[j][u] = _mm512_set1_ps(bias[j]);                      \
-            for (int k = 0; k < n; k++) {                                     \
-                const char *src = (const char *)((uintptr_t)in                \
-                        + (uintptr_t)((t[k].off + m0) * (int64_t)(ES)));      \
-                __m512 w[CB];                                                 \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
-                    w[j] = _mm512_set1_ps(t[k].w[j]);                         \
-                if (t[k].lo <= m0 && m0 + 16 * VEC_BLOCK <= t[k].hi) {        \
-                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK;    \
-                            u++) {                                            \
-                        __m512 x = load_##T(src + 16 * (ES) * u);             \
-                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)  \
-                            acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
-                    }                                                         \
-                } else if (t[k].lo < m0 + 16 * VEC_BLOCK && t[k].hi > m0) {   \
-                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK;    \
-                            u++) {                                            \
-                        __mmask16 mk = lanes(m0 + 16 * u, t[k].lo, t[k].hi);  \
-                        __m512 x = mload_##T(mk, src + 16 * (ES) * u);        \
-                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)  \
-                            acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
-                    }                                                         \
-                }                                                             \
-            }                                                                 \
-            _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {     \
-                int64_t left = count - m0 - 16 * u;                           \
-                if (left <= 0) break;                                         \
-                __mmask16 mk = left >= 16 ? (__mmask16)0xffff                 \
-                                          : (__mmask16)((1u << left) - 1);    \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
-                    _mm512_mask_storeu_ps(v[j] + m0 + 16 * u, mk, acc[j][u]); \
-            }                                                                 \
-        }                                                                     \
-    }
-#define DEFINE_PHASE_VALUES_ALL(T, ES)                                        \
-    DEFINE_PHASE_VALUES(T, ES, 1)                                             \
-    DEFINE_PHASE_VALUES(T, ES, 2)                                             \
-    DEFINE_PHASE_VALUES(T, ES, 3)                                             \
-    DEFINE_PHASE_VALUES(T, ES, 4)
-DEFINE_PHASE_VALUES_ALL(f32, 4)
-DEFINE_PHASE_VALUES_ALL(bf16, 2)
-DEFINE_PHASE_VALUES_ALL(f16, 2)
-
-static const phase_values_fn phase_values_avx512[3][CO_BLOCK] = {
-        {phase_values_f32_1, phase_values_f32_2, phase_values_f32_3,
-                phase_values_f32_4},
-        {phase_values_bf16_1, phase_values_bf16_2, phase_values_bf16_3,
-                phase_values_bf16_4},
-        {phase_values_f16_1, phase_values_f16_2, phase_values_f16_3,
-                phase_values_f16_4}};
-
-/* Output row from its two phases (S = 2): even positions from @p e,
- * odd from @p o. Plain stores: streaming ones measured 1.4x slower on the
- * grouped 2D example (its 6.4 MB output stays in the L3 cache between
- * executions; `dgrad bench`, AMD EPYC Zen 5). */
-AVX512 static void interleave2_avx512(const float *e, const float *o,
-        int64_t len, float *out) {
-    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
-            18, 2, 17, 1, 16, 0);
-    const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27,
-            11, 26, 10, 25, 9, 24, 8);
-    int64_t x = 0;
-    for (; x + 32 <= len; x += 32) {
-        __m512 a = _mm512_loadu_ps(e + x / 2), b = _mm512_loadu_ps(o + x / 2);
-        _mm512_storeu_ps(out + x, _mm512_permutex2var_ps(a, lo, b));
-        _mm512_storeu_ps(out + x + 16, _mm512_permutex2var_ps(a, hi, b));
-    }
-    for (; x < len; x++) out[x] = (x & 1) ? o[x / 2] : e[x / 2];
-}
-
-/* The chain's first op applied in registers before the store, where it
- * is ReLU (any alpha) or Clamp: the rest of the chain runs on the stored
- * row (chain_rows). ReLU then costs 1.04-1.09x the bare loop on the
- * grouped 2D and 3D (56^3) specification examples, against 1.14-1.24x
- * as a pass over each stored row (`/bare` of the command below). */
-AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
-    const __m512 a = _mm512_set1_ps(ep->a);
-    if (ep->clip) {
-        const __m512 b = _mm512_set1_ps(ep->b);
-        /* x < min ? min : x > max ? max : x (NaN stays) */
-        __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, b, _CMP_GT_OQ),
-                v, b);
-        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, a, _CMP_LT_OQ), r,
-                a);
-    }
-    /* x > 0 ? x : alpha x */
-    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(),
-                                        _CMP_GT_OQ),
-            _mm512_mul_ps(a, v), v);
-}
-
-/* Both phases of stride 2 at once (even positions from terms @p te, odd
- * from @p to), for a block of CB channels: per 32 output positions the
- * two 16-lane accumulators are interleaved by permutes and stored straight
- * into the f32 rows @p dst (length @p len): no values buffer, no second
- * pass. Whole vectors are stored unmasked, only the row's last one
- * masked: with every store masked the bare loop took 1.2-1.3x the time
- * on the grouped 2D and 3D (56^3) specification examples (`bare ms` of
- * `DGRAD_OWN_LOOP=only dgrad bench --no-raw --post-ops relu --data-format
- * NCX g4mb1ic20ih224oc8oh447kh3sh2ph1 g4mb1ic20id56oc8od111kd3sd2pd1`,
- * two runs of each build, AMD EPYC Zen 5). */
-#define PAIR_VEC 2
-#define DEFINE_PHASE_PAIR(T, ES, CB)                                          \
-    AVX512 static void phase_pair_##T##_##CB(const void *in,                 \
-            const term_t *te, int ne, const term_t *to, int no,               \
-            const float *bias, const epilogue_t *ep, int64_t len,            \
-            float *const *dst) {                                              \
-        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
-                3, 18, 2, 17, 1, 16, 0);                                      \
-        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
-                27, 11, 26, 10, 25, 9, 24, 8);                                \
-        int64_t count = (len + 1) / 2;                                        \
-        for (int64_t m0 = 0; m0 < count; m0 += 16 * PAIR_VEC) {               \
-            __m512 acc[2][CB][PAIR_VEC];                                      \
-            _Pragma("GCC unroll 2") for (int ph = 0; ph < 2; ph++) {          \
-                const term_t *t = ph ? to : te;                               \
-                int n = ph ? no : ne;                                         \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
-                    _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) \
-                        acc[ph][j][u] = _mm512_set1_ps(bias[j]);              \
-                for (int k = 0; k < n; k++) {                                 \
-                    const char *src = (const char *)((uintptr_t)in            \
-                            + (uintptr_t)((t[k].off + m0) * (int64_t)(ES)));  \
-                    __m512 w[CB];                                             \
-                    _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)      \
-                        w[j] = _mm512_set1_ps(t[k].w[j]);                     \
-                    if (t[k].lo <= m0 && m0 + 16 * PAIR_VEC <= t[k].hi) {     \
-                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
-                                u++) {                                        \
-                            __m512 x = load_##T(src + 16 * (ES) * u);         \
-                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
-                                    j++)                                      \
-                                acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
-                                        acc[ph][j][u]);                       \
-                        }                                                     \
-                    } else if (t[k].lo < m0 + 16 * PAIR_VEC                   \
-                            && t[k].hi > m0) {                                \
-                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
-                                u++) {                                        \
-                            __mmask16 mk = lanes(m0 + 16 * u, t[k].lo,        \
-                                    t[k].hi);                                 \
-                            __m512 x = mload_##T(mk, src + 16 * (ES) * u);    \
-                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
-                                    j++)                                      \
-                                acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
-                                        acc[ph][j][u]);                       \
-                        }                                                     \
-                    }                                                         \
-                }                                                             \
-            }                                                                 \
-            _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) {      \
-                int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
-                if (left <= 0) break;                                         \
-                __mmask16 k0 = left >= 16 ? (__mmask16)0xffff                 \
-                                          : (__mmask16)((1u << left) - 1);    \
-                __mmask16 k1 = left >= 32 ? (__mmask16)0xffff                 \
-                        : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)    \
-                                    : (__mmask16)0;                           \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++) {        \
-                    __m512 a = _mm512_permutex2var_ps(acc[0][j][u], lo,       \
-                            acc[1][j][u]);                                    \
-                    __m512 b = _mm512_permutex2var_ps(acc[0][j][u], hi,       \
-                            acc[1][j][u]);                                    \
-                    if (ep) {                                                 \
-                        a = epilogue(ep, a);                                  \
-                        b = epilogue(ep, b);                                  \
-                    }                                                         \
-                    if (left >= 32) { /* plain stores: see above */           \
-                        _mm512_storeu_ps(dst[j] + x, a);                      \
-                        _mm512_storeu_ps(dst[j] + x + 16, b);                 \
-                    } else {                                                  \
-                        _mm512_mask_storeu_ps(dst[j] + x, k0, a);             \
-                        _mm512_mask_storeu_ps(dst[j] + x + 16, k1, b);        \
-                    }                                                         \
-                }                                                             \
-            }                                                                 \
-        }                                                                     \
-    }
-#define DEFINE_PHASE_PAIR_ALL(T, ES)                                          \
-    DEFINE_PHASE_PAIR(T, ES, 1)                                               \
-    DEFINE_PHASE_PAIR(T, ES, 2)                                               \
-    DEFINE_PHASE_PAIR(T, ES, 3)                                               \
-    DEFINE_PHASE_PAIR(T, ES, 4)
-DEFINE_PHASE_PAIR_ALL(f32, 4)
-DEFINE_PHASE_PAIR_ALL(bf16, 2)
-DEFINE_PHASE_PAIR_ALL(f16, 2)
-
-static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
-        {phase_pair_f32_1, phase_pair_f32_2, phase_pair_f32_3,
-                phase_pair_f32_4},
-        {phase_pair_bf16_1, phase_pair_bf16_2, phase_pair_bf16_3,
-                phase_pair_bf16_4},
-        {phase_pair_f16_1, phase_pair_f16_2, phase_pair_f16_3,
-                phase_pair_f16_4}};
-
-#endif
 
 /* The type the loop reads and writes: the user's, or f32 when the
  * tensors travel through staging copies. */
@@ -555,7 +352,7 @@ static void phase_values(dgrad_data_type_t dt, const void *in,
         float *const *v) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (avx512_reads(dt)) {
-        phase_values_avx512[type_index(dt)][cb - 1](in, t, n, bias, count, v);
+        direct_avx512_values(type_index(dt), cb)(in, t, n, bias, count, v);
         return;
     }
     if (have_avx2_fma()) {
@@ -573,7 +370,7 @@ static void phase_values(dgrad_data_type_t dt, const void *in,
 static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt, int cb,
         int64_t len) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (avx512_reads(dt)) return phase_pair_avx512[type_index(dt)][cb - 1];
+    if (avx512_reads(dt)) return direct_avx512_pair(type_index(dt), cb);
     if (have_avx2_fma())
         return direct_avx2_pair(type_index(dt), cb, (len + 1) / 2);
 #endif
@@ -605,7 +402,7 @@ static void interleave2(const float *e, const float *o, int64_t len,
         float *out) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (have_avx512()) {
-        interleave2_avx512(e, o, len, out);
+        direct_avx512_interleave2(e, o, len, out);
         return;
     }
 #endif
@@ -642,9 +439,18 @@ static row_cache_t *cached_terms(const dgrad_plan_t *plan, const int64_t *is,
     for (int j = 0; j < i; j++)
         if (rc->y[j] != y[j]) return NULL;
     if (!same_outer_taps(plan, rc->y[i], y[i])) return NULL;
-    int64_t shift = (y[i] - rc->y[i]) / p->S[i] * is[2 + i];
+    const direct_stage_t *st = &plan->direct_stage;
+    int64_t dx = (y[i] - rc->y[i]) / p->S[i], shift = dx * is[2 + i];
     for (int ph = 0; ph < 2; ph++)
-        for (int k = 0; k < rc->n[ph]; k++) rc->t[ph][k].off += shift;
+        for (int k = 0; k < rc->n[ph]; k++) {
+            term_t *t = &rc->t[ph][k];
+            int64_t from = st->slots ? direct_stage_slot(st, t, p->nsp) : 0;
+            t->row += shift;
+            t->xl += dx;
+            t->off += st->slots
+                    ? (direct_stage_slot(st, t, p->nsp) - from) * st->pitch
+                    : shift;
+        }
     rc->y[i] = y[i];
     return rc;
 }
@@ -716,7 +522,13 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     for (int j = 0; j < cb; j++)
         assembled[j] = f32 ? (float *)out_row[j]
                 : S == 1 ? ph[0][j] : interleave ? row32 : ph[1][j];
-    phase_pair_fn pair = interleave ? phase_pair_for_cpu(dt, cb, Y) : NULL;
+    /* Where the plan stages input rows, the kernels read the f32 copies. */
+    const direct_stage_t *st = &plan->direct_stage;
+    float *staged = st->slots ? stage_rows(plan, scratch) : NULL;
+    int64_t *tags = st->slots ? stage_tags(plan, scratch) : NULL;
+    dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
+    const void *src = st->slots ? (const void *)staged : in;
+    phase_pair_fn pair = interleave ? phase_pair_for_cpu(kt, cb, Y) : NULL;
     if (pair) {
         /* Even positions are the phase starting at 0. */
         int64_t count[2], q0[2], r_even = 0;
@@ -737,10 +549,16 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
                     count[r_odd], q0[r_odd], t2);
             keep_terms(p, in_group, y, w, cb, t, ne, t2, no, cache);
         }
+        if (st->slots) {
+            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, ne, staged,
+                    tags);
+            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t2, no, staged,
+                    tags);
+        }
         for (int j = 0; j < cb && !f32; j++) assembled[j] = ph[0][j];
         epilogue_t ep;
         int from = plan->post.fused ? post_chain_epilogue(&plan->p, &ep) : 0;
-        pair(in, t, ne, t2, no, bias, from ? &ep : NULL, Y, assembled);
+        pair(src, t, ne, t2, no, bias, from ? &ep : NULL, Y, assembled);
         if (plan->post.fused && from < plan->p.n_post_ops)
             chain_rows(plan, operands, n_img, c, y, cb, from, assembled, tmp);
         for (int j = 0; j < cb && !f32; j++)
@@ -753,7 +571,10 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
         if (count == 0) continue;
         int n = row_terms(plan, is, in_group, y, w, cb, r, count, q0, t);
         float *const *dst = S == 1 ? assembled : ph[interleave ? a : 0];
-        phase_values(dt, in, t, n, bias, cb, count, dst);
+        if (st->slots)
+            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, n, staged,
+                    tags);
+        phase_values(kt, src, t, n, bias, cb, count, dst);
         if (S > 1 && !interleave)
             for (int j = 0; j < cb; j++)
                 for (int64_t m = 0; m < count; m++)
@@ -823,8 +644,12 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
     /* Cached term lists hold weights: none survives from an execution
      * with other weights. */
     for (int th = 0; th < plan->direct_threads; th++) {
-        row_cache_t *cache = (row_cache_t *)(scratch + per_thread * (size_t)th);
+        char *mine = scratch + per_thread * (size_t)th;
+        row_cache_t *cache = (row_cache_t *)mine;
         for (int c = 0; c < CACHE_CLASSES; c++) cache[c].valid = 0;
+        /* staged rows are this execution's input's */
+        if (plan->direct_stage.slots)
+            direct_stage_clear(&plan->direct_stage, stage_tags(plan, mine));
     }
     rows_args_t args = {plan, in, w, bias, operands, out, blocks, width};
     direct_for_rows(plan, rows, (double)rows * (double)p->Y[l]

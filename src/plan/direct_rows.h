@@ -14,14 +14,19 @@
  * vectors of 16 positions per term visit; the AVX2 kernels for both
  * phases of stride 2 take up to CO_BLOCK_WIDE (block_width). */
 #define CO_BLOCK 4
+#define VEC_BLOCK 4
 #define CO_BLOCK_WIDE 12
 #define CO_BLOCK_MAX CO_BLOCK_WIDE
 
 /* One term of a phase of a row: input run (offset of m = 0 in elements,
- * may lie before the run), valid for m in [lo, hi), and its weight for
- * each output channel of the block. */
+ * may lie before the run; in the staged rows where the plan stages
+ * them), valid for m in [lo, hi), and its weight for each output channel
+ * of the block. Where rows are staged, also the input row it reads (its
+ * first element in the user's tensor), that row's position on the last
+ * outer axis and its slot but for that position (direct_stage.c). */
 typedef struct term {
     int64_t off, lo, hi;
+    int64_t row, xl, slot;
     float w[CO_BLOCK_MAX];
 } term_t;
 
@@ -38,5 +43,28 @@ typedef void (*phase_pair_fn)(const void *, const term_t *, int,
  * GCC or Clang; the caller checks the CPU: cpu_has_avx2_fma). */
 phase_values_fn direct_avx2_values(int type, int cb, int64_t count);
 phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count);
+
+/* The AVX-512 kernels (direct_avx512.c) for blocks of up to CO_BLOCK
+ * channels, and the interleaving of an even and an odd phase row into an
+ * output row of @p len (the caller checks the CPU: cpu_has_avx512f, and
+ * cpu_has_avx512bw for 16-bit types). */
+phase_values_fn direct_avx512_values(int type, int cb);
+phase_pair_fn direct_avx512_pair(int type, int cb);
+void direct_avx512_interleave2(const float *e, const float *o, int64_t len,
+        float *out);
+
+/* Staged input rows (direct_stage.c): the plan's geometry (at plan
+ * time: 0 where the rows are read in place), the slot of a term's row,
+ * and the copies a term list needs made (@p tags: a thread's record of
+ * the row in each slot, cleared per execution by direct_stage_clear). */
+void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels);
+static inline int64_t direct_stage_slot(const direct_stage_t *st,
+        const term_t *t, int nsp) {
+    return t->slot + (nsp > 1 ? t->xl & (st->window[nsp - 2] - 1) : 0);
+}
+void direct_stage_clear(const direct_stage_t *st, int64_t *tags);
+void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
+        dgrad_data_type_t dt, int64_t x, const term_t *t, int n,
+        float *rows, int64_t *tags);
 
 #endif

@@ -175,6 +175,15 @@ typedef struct fold {
     phase_copy_t *copies; /* allocated, n_copies */
 } fold_t;
 
+/* The rows loop's input rows staged as f32 in each thread's scratch
+ * (direct_stage.c): @p slots rows @p pitch floats apart, 0 where the
+ * loop reads the user's rows; an input row's slot is its channel in the
+ * group and its positions on the outer axes modulo @p window. */
+typedef struct direct_stage {
+    int64_t slots, pitch, next;
+    int64_t window[DGRAD_MAX_SPATIAL];
+} direct_stage_t;
+
 struct dgrad_plan {
     atomic_long refs;
     dgrad_problem_t p;
@@ -204,6 +213,7 @@ struct dgrad_plan {
     int direct;                    /* dgrad's own loop: DIRECT_ROWS or
                                       DIRECT_DEPTHWISE_CL, 0: none */
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
+    direct_stage_t direct_stage;   /* the rows loop's staged input rows */
     int direct_threads;            /* threads its scratch has room for */
     post_pass_t post;              /* the post-ops, after everything */
     size_t scratch_size;           /* largest scratchpad of all steps */
@@ -446,6 +456,8 @@ void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
 int cpu_has_avx512f(void);
 int cpu_has_avx512bw(void);
 int cpu_has_avx2_fma(void);
+int cpu_l1d_ways(void);
+int64_t cpu_l1d_set_period(void);
 
 /* ---------------------------------------------------------- direct_dw.c */
 

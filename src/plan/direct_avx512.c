@@ -1,0 +1,259 @@
+/*
+ * The rows loop's kernels for AVX-512 (direct.c chooses them by the
+ * CPU's flags, cpu.c): phase values of a block of up to 4 output
+ * channels, both phases of stride 2 at once, and the interleaving of two
+ * phase rows, for f32, bf16 and f16 inputs (16-bit ones widened in
+ * registers: AVX-512BW).
+ */
+#include "direct_rows.h"
+
+#include <stdint.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+/* Lanes of the 16 positions from @p m0 that lie in [lo, hi). */
+AVX512 static inline __mmask16 lanes(int64_t m0, int64_t lo, int64_t hi) {
+    int64_t a = lo > m0 ? lo - m0 : 0, b = hi < m0 + 16 ? hi - m0 : 16;
+    if (b <= a) return 0;
+    return (__mmask16)(((1u << b) - 1) & ~((1u << a) - 1));
+}
+
+/* 16 input values as f32, all or the lanes of @p k (others 0). */
+AVX512 static inline __m512 load_f32(const void *p) {
+    return _mm512_loadu_ps(p);
+}
+AVX512 static inline __m512 mload_f32(__mmask16 k, const void *p) {
+    return _mm512_maskz_loadu_ps(k, p);
+}
+AVX512 static inline __m512 load_bf16(const void *p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+            _mm256_loadu_si256((const __m256i *)p)), 16));
+}
+AVX512 static inline __m512 mload_bf16(__mmask16 k, const void *p) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+            _mm256_maskz_loadu_epi16(k, p)), 16));
+}
+AVX512 static inline __m512 load_f16(const void *p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
+}
+AVX512 static inline __m512 mload_f16(__mmask16 k, const void *p) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(k, p));
+}
+
+/* The same with AVX-512, for a block of CB channels and input type T:
+ * VEC_BLOCK vectors of 16 positions per visit of the term list, each term
+ * one load (masked at its ends) and CB FMAs per vector. */
+#define DEFINE_PHASE_VALUES(T, ES, CB)                                        \
+    AVX512 static void phase_values_##T##_##CB(const void *in,               \
+            const term_t *t, int n, const float *bias, int64_t count,         \
+            float *const *v) {                                                \
+        for (int64_t m0 = 0; m0 < count; m0 += 16 * VEC_BLOCK) {              \
+            __m512 acc[CB][VEC_BLOCK];                                        \
+            _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)              \
+                _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++)   \
+                    acc[j][u] = _mm512_set1_ps(bias[j]);                      \
+            for (int k = 0; k < n; k++) {                                     \
+                const char *src = (const char *)((uintptr_t)in                \
+                        + (uintptr_t)((t[k].off + m0) * (int64_t)(ES)));      \
+                __m512 w[CB];                                                 \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
+                    w[j] = _mm512_set1_ps(t[k].w[j]);                         \
+                if (t[k].lo <= m0 && m0 + 16 * VEC_BLOCK <= t[k].hi) {        \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK;    \
+                            u++) {                                            \
+                        __m512 x = load_##T(src + 16 * (ES) * u);             \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)  \
+                            acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
+                    }                                                         \
+                } else if (t[k].lo < m0 + 16 * VEC_BLOCK && t[k].hi > m0) {   \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK;    \
+                            u++) {                                            \
+                        __mmask16 mk = lanes(m0 + 16 * u, t[k].lo, t[k].hi);  \
+                        __m512 x = mload_##T(mk, src + 16 * (ES) * u);        \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)  \
+                            acc[j][u] = _mm512_fmadd_ps(w[j], x, acc[j][u]);  \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+            _Pragma("GCC unroll 4") for (int u = 0; u < VEC_BLOCK; u++) {     \
+                int64_t left = count - m0 - 16 * u;                           \
+                if (left <= 0) break;                                         \
+                __mmask16 mk = left >= 16 ? (__mmask16)0xffff                 \
+                                          : (__mmask16)((1u << left) - 1);    \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
+                    _mm512_mask_storeu_ps(v[j] + m0 + 16 * u, mk, acc[j][u]); \
+            }                                                                 \
+        }                                                                     \
+    }
+#define DEFINE_PHASE_VALUES_ALL(T, ES)                                        \
+    DEFINE_PHASE_VALUES(T, ES, 1)                                             \
+    DEFINE_PHASE_VALUES(T, ES, 2)                                             \
+    DEFINE_PHASE_VALUES(T, ES, 3)                                             \
+    DEFINE_PHASE_VALUES(T, ES, 4)
+DEFINE_PHASE_VALUES_ALL(f32, 4)
+DEFINE_PHASE_VALUES_ALL(bf16, 2)
+DEFINE_PHASE_VALUES_ALL(f16, 2)
+
+static const phase_values_fn phase_values_avx512[3][CO_BLOCK] = {
+        {phase_values_f32_1, phase_values_f32_2, phase_values_f32_3,
+                phase_values_f32_4},
+        {phase_values_bf16_1, phase_values_bf16_2, phase_values_bf16_3,
+                phase_values_bf16_4},
+        {phase_values_f16_1, phase_values_f16_2, phase_values_f16_3,
+                phase_values_f16_4}};
+
+/* Output row from its two phases (S = 2): even positions from @p e,
+ * odd from @p o. Plain stores: streaming ones measured 1.4x slower on the
+ * grouped 2D example (its 6.4 MB output stays in the L3 cache between
+ * executions; `dgrad bench`, AMD EPYC Zen 5). */
+AVX512 void direct_avx512_interleave2(const float *e, const float *o,
+        int64_t len, float *out) {
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3,
+            18, 2, 17, 1, 16, 0);
+    const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27,
+            11, 26, 10, 25, 9, 24, 8);
+    int64_t x = 0;
+    for (; x + 32 <= len; x += 32) {
+        __m512 a = _mm512_loadu_ps(e + x / 2), b = _mm512_loadu_ps(o + x / 2);
+        _mm512_storeu_ps(out + x, _mm512_permutex2var_ps(a, lo, b));
+        _mm512_storeu_ps(out + x + 16, _mm512_permutex2var_ps(a, hi, b));
+    }
+    for (; x < len; x++) out[x] = (x & 1) ? o[x / 2] : e[x / 2];
+}
+
+/* The chain's first op applied in registers before the store, where it
+ * is ReLU (any alpha) or Clamp: the rest of the chain runs on the stored
+ * row (chain_rows). ReLU then costs 1.04-1.09x the bare loop on the
+ * grouped 2D and 3D (56^3) specification examples, against 1.14-1.24x
+ * as a pass over each stored row (`/bare` of the command below). */
+AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
+    const __m512 a = _mm512_set1_ps(ep->a);
+    if (ep->clip) {
+        const __m512 b = _mm512_set1_ps(ep->b);
+        /* x < min ? min : x > max ? max : x (NaN stays) */
+        __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, b, _CMP_GT_OQ),
+                v, b);
+        return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, a, _CMP_LT_OQ), r,
+                a);
+    }
+    /* x > 0 ? x : alpha x */
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(),
+                                        _CMP_GT_OQ),
+            _mm512_mul_ps(a, v), v);
+}
+
+/* Both phases of stride 2 at once (even positions from terms @p te, odd
+ * from @p to), for a block of CB channels: per 32 output positions the
+ * two 16-lane accumulators are interleaved by permutes and stored straight
+ * into the f32 rows @p dst (length @p len): no values buffer, no second
+ * pass. Whole vectors are stored unmasked, only the row's last one
+ * masked: with every store masked the bare loop took 1.2-1.3x the time
+ * on the grouped 2D and 3D (56^3) specification examples (`bare ms` of
+ * `DGRAD_OWN_LOOP=only dgrad bench --no-raw --post-ops relu --data-format
+ * NCX g4mb1ic20ih224oc8oh447kh3sh2ph1 g4mb1ic20id56oc8od111kd3sd2pd1`,
+ * two runs of each build, AMD EPYC Zen 5). */
+#define PAIR_VEC 2
+#define DEFINE_PHASE_PAIR(T, ES, CB)                                          \
+    AVX512 static void phase_pair_##T##_##CB(const void *in,                 \
+            const term_t *te, int ne, const term_t *to, int no,               \
+            const float *bias, const epilogue_t *ep, int64_t len,            \
+            float *const *dst) {                                              \
+        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
+                3, 18, 2, 17, 1, 16, 0);                                      \
+        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
+                27, 11, 26, 10, 25, 9, 24, 8);                                \
+        int64_t count = (len + 1) / 2;                                        \
+        for (int64_t m0 = 0; m0 < count; m0 += 16 * PAIR_VEC) {               \
+            __m512 acc[2][CB][PAIR_VEC];                                      \
+            _Pragma("GCC unroll 2") for (int ph = 0; ph < 2; ph++) {          \
+                const term_t *t = ph ? to : te;                               \
+                int n = ph ? no : ne;                                         \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) \
+                        acc[ph][j][u] = _mm512_set1_ps(bias[j]);              \
+                for (int k = 0; k < n; k++) {                                 \
+                    const char *src = (const char *)((uintptr_t)in            \
+                            + (uintptr_t)((t[k].off + m0) * (int64_t)(ES)));  \
+                    __m512 w[CB];                                             \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)      \
+                        w[j] = _mm512_set1_ps(t[k].w[j]);                     \
+                    if (t[k].lo <= m0 && m0 + 16 * PAIR_VEC <= t[k].hi) {     \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
+                                u++) {                                        \
+                            __m512 x = load_##T(src + 16 * (ES) * u);         \
+                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
+                                    j++)                                      \
+                                acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
+                                        acc[ph][j][u]);                       \
+                        }                                                     \
+                    } else if (t[k].lo < m0 + 16 * PAIR_VEC                   \
+                            && t[k].hi > m0) {                                \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
+                                u++) {                                        \
+                            __mmask16 mk = lanes(m0 + 16 * u, t[k].lo,        \
+                                    t[k].hi);                                 \
+                            __m512 x = mload_##T(mk, src + 16 * (ES) * u);    \
+                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
+                                    j++)                                      \
+                                acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
+                                        acc[ph][j][u]);                       \
+                        }                                                     \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+            _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) {      \
+                int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
+                if (left <= 0) break;                                         \
+                __mmask16 k0 = left >= 16 ? (__mmask16)0xffff                 \
+                                          : (__mmask16)((1u << left) - 1);    \
+                __mmask16 k1 = left >= 32 ? (__mmask16)0xffff                 \
+                        : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)    \
+                                    : (__mmask16)0;                           \
+                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++) {        \
+                    __m512 a = _mm512_permutex2var_ps(acc[0][j][u], lo,       \
+                            acc[1][j][u]);                                    \
+                    __m512 b = _mm512_permutex2var_ps(acc[0][j][u], hi,       \
+                            acc[1][j][u]);                                    \
+                    if (ep) {                                                 \
+                        a = epilogue(ep, a);                                  \
+                        b = epilogue(ep, b);                                  \
+                    }                                                         \
+                    if (left >= 32) { /* plain stores: see above */           \
+                        _mm512_storeu_ps(dst[j] + x, a);                      \
+                        _mm512_storeu_ps(dst[j] + x + 16, b);                 \
+                    } else {                                                  \
+                        _mm512_mask_storeu_ps(dst[j] + x, k0, a);             \
+                        _mm512_mask_storeu_ps(dst[j] + x + 16, k1, b);        \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+#define DEFINE_PHASE_PAIR_ALL(T, ES)                                          \
+    DEFINE_PHASE_PAIR(T, ES, 1)                                               \
+    DEFINE_PHASE_PAIR(T, ES, 2)                                               \
+    DEFINE_PHASE_PAIR(T, ES, 3)                                               \
+    DEFINE_PHASE_PAIR(T, ES, 4)
+DEFINE_PHASE_PAIR_ALL(f32, 4)
+DEFINE_PHASE_PAIR_ALL(bf16, 2)
+DEFINE_PHASE_PAIR_ALL(f16, 2)
+
+static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
+        {phase_pair_f32_1, phase_pair_f32_2, phase_pair_f32_3,
+                phase_pair_f32_4},
+        {phase_pair_bf16_1, phase_pair_bf16_2, phase_pair_bf16_3,
+                phase_pair_bf16_4},
+        {phase_pair_f16_1, phase_pair_f16_2, phase_pair_f16_3,
+                phase_pair_f16_4}};
+
+phase_values_fn direct_avx512_values(int type, int cb) {
+    return phase_values_avx512[type][cb - 1];
+}
+
+phase_pair_fn direct_avx512_pair(int type, int cb) {
+    return phase_pair_avx512[type][cb - 1];
+}
+#endif

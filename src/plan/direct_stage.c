@@ -1,0 +1,153 @@
+/*
+ * The rows loop's input rows staged: where the rows that one output row
+ * reads would share L1 sets, the AVX2 kernels read f32 copies of them
+ * kept in the thread's scratch, each copied once while it stays in use.
+ *
+ * Why: a term list reads one input row per (input channel, outer tap),
+ * all at the same position at once. Channel planes of common sizes are
+ * whole multiples of the L1 set period apart (224^2 f32 = 49 x 4 KiB;
+ * 224^3 f32 = 343 x 128 KiB), so those rows fall in the same sets and
+ * evict each other at every step. The kernel alone, one thread, 2
+ * channels, 11 + 22 terms of 224 positions: 43-44 GFLOP/s on rows 4
+ * KiB-multiples apart, 64 on rows 1152 bytes apart (`dgrad_rows_kernel 2
+ * 447 11 11 50176` against `... 11 11`, AMD EPYC Zen 3; bench/README.md
+ * "What limits the rows loop on AVX2").
+ *
+ * A row's slot is its channel in the group and its position on each
+ * outer axis modulo that axis's window (a power of 2 no smaller than the
+ * positions one output row reads there), so that the rows of one output
+ * row never share a slot and the next output row finds most of them
+ * where they were (on the last outer axis only one new row per channel
+ * and outer tap).
+ *
+ * The copies cost a pass over the input per window (3 per input row of
+ * the 3D example: one per output depth reading it), which only sets that
+ * overflow repay: they are made where the rows of an output row sharing
+ * one set outnumber the L1 cache's ways, on average over the output rows
+ * (direct_stage_plan). Measured, `DGRAD_OWN_LOOP=only dgrad bench --no-raw
+ * --data-format NCX`, both threads, `DGRAD_STAGE_ROWS=never` against the
+ * rule: dense 2D example (20 rows a set) 1.83 -> 1.47 ms; 20 -> 2
+ * channels 0.60 -> 0.49 ms; 2 groups of 10 -> 4 0.81 -> 0.72 ms; read in
+ * place, as they lose when forced: grouped 2D example (5 a set) 0.51 ->
+ * 0.59 ms, the 3D example's rows (5 or 10 a set) 25.9 -> 27.2 ms.
+ */
+#include "direct_rows.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype.h"
+
+/* At most this much of a thread's scratch for the copies (a share of
+ * L2), and the buckets counted for the set period. */
+#define STAGE_BYTES (256 << 10)
+#define PERIOD_LINES_MAX 1024
+#define TAPS_MAX 64 /* per outer axis, where the aliasing is counted */
+
+/* The input positions on outer axis @p i that output position @p y
+ * reads, into @p x; returns their count. */
+static int positions(const dgrad_problem_t *p, int i, int64_t y, int64_t *x) {
+    int n = 0;
+    for (int64_t k = 0; k < p->K[i]; k++) {
+        int64_t num = y + p->PB[i] - p->D[i] * k;
+        if (num >= 0 && num % p->S[i] == 0 && num / p->S[i] < p->X[i])
+            x[n++] = num / p->S[i];
+    }
+    return n;
+}
+
+/* How many of the rows one output row reads start on the same L1 line of
+ * the set period (then they share sets all along the row), the most of
+ * any line, averaged over the output rows of one period of the strides
+ * (from the middle of each outer axis): with stride 2 every other row
+ * reads twice the rows of the next. */
+static double rows_per_set(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    int64_t period = cpu_l1d_set_period(), lines = period / 64;
+    if (lines < 1 || lines > PERIOD_LINES_MAX) return 0;
+    for (int i = 0; i < l; i++)
+        if (p->K[i] > TAPS_MAX) return 0;
+    int64_t es = (int64_t)dgrad_data_type_size(
+            plan->staged ? dgrad_f32 : p->dt);
+    const int64_t *is = plan->in.io_strides;
+    int64_t phase[DGRAD_MAX_SPATIAL] = {0}, sum = 0, rows_seen = 0;
+    for (;;) {
+        int64_t x[DGRAD_MAX_SPATIAL][TAPS_MAX], n[DGRAD_MAX_SPATIAL];
+        int64_t j[DGRAD_MAX_SPATIAL] = {0};
+        int empty = 0;
+        for (int i = 0; i < l; i++)
+            empty |= (n[i] = positions(p, i, p->Y[i] / 2 + phase[i], x[i]))
+                    == 0;
+        int count[PERIOD_LINES_MAX] = {0}, most = 0;
+        for (int64_t ci = 0; !empty && ci < p->Cin / p->G; ci++)
+            for (;;) {
+                int64_t off = ci * is[1];
+                for (int i = 0; i < l; i++) off += x[i][j[i]] * is[2 + i];
+                int64_t b = ((off * es) % period + period) % period / 64;
+                if (++count[b] > most) most = count[b];
+                int i = l - 1;
+                while (i >= 0 && ++j[i] == n[i]) j[i--] = 0;
+                if (i < 0) break;
+            }
+        sum += most;
+        rows_seen++;
+        int i = l - 1;
+        while (i >= 0 && ++phase[i] == p->S[i]) phase[i--] = 0;
+        if (i < 0) break;
+    }
+    return (double)sum / (double)rows_seen;
+}
+
+void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels) {
+    direct_stage_t *st = &plan->direct_stage;
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    memset(st, 0, sizeof *st);
+    /* 1D rows are read by one output row each: nothing to keep. */
+    if (!vector_kernels || l < 1) return;
+    int64_t slots = p->Cin / p->G, span[DGRAD_MAX_SPATIAL];
+    for (int i = 0; i < l; i++) {
+        span[i] = (p->K[i] - 1) * p->D[i] / p->S[i] + 1;
+        if (span[i] > p->X[i]) span[i] = p->X[i];
+        st->window[i] = 1;
+        while (st->window[i] < span[i]) st->window[i] *= 2;
+        slots *= st->window[i];
+    }
+    int64_t pitch = (p->X[l] + 15) / 16 * 16;
+    /* DGRAD_STAGE_ROWS: never, always (where it fits), else by the rows
+     * sharing L1 sets against the cache's ways */
+    const char *mode = getenv("DGRAD_STAGE_ROWS");
+    int never = mode && strcmp(mode, "never") == 0,
+        always = mode && strcmp(mode, "always") == 0;
+    if (never || slots * pitch * (int64_t)sizeof(float) > STAGE_BYTES
+            || (!always && rows_per_set(plan) <= cpu_l1d_ways()))
+        return;
+    st->slots = slots;
+    st->pitch = pitch;
+    st->next = plan->in.io_strides[2 + l - 1];
+}
+
+void direct_stage_clear(const direct_stage_t *st, int64_t *tags) {
+    memset(tags, 0, (size_t)st->slots * sizeof *tags);
+}
+
+void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
+        dgrad_data_type_t dt, int64_t x, const term_t *t, int n,
+        float *rows, int64_t *tags) {
+    size_t es = dgrad_data_type_size(dt);
+    for (int k = 0; k < n; k++) {
+        int64_t s = direct_stage_slot(st, &t[k], nsp);
+        if (tags[s] == t[k].row + 1) continue;
+        const char *from = (const char *)in + (size_t)t[k].row * es;
+        convert_run_to_f32(dt, from, rows + s * st->pitch, x);
+        tags[s] = t[k].row + 1;
+        /* the row that replaces it a few output rows on, on its way (a
+         * copy otherwise waits on each line: with staging forced on
+         * `g4mb1ic20id16ih224iw224oc8od31oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1`
+         * 30.0 -> 27.2 ms, two runs each) */
+        for (int64_t b = 0; b < x * (int64_t)es; b += 64)
+            __builtin_prefetch(from + st->next * (int64_t)es + b, 0, 2);
+    }
+}
