@@ -1171,10 +1171,11 @@ Test(onednn, own_loop_wide_blocks) {
 
 /* The rows loop on staged input rows (src/plan/direct_stage.c): planes
  * of 4 KiB put the rows of an output row in the same L1 sets, and where
- * more of them than the cache's ways do, the AVX2 kernels read copies.
- * Expected where those kernels run (AVX2 without AVX-512, or capped by
- * DGRAD_MAX_CPU_ISA=avx2: ctest own_loop_units_avx2): @p staged. */
-static void check_own_loop_staged(shape_t s, int staged) {
+ * more of them (@p per_set, on average over the output rows) than the
+ * cache has ways do, the AVX2 kernels read copies. Checked where those
+ * kernels run (AVX2 without AVX-512, or capped by DGRAD_MAX_CPU_ISA=avx2:
+ * ctest own_loop_units_avx2) and the rule decides. */
+static void check_own_loop_staged(shape_t s, double per_set) {
     policy()->own_loop = 2;
     policy()->phase_fold = 0;
     s.act_layout = NCX;
@@ -1184,10 +1185,12 @@ static void check_own_loop_staged(shape_t s, int staged) {
             dgrad_success, "%s", dgrad_last_error_message());
     cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
     const char *mode = getenv("DGRAD_STAGE_ROWS");
+    int staged = per_set > cpu_l1d_ways();
     if (cpu_has_avx2_fma() && !cpu_has_avx512f() && !mode)
         cr_assert_eq(plan->direct_stage.slots > 0, staged,
-                "rows staged: %lld slots, expected %s",
-                (long long)plan->direct_stage.slots, staged ? "some" : "none");
+                "rows staged: %lld slots, expected %s (%.1f rows a set, "
+                "%d ways)", (long long)plan->direct_stage.slots,
+                staged ? "some" : "none", per_set, cpu_l1d_ways());
     /* One plan on one input, then another: no copy of the first input
      * survives into the second execution. */
     buffers_t b[2];
@@ -1207,48 +1210,49 @@ static void check_own_loop_staged(shape_t s, int staged) {
 }
 
 Test(onednn, own_loop_staged_rows) {
-    /* 12 input channels of 16 x 64 f32 (4 KiB planes): both phases of
+    /* 24 input channels of 16 x 64 f32 (4 KiB planes): both phases of
      * stride 2, 2 images, a bias; 13 output channels are two blocks
      * reading the same copies. */
-    shape_t a = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 12,
+    shape_t a = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 24,
             .Cout = 13, .X = {16, 64}, .K = {3, 3}, .S = {2, 2},
             .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
     set_natural_y(&a, 1);
-    check_own_loop_staged(a, 1);
+    check_own_loop_staged(a, 24);
     /* Phase by phase (strides 1 and 3 on the last axis), dilation and
      * negative padding on the outer one, two groups. */
-    shape_t b = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 20,
+    shape_t b = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 48,
             .Cout = 6, .X = {16, 64}, .K = {3, 4}, .S = {1, 3},
             .D = {2, 1}, .PB = {-1, 2}};
     set_natural_y(&b, 0);
-    check_own_loop_staged(b, 1);
+    check_own_loop_staged(b, 24);
     /* bf16 and f16 rows widened into the copies (planes of 16 x 128). */
     dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
     for (int i = 0; i < 2; i++) {
-        shape_t h = {.nsp = 2, .dt = dts[i], .N = 1, .G = 1, .Cin = 10,
+        shape_t h = {.nsp = 2, .dt = dts[i], .N = 1, .G = 1, .Cin = 20,
                 .Cout = 3, .X = {16, 128}, .K = {3, 3}, .S = {2, 2},
                 .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
         set_natural_y(&h, -1);
-        check_own_loop_staged(h, 1);
+        check_own_loop_staged(h, 20);
     }
-    /* 3D: 8 channels of 3 x 8 x 128 (12 KiB planes, 4 KiB depth
-     * slices): slots over depth and height windows. */
-    shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 8,
+    /* 3D: 16 channels of 3 x 8 x 128 (12 KiB planes, 4 KiB depth
+     * slices; 16 or 32 rows a set): slots over depth and height
+     * windows. */
+    shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 16,
             .Cout = 2, .X = {3, 8, 128}, .K = {3, 3, 3}, .S = {2, 2, 2},
             .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
     set_natural_y(&v, 1);
-    check_own_loop_staged(v, 1);
+    check_own_loop_staged(v, 24);
     /* Rows of 2 x 512: every input row stays in its slot to the end
      * (the next execution must not find them there). */
-    shape_t all = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 12,
+    shape_t all = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 24,
             .Cout = 2, .X = {2, 512}, .K = {3, 3}, .S = {2, 2},
             .D = {1, 1}, .PB = {1, 1}};
     set_natural_y(&all, 1);
-    check_own_loop_staged(all, 1);
+    check_own_loop_staged(all, 24);
     /* 5 rows to a set (fewer than the ways): read in place. */
     shape_t few = a;
     few.Cin = 5;
-    check_own_loop_staged(few, 0);
+    check_own_loop_staged(few, 5);
 }
 
 /* The channels-last depthwise loop (src/plan/direct_dw.c): channel
