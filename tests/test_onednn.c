@@ -1172,9 +1172,10 @@ Test(onednn, own_loop_wide_blocks) {
 /* The rows loop on staged input rows (src/plan/direct_stage.c): planes
  * of 4 KiB put the rows of an output row in the same L1 sets, and where
  * more of them (@p per_set, on average over the output rows) than the
- * cache has ways do, the AVX2 kernels read copies. Checked where those
- * kernels run (AVX2 without AVX-512, or capped by DGRAD_MAX_CPU_ISA=avx2:
- * ctest own_loop_units_avx2) and the rule decides. */
+ * cache has ways do, or the rows are 16-bit (widened once in the
+ * copies), the AVX2 kernels read copies. Checked where those kernels run
+ * (AVX2 without AVX-512, or capped by DGRAD_MAX_CPU_ISA=avx2: ctest
+ * own_loop_units_avx2) and the rule decides. */
 static void check_own_loop_staged(shape_t s, double per_set) {
     policy()->own_loop = 2;
     policy()->phase_fold = 0;
@@ -1185,7 +1186,7 @@ static void check_own_loop_staged(shape_t s, double per_set) {
             dgrad_success, "%s", dgrad_last_error_message());
     cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
     const char *mode = getenv("DGRAD_STAGE_ROWS");
-    int staged = per_set > cpu_l1d_ways();
+    int staged = s.dt != dgrad_f32 || per_set > cpu_l1d_ways();
     if (cpu_has_avx2_fma() && !cpu_has_avx512f() && !mode)
         cr_assert_eq(plan->direct_stage.slots > 0, staged,
                 "rows staged: %lld slots, expected %s (%.1f rows a set, "
@@ -1249,9 +1250,12 @@ Test(onednn, own_loop_staged_rows) {
             .D = {1, 1}, .PB = {1, 1}};
     set_natural_y(&all, 1);
     check_own_loop_staged(all, 24);
-    /* 5 rows to a set (fewer than the ways): read in place. */
+    /* 5 rows to a set (fewer than the ways): f32 read in place, f16
+     * copied to be widened once. */
     shape_t few = a;
     few.Cin = 5;
+    check_own_loop_staged(few, 5);
+    few.dt = dgrad_f16;
     check_own_loop_staged(few, 5);
 }
 
