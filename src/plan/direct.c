@@ -234,6 +234,15 @@ int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t) {
     return t;
 }
 
+/* The entry of outer axis @p i's table for output position @p y. */
+const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
+        int64_t y) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *tab = plan->direct_taps;
+    for (int j = 0; j < i; j++) tab += p->Y[j] * taps_width(p, j);
+    return tab + y * taps_width(p, i);
+}
+
 int direct_taps_init(dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_taps_init(plan);
     const dgrad_problem_t *p = &plan->p;
@@ -272,13 +281,11 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
     int64_t co_stride = icg * kn;
     /* This row's entry of each outer axis's table, and the last axis's
      * entry of phase r. */
-    const int64_t *row[DGRAD_MAX_SPATIAL], *tab = plan->direct_taps;
-    for (int i = 0; i < l; i++) {
-        row[i] = tab + y[i] * taps_width(p, i);
-        if (row[i][0] == 0) return 0;
-        tab += p->Y[i] * taps_width(p, i);
-    }
-    const int64_t *last = tab + r * taps_width(p, l);
+    const int64_t *row[DGRAD_MAX_SPATIAL];
+    for (int i = 0; i < l; i++)
+        if ((row[i] = direct_outer_taps(plan, i, y[i]))[0] == 0) return 0;
+    /* the last axis's entries follow the outer axes' */
+    const int64_t *last = direct_outer_taps(plan, l, 0) + r * taps_width(p, l);
     int64_t j[DGRAD_MAX_SPATIAL] = {0};
     const direct_stage_t *st = &plan->direct_stage;
     int64_t slots_ci = 1; /* slots per input channel */
@@ -414,9 +421,8 @@ static void interleave2(const float *e, const float *o, int64_t len,
 static int same_outer_taps(const dgrad_plan_t *plan, int64_t a, int64_t b) {
     const dgrad_problem_t *p = &plan->p;
     int i = p->nsp - 2;
-    const int64_t *tab = plan->direct_taps;
-    for (int j = 0; j < i; j++) tab += p->Y[j] * taps_width(p, j);
-    const int64_t *ea = tab + a * taps_width(p, i), *eb = tab + b * taps_width(p, i);
+    const int64_t *ea = direct_outer_taps(plan, i, a),
+                  *eb = direct_outer_taps(plan, i, b);
     if (ea[0] != eb[0]) return 0;
     for (int64_t e = 0; e < ea[0]; e++)
         if (ea[1 + 2 * e] != eb[1 + 2 * e]) return 0;

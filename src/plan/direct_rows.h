@@ -53,6 +53,12 @@ phase_pair_fn direct_avx512_pair(int type, int cb);
 void direct_avx512_interleave2(const float *e, const float *o, int64_t len,
         float *out);
 
+/* The tap table entry of outer axis @p i (direct_taps_init) for output
+ * position @p y (< Y[i]): the count of taps reaching it, then (k, input
+ * position) pairs. */
+const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
+        int64_t y);
+
 /* Staged input rows (direct_stage.c): the plan's geometry (at plan
  * time: 0 where the rows are read in place), the slot of a term's row,
  * and the copies a term list needs made (@p tags: a thread's record of

@@ -48,53 +48,42 @@
  * L2), and the buckets counted for the set period. */
 #define STAGE_BYTES (256 << 10)
 #define PERIOD_LINES_MAX 1024
-#define TAPS_MAX 64 /* per outer axis, where the aliasing is counted */
 #define PHASES_MAX 8 /* output rows counted per outer axis */
-
-/* The input positions on outer axis @p i that output position @p y
- * reads, into @p x; returns their count. */
-static int positions(const dgrad_problem_t *p, int i, int64_t y, int64_t *x) {
-    int n = 0;
-    for (int64_t k = 0; k < p->K[i]; k++) {
-        int64_t num = y + p->PB[i] - p->D[i] * k;
-        if (num >= 0 && num % p->S[i] == 0 && num / p->S[i] < p->X[i])
-            x[n++] = num / p->S[i];
-    }
-    return n;
-}
 
 /* How many of the rows one output row reads start on the same L1 line of
  * the set period (then they share sets all along the row), the most of
  * any line, averaged over the output rows of one period of the strides
- * (from the middle of each outer axis, at most PHASES_MAX a stride):
+ * (from the middle of each outer axis, at most PHASES_MAX a stride;
+ * the plan's tap tables give the input positions each one reads):
  * with stride 2 every other row reads twice the rows of the next. */
 static double rows_per_set(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t period = cpu_l1d_set_period(), lines = period / 64;
     if (lines < 1 || lines > PERIOD_LINES_MAX) return 0;
-    for (int i = 0; i < l; i++)
-        if (p->K[i] > TAPS_MAX) return 0;
     int64_t es = (int64_t)dgrad_data_type_size(
             plan->staged ? dgrad_f32 : p->dt);
     const int64_t *is = plan->in.io_strides;
     int64_t phase[DGRAD_MAX_SPATIAL] = {0}, sum = 0, rows_seen = 0;
     for (;;) {
-        int64_t x[DGRAD_MAX_SPATIAL][TAPS_MAX], n[DGRAD_MAX_SPATIAL];
+        const int64_t *e[DGRAD_MAX_SPATIAL];
         int64_t j[DGRAD_MAX_SPATIAL] = {0};
         int empty = 0;
-        for (int i = 0; i < l; i++)
-            empty |= (n[i] = positions(p, i, p->Y[i] / 2 + phase[i], x[i]))
-                    == 0;
+        for (int i = 0; i < l; i++) {
+            int64_t y = p->Y[i] / 2 + phase[i];
+            empty |= y >= p->Y[i]
+                    || (e[i] = direct_outer_taps(plan, i, y))[0] == 0;
+        }
         int count[PERIOD_LINES_MAX] = {0}, most = 0;
         for (int64_t ci = 0; !empty && ci < p->Cin / p->G; ci++)
             for (;;) {
                 int64_t off = ci * is[1];
-                for (int i = 0; i < l; i++) off += x[i][j[i]] * is[2 + i];
+                for (int i = 0; i < l; i++)
+                    off += e[i][2 + 2 * j[i]] * is[2 + i];
                 int64_t b = ((off * es) % period + period) % period / 64;
                 if (++count[b] > most) most = count[b];
                 int i = l - 1;
-                while (i >= 0 && ++j[i] == n[i]) j[i--] = 0;
+                while (i >= 0 && ++j[i] == e[i][0]) j[i--] = 0;
                 if (i < 0) break;
             }
         sum += most;
@@ -139,7 +128,7 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels) {
         return;
     st->slots = slots;
     st->pitch = pitch;
-    st->next = l > 0 ? plan->in.io_strides[2 + l - 1] : 0;
+    st->next = plan->in.io_strides[2 + l - 1];
 }
 
 void direct_stage_clear(const direct_stage_t *st, int64_t *tags) {
