@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
     }
     for (int j = 0; j < cb; j++)
         if (!(dst[j] = aligned_alloc(64, (size_t)(len + 64) * 4))) return 1;
-    phase_pair_fn pair = direct_avx2_pair(0, cb, count);
+    phase_pair_fn pair = direct_avx2_pair(0, cb, count, 0);
     double flops_per_call = 2.0 * cb * (ne + no) * (double)count;
     long calls = (long)(4e9 / flops_per_call) + 1;
     pair(in, te, ne, to, no, bias, NULL, len, dst);

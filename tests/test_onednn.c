@@ -1176,7 +1176,8 @@ Test(onednn, own_loop_wide_blocks) {
  * copies), the AVX2 kernels read copies. Checked where those kernels run
  * (AVX2 without AVX-512, or capped by DGRAD_MAX_CPU_ISA=avx2: ctest
  * own_loop_units_avx2) and the rule decides. */
-static void check_own_loop_staged(shape_t s, double per_set) {
+static void check_own_loop_staged_as(shape_t s, double per_set,
+        int short_rows, int padded, int whole_axis) {
     policy()->own_loop = 2;
     policy()->phase_fold = 0;
     s.act_layout = NCX;
@@ -1186,12 +1187,23 @@ static void check_own_loop_staged(shape_t s, double per_set) {
             dgrad_success, "%s", dgrad_last_error_message());
     cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
     const char *mode = getenv("DGRAD_STAGE_ROWS");
-    int staged = s.dt != dgrad_f32 || per_set > cpu_l1d_ways();
-    if (cpu_has_avx2_fma() && !cpu_has_avx512f() && !mode)
-        cr_assert_eq(plan->direct_stage.slots > 0, staged,
+    int staged = s.dt != dgrad_f32 || per_set > cpu_l1d_ways() || short_rows;
+    const direct_stage_t *st = &plan->direct_stage;
+    if (cpu_has_avx2_fma() && !cpu_has_avx512f() && !mode) {
+        cr_assert_eq(st->slots > 0, staged,
                 "rows staged: %lld slots, expected %s (%.1f rows a set, "
-                "%d ways)", (long long)plan->direct_stage.slots,
+                "%d ways)", (long long)st->slots,
                 staged ? "some" : "none", per_set, cpu_l1d_ways());
+        cr_assert(!staged || st->padded == padded,
+                "padded copies: %d, expected %d (halos %lld, %lld)",
+                st->padded, padded, (long long)st->halo[0],
+                (long long)st->halo[1]);
+        int l = s.nsp - 1;
+        cr_assert(!staged || l < 2
+                        || (st->window[l - 1] >= s.X[l - 1]) == whole_axis,
+                "window of the last outer axis %lld for %lld positions",
+                (long long)st->window[l - 1], (long long)s.X[l - 1]);
+    }
     /* One plan on one input, then another: no copy of the first input
      * survives into the second execution. */
     buffers_t b[2];
@@ -1208,6 +1220,10 @@ static void check_own_loop_staged(shape_t s, double per_set) {
     dgrad_plan_release(plan);
     check_problem_ex(&p, 1, 0);
     check_problem_ex(&p, 1, 1);
+}
+
+static void check_own_loop_staged(shape_t s, double per_set) {
+    check_own_loop_staged_as(s, per_set, 0, 1, 0);
 }
 
 Test(onednn, own_loop_staged_rows) {
@@ -1236,13 +1252,13 @@ Test(onednn, own_loop_staged_rows) {
         check_own_loop_staged(h, 20);
     }
     /* 3D: 16 channels of 3 x 8 x 128 (12 KiB planes, 4 KiB depth
-     * slices; 16 or 32 rows a set): slots over depth and height
-     * windows. */
+     * slices; 16 or 32 rows a set): slots over depth and the whole
+     * height. */
     shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 16,
             .Cout = 2, .X = {3, 8, 128}, .K = {3, 3, 3}, .S = {2, 2, 2},
             .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
     set_natural_y(&v, 1);
-    check_own_loop_staged(v, 24);
+    check_own_loop_staged_as(v, 24, 0, 1, 1);
     /* Rows of 2 x 512: every input row stays in its slot to the end
      * (the next execution must not find them there). */
     shape_t all = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 24,
@@ -1257,6 +1273,39 @@ Test(onednn, own_loop_staged_rows) {
     check_own_loop_staged(few, 5);
     few.dt = dgrad_f16;
     check_own_loop_staged(few, 5);
+}
+
+/* Short rows (phases too short for the long kernels in place: 2
+ * channels, fewer than 128 positions) are copied with zeros around them,
+ * so that every step of the long kernels is whole; in 3D the window of
+ * the height axis covers it where that fits, so that each row is copied
+ * once. Large pads that would need wider zeros keep the terms' ranges. */
+Test(onednn, own_loop_padded_rows) {
+    /* the 3D example in small: 2 groups of 5 -> 2 channels, rows of 40 */
+    shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 10,
+            .Cout = 4, .X = {4, 6, 40}, .K = {3, 3, 3}, .S = {2, 2, 2},
+            .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
+    set_natural_y(&v, 1);
+    check_own_loop_staged_as(v, 5, 1, 1, 1);
+    /* 200 rows of height: the window cannot cover them (slots wrap) */
+    shape_t wrap = v;
+    wrap.X[0] = 3;
+    wrap.X[1] = 200;
+    set_natural_y(&wrap, 0);
+    check_own_loop_staged_as(wrap, 5, 1, 1, 0);
+    /* 2D, a phase of 33 (one partial step), output padding */
+    shape_t flat = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 3,
+            .Cout = 2, .X = {5, 33}, .K = {3, 4}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 2}};
+    set_natural_y(&flat, -1);
+    check_own_loop_staged_as(flat, 3, 1, 1, 0);
+    /* f16 rows (always copied) under a pad of -300: zeros of 150 before
+     * each row would be needed; not padded */
+    shape_t far = {.nsp = 2, .dt = dgrad_f16, .N = 1, .G = 2, .Cin = 10,
+            .Cout = 4, .X = {6, 40}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, -300}, .has_bias = 1};
+    set_natural_y(&far, 1);
+    check_own_loop_staged_as(far, 5, 0, 0, 0);
 }
 
 /* The channels-last depthwise loop (src/plan/direct_dw.c): channel

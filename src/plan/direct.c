@@ -62,7 +62,7 @@ static int64_t values_len(const dgrad_problem_t *p) {
 #define CACHE_CLASSES 2
 #define CACHE_TERMS 512
 typedef struct row_cache {
-    int valid, cb, n[2];
+    int valid, cb, n[2], per_row[2];
     int64_t in_group, y[DGRAD_MAX_SPATIAL];
     const float *w;
     term_t t[2][CACHE_TERMS];
@@ -201,9 +201,7 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
                 }
 }
 
-/* Where phase @p r of the last axis starts in the output row, and its
- * count; q of its m = 0. */
-static int64_t phase_geometry(const dgrad_problem_t *p, int64_t r,
+int64_t direct_phase_geometry(const dgrad_problem_t *p, int64_t r,
         int64_t *count, int64_t *q0) {
     int l = p->nsp - 1;
     int64_t S = p->S[l], Y = p->Y[l], a = ((r - p->PB[l]) % S + S) % S;
@@ -243,6 +241,12 @@ const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
     return tab + y * taps_width(p, i);
 }
 
+const int64_t *direct_last_taps(const dgrad_plan_t *plan, int64_t r) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    return direct_outer_taps(plan, l, 0) + r * taps_width(p, l);
+}
+
 int direct_taps_init(dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_taps_init(plan);
     const dgrad_problem_t *p = &plan->p;
@@ -261,8 +265,15 @@ int direct_taps_init(dgrad_plan_t *plan) {
             t[2 + 2 * t[0]] = num / p->S[l];
             t[0]++;
         }
-    direct_stage_plan(plan,
-            !avx512_reads(io_type(plan)) && have_avx2_fma());
+    int avx2 = !avx512_reads(io_type(plan)) && have_avx2_fma();
+#if defined(__x86_64__) && defined(__GNUC__)
+    int64_t count = (p->Y[l] + p->S[l] - 1) / p->S[l], cg = p->Cout / p->G;
+    int cb = cg < block_width(plan) ? (int)cg : block_width(plan);
+    int pays = avx2 && direct_avx2_padding_pays(cb, count);
+#else
+    int pays = 0;
+#endif
+    direct_stage_plan(plan, avx2, pays);
     return 1;
 }
 
@@ -270,10 +281,13 @@ int direct_taps_init(dgrad_plan_t *plan) {
  * @p in_group (element offset), outer taps reaching the row (@p y: per
  * outer axis, output position), weights of the block's @p cb output
  * channels from @p w (packed, the block's first channel). Returns their
- * count. */
+ * count; in @p per_row, the terms each input row has: the list is
+ * blocks of per_row x Cin/G terms, one per combination of outer taps,
+ * whose first Cin/G read the block's rows (every phase of a row reads
+ * the same rows). */
 static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
         int64_t in_group, const int64_t *y, const float *w, int cb,
-        int64_t r, int64_t count, int64_t q0, term_t *t) {
+        int64_t r, int64_t count, int64_t q0, term_t *t, int *per_row) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1, n = 0;
     int64_t icg = p->Cin / p->G, kl = p->K[l], kn = 1;
@@ -282,15 +296,14 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
     /* This row's entry of each outer axis's table, and the last axis's
      * entry of phase r. */
     const int64_t *row[DGRAD_MAX_SPATIAL];
+    *per_row = 0;
     for (int i = 0; i < l; i++)
         if ((row[i] = direct_outer_taps(plan, i, y[i]))[0] == 0) return 0;
     /* the last axis's entries follow the outer axes' */
-    const int64_t *last = direct_outer_taps(plan, l, 0) + r * taps_width(p, l);
+    const int64_t *last = direct_last_taps(plan, r);
     int64_t j[DGRAD_MAX_SPATIAL] = {0};
     const direct_stage_t *st = &plan->direct_stage;
-    int64_t slots_ci = 1; /* slots per input channel */
-    for (int i = 0; i < l; i++) slots_ci *= st->window[i];
-    for (;;) {
+    for (int first = 1;; first = 0) {
         /* the outer positions' share of the input offset and, where rows
          * are staged, of the slot (the last outer axis's kept apart) */
         int64_t in_off = 0, k_index = 0, slot = 0, xl = 0;
@@ -299,7 +312,7 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
             in_off += x * is[2 + i];
             k_index = k_index * p->K[i] + row[i][1 + 2 * j[i]];
             if (st->slots && i < l - 1)
-                slot = (slot + (x & (st->window[i] - 1))) * st->window[i + 1];
+                slot = slot * st->window[i] + (x & (st->window[i] - 1));
             xl = x;
         }
         for (int64_t e = 0; e < last[0]; e++) {
@@ -308,17 +321,20 @@ static int row_terms(const dgrad_plan_t *plan, const int64_t *is,
             if (lo < 0) lo = 0;
             if (hi > count) hi = count;
             if (lo >= hi) continue;
+            if (first) ++*per_row; /* the same taps in every block */
             for (int64_t ci = 0; ci < icg; ci++) {
                 const float *wk = w + ci * kn + k_index * kl + kx;
                 t[n].row = in_group + ci * is[1] + in_off;
                 t[n].xl = xl;
-                t[n].slot = ci * slots_ci + slot;
+                t[n].slot = slot * icg + ci;
                 t[n].off = (st->slots ? direct_stage_slot(st, &t[n], p->nsp)
-                                           * st->pitch
+                                               * st->pitch
+                                               + st->halo[0]
                                       : t[n].row)
                         + q0 - tx;
-                t[n].lo = lo;
-                t[n].hi = hi;
+                /* padded copies: zeros wherever the run is out of range */
+                t[n].lo = st->padded ? 0 : lo;
+                t[n].hi = st->padded ? direct_padded_end(count) : hi;
                 for (int c = 0; c < cb; c++) t[n].w[c] = wk[c * co_stride];
                 n++;
             }
@@ -354,7 +370,7 @@ static int type_index(dgrad_data_type_t dt) {
     return dt == dgrad_bf16 ? 1 : dt == dgrad_f16 ? 2 : 0;
 }
 
-static void phase_values(dgrad_data_type_t dt, const void *in,
+static void phase_values(dgrad_data_type_t dt, int padded, const void *in,
         const term_t *t, int n, const float *bias, int cb, int64_t count,
         float *const *v) {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -363,25 +379,27 @@ static void phase_values(dgrad_data_type_t dt, const void *in,
         return;
     }
     if (have_avx2_fma()) {
-        direct_avx2_values(type_index(dt), cb, count)(in, t, n, bias,
-                count, v);
+        direct_avx2_values(type_index(dt), cb, count, padded)(in, t, n,
+                bias, count, v);
         return;
     }
 #endif
+    (void)padded;
     phase_values_scalar(in, t, n, bias, cb, count, v);
 }
 
 /* The kernel for both phases of stride 2 at once on this CPU, for type
- * @p dt, @p cb channels and rows of @p len, or NULL (then phase by
- * phase). */
-static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt, int cb,
-        int64_t len) {
+ * @p dt, @p cb channels and rows of @p len (on padded copies where
+ * @p padded), or NULL (then phase by phase). */
+static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt, int padded,
+        int cb, int64_t len) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (avx512_reads(dt)) return direct_avx512_pair(type_index(dt), cb);
     if (have_avx2_fma())
-        return direct_avx2_pair(type_index(dt), cb, (len + 1) / 2);
+        return direct_avx2_pair(type_index(dt), cb, (len + 1) / 2, padded);
 #endif
     (void)dt;
+    (void)padded;
     (void)cb;
     (void)len;
     return NULL;
@@ -429,13 +447,28 @@ static int same_outer_taps(const dgrad_plan_t *plan, int64_t a, int64_t b) {
     return 1;
 }
 
+/* Where the terms of a row one input row further on the last outer axis
+ * read: the same places moved by one stride of the source the kernels
+ * read (the user's input, or the copies where each position of that
+ * axis has its own slots), or 0 where the staged slots wrap around
+ * (then each term moves on its own). */
+static int64_t row_move(const dgrad_plan_t *plan, const int64_t *is) {
+    const dgrad_problem_t *p = &plan->p;
+    const direct_stage_t *st = &plan->direct_stage;
+    int i = p->nsp - 2;
+    if (!st->slots) return is[2 + i];
+    return st->window[i] >= p->X[i] ? st->xl_slots * st->pitch : 0;
+}
+
 /* The cached term lists (both phases of stride 2) for the row at @p y,
- * moved to it, or NULL when the row's class has none that fits: same
- * group, image and channel block, same outer position but on the last
- * outer axis, where the taps must be the same k's. */
+ * or NULL when the row's class has none that fits: same group, image
+ * and channel block, same outer position but on the last outer axis,
+ * where the taps must be the same k's. They are read @p *dx input rows
+ * further on that axis: the caller moves the source by dx row_move's
+ * (where row_move is 0 the terms are moved here and dx is 0). */
 static row_cache_t *cached_terms(const dgrad_plan_t *plan, const int64_t *is,
         int64_t in_group, const int64_t *y, const float *w, int cb,
-        row_cache_t *cache) {
+        row_cache_t *cache, int64_t *dx) {
     const dgrad_problem_t *p = &plan->p;
     int i = p->nsp - 2;
     if (i < 0 || p->S[i] > CACHE_CLASSES) return NULL;
@@ -445,26 +478,26 @@ static row_cache_t *cached_terms(const dgrad_plan_t *plan, const int64_t *is,
     for (int j = 0; j < i; j++)
         if (rc->y[j] != y[j]) return NULL;
     if (!same_outer_taps(plan, rc->y[i], y[i])) return NULL;
+    *dx = (y[i] - rc->y[i]) / p->S[i];
+    if (row_move(plan, is)) return rc;
     const direct_stage_t *st = &plan->direct_stage;
-    int64_t dx = (y[i] - rc->y[i]) / p->S[i], shift = dx * is[2 + i];
     for (int ph = 0; ph < 2; ph++)
         for (int k = 0; k < rc->n[ph]; k++) {
             term_t *t = &rc->t[ph][k];
-            int64_t from = st->slots ? direct_stage_slot(st, t, p->nsp) : 0;
-            t->row += shift;
-            t->xl += dx;
-            t->off += st->slots
-                    ? (direct_stage_slot(st, t, p->nsp) - from) * st->pitch
-                    : shift;
+            int64_t from = direct_stage_slot(st, t, p->nsp);
+            t->row += *dx * is[2 + i];
+            t->xl += *dx;
+            t->off += (direct_stage_slot(st, t, p->nsp) - from) * st->pitch;
         }
     rc->y[i] = y[i];
+    *dx = 0;
     return rc;
 }
 
 /* Keeps a row's term lists in its class's cache when they fit. */
 static void keep_terms(const dgrad_problem_t *p, int64_t in_group,
         const int64_t *y, const float *w, int cb, const term_t *te, int ne,
-        const term_t *to, int no, row_cache_t *cache) {
+        int pe, const term_t *to, int no, int po, row_cache_t *cache) {
     int i = p->nsp - 2;
     if (i < 0 || p->S[i] > CACHE_CLASSES) return;
     row_cache_t *rc = &cache[y[i] % p->S[i]];
@@ -476,6 +509,8 @@ static void keep_terms(const dgrad_problem_t *p, int64_t in_group,
     for (int j = 0; j <= i; j++) rc->y[j] = y[j];
     rc->n[0] = ne;
     rc->n[1] = no;
+    rc->per_row[0] = pe;
+    rc->per_row[1] = po;
     memcpy(rc->t[0], te, (size_t)ne * sizeof *te);
     memcpy(rc->t[1], to, (size_t)no * sizeof *to);
 }
@@ -494,18 +529,35 @@ static void chain_rows(const dgrad_plan_t *plan, const void *const *operands,
                 tmp);
 }
 
+/* What every row of an execution shares: its tensors, the blocks of
+ * output channels, and where both phases of stride 2 start (computed
+ * once: count and q0 of each, even first). */
+typedef struct rows_args {
+    const dgrad_plan_t *plan;
+    const void *in;
+    const float *w, *bias;
+    const void *const *operands;
+    void *out;
+    int64_t blocks;
+    int width; /* output channels per block (the last may have fewer) */
+    int64_t count[2], q0[2], r[2];
+} rows_args_t;
+
 /* The rows of @p cb output channels from @p c (at element @p out_off of
  * @p out, channel stride @p out_cs) at image @p n, outer position @p y:
  * every phase of the last axis into f32 values, then each row assembled
  * in f32 (in the output itself for f32), given the chain where the plan
  * carries it (@p operands) and, for 16-bit output, rounded once into
  * the output. */
-static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
-        const void *in, int64_t in_group, int64_t n_img, int64_t c,
-        const int64_t *y, const float *w, const float *bias, int cb,
-        const void *const *operands, void *out, int64_t out_off,
-        int64_t out_cs, char *scratch) {
+static void direct_rows(const rows_args_t *a, int64_t in_group,
+        int64_t n_img, int64_t c, const int64_t *y, const float *w,
+        const float *bias, int cb, int64_t out_off, char *scratch) {
+    const dgrad_plan_t *plan = a->plan;
     const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides;
+    const void *in = a->in, *const *operands = a->operands;
+    void *out = a->out;
+    int64_t out_cs = plan->out.io_strides[1];
     int l = p->nsp - 1;
     int64_t S = p->S[l], Y = p->Y[l], len = values_len(p);
     dgrad_data_type_t dt = io_type(plan);
@@ -515,14 +567,15 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     term_t *t = (term_t *)(cache + CACHE_CLASSES), *t2 = t + DIRECT_MAX_TERMS;
     float *v0 = (float *)(t2 + DIRECT_MAX_TERMS);
     int64_t rows = values_rows(plan), first = rows - CO_BLOCK;
-    float *ph[2][CO_BLOCK_MAX] = {{NULL}}, *row32 = v0 + rows * len,
+    float *ph[2][CO_BLOCK], *row32 = v0 + rows * len,
           *tmp = row32 + len;
     char *out_row[CO_BLOCK_MAX];
-    for (int j = 0; j < cb; j++) {
-        ph[0][j] = v0 + j * len;
-        if (j < CO_BLOCK) ph[1][j] = v0 + (first + j) * len;
-        out_row[j] = (char *)out + (out_off + j * out_cs) * es;
+    for (int j = 0; j < CO_BLOCK; j++) {
+        ph[0][j] = v0 + j * len; /* phase by phase: blocks of CO_BLOCK */
+        ph[1][j] = v0 + (first + j) * len;
     }
+    for (int j = 0; j < cb; j++)
+        out_row[j] = (char *)out + (out_off + j * out_cs) * es;
     /* Where each channel's f32 row is assembled. */
     float *assembled[CO_BLOCK_MAX];
     for (int j = 0; j < cb; j++)
@@ -534,37 +587,40 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     int64_t *tags = st->slots ? stage_tags(plan, scratch) : NULL;
     dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
     const void *src = st->slots ? (const void *)staged : in;
-    phase_pair_fn pair = interleave ? phase_pair_for_cpu(kt, cb, Y) : NULL;
+    phase_pair_fn pair =
+            interleave ? phase_pair_for_cpu(kt, st->padded, cb, Y) : NULL;
     if (pair) {
-        /* Even positions are the phase starting at 0. */
-        int64_t count[2], q0[2], r_even = 0;
-        for (int64_t r = 0; r < 2; r++)
-            if (phase_geometry(p, r, &count[r], &q0[r]) == 0) r_even = r;
-        int64_t r_odd = 1 - r_even;
-        int ne, no;
-        row_cache_t *rc = cached_terms(plan, is, in_group, y, w, cb, cache);
+        int ne, no, pe, po;
+        int64_t dx = 0;
+        row_cache_t *rc =
+                cached_terms(plan, is, in_group, y, w, cb, cache, &dx);
         if (rc) {
             t = rc->t[0];
             t2 = rc->t[1];
             ne = rc->n[0];
             no = rc->n[1];
+            pe = rc->per_row[0];
+            po = rc->per_row[1];
         } else {
-            ne = row_terms(plan, is, in_group, y, w, cb, r_even,
-                    count[r_even], q0[r_even], t);
-            no = row_terms(plan, is, in_group, y, w, cb, r_odd,
-                    count[r_odd], q0[r_odd], t2);
-            keep_terms(p, in_group, y, w, cb, t, ne, t2, no, cache);
+            ne = row_terms(plan, is, in_group, y, w, cb, a->r[0], a->count[0],
+                    a->q0[0], t, &pe);
+            no = row_terms(plan, is, in_group, y, w, cb, a->r[1], a->count[1],
+                    a->q0[1], t2, &po);
+            keep_terms(p, in_group, y, w, cb, t, ne, pe, t2, no, po, cache);
         }
-        if (st->slots) {
-            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, ne, staged,
-                    tags);
-            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t2, no, staged,
-                    tags);
-        }
-        for (int j = 0; j < cb && !f32; j++) assembled[j] = ph[0][j];
+        int64_t move = dx * row_move(plan, is);
+        /* both phases read the same rows */
+        if (st->slots && ne)
+            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, ne, pe, dx,
+                    staged, tags);
+        else if (st->slots)
+            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t2, no, po, dx,
+                    staged, tags);
+        for (int j = 0; j < cb && !f32; j++) assembled[j] = v0 + j * len;
         epilogue_t ep;
         int from = plan->post.fused ? post_chain_epilogue(&plan->p, &ep) : 0;
-        pair(src, t, ne, t2, no, bias, from ? &ep : NULL, Y, assembled);
+        pair((const char *)src + move * (int64_t)dgrad_data_type_size(kt), t,
+                ne, t2, no, bias, from ? &ep : NULL, Y, assembled);
         if (plan->post.fused && from < plan->p.n_post_ops)
             chain_rows(plan, operands, n_img, c, y, cb, from, assembled, tmp);
         for (int j = 0; j < cb && !f32; j++)
@@ -573,18 +629,20 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
     }
     for (int64_t r = 0; r < S; r++) {
         int64_t count, q0;
-        int64_t a = phase_geometry(p, r, &count, &q0);
+        int64_t x0 = direct_phase_geometry(p, r, &count, &q0);
         if (count == 0) continue;
-        int n = row_terms(plan, is, in_group, y, w, cb, r, count, q0, t);
-        float *const *dst = S == 1 ? assembled : ph[interleave ? a : 0];
+        int per_row;
+        int n = row_terms(plan, is, in_group, y, w, cb, r, count, q0, t,
+                &per_row);
+        float *const *dst = S == 1 ? assembled : ph[interleave ? x0 : 0];
         if (st->slots)
-            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, n, staged,
-                    tags);
-        phase_values(kt, src, t, n, bias, cb, count, dst);
+            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, n, per_row, 0,
+                    staged, tags);
+        phase_values(kt, st->padded, src, t, n, bias, cb, count, dst);
         if (S > 1 && !interleave)
             for (int j = 0; j < cb; j++)
                 for (int64_t m = 0; m < count; m++)
-                    assembled[j][a + S * m] = ph[0][j][m];
+                    assembled[j][x0 + S * m] = ph[0][j][m];
     }
     /* one channel at a time: 16-bit rows of both phases share row32 */
     for (int j = 0; j < cb; j++) {
@@ -598,15 +656,6 @@ static void direct_rows(const dgrad_plan_t *plan, const int64_t *is,
 
 /* One row of direct_run: @p rest = (image, group, block of output
  * channels), @p y the outer position. */
-typedef struct rows_args {
-    const dgrad_plan_t *plan;
-    const void *in;
-    const float *w, *bias;
-    const void *const *operands;
-    void *out;
-    int64_t blocks;
-    int width; /* output channels per block (the last may have fewer) */
-} rows_args_t;
 
 static void rows_row(void *arg, int64_t rest, const int64_t *y,
         char *scratch) {
@@ -625,9 +674,8 @@ static void rows_row(void *arg, int64_t rest, const int64_t *y,
                                                  : a->width);
     int64_t out_off = n * os[0] + c * os[1];
     for (int i = 0; i < l; i++) out_off += y[i] * os[2 + i];
-    direct_rows(plan, is, a->in, n * is[0] + g * icg * is[1], n, c, y,
-            a->w + c * icg * kn, a->bias ? a->bias + c : zeros, cb,
-            a->operands, a->out, out_off, os[1], scratch);
+    direct_rows(a, n * is[0] + g * icg * is[1], n, c, y, a->w + c * icg * kn,
+            a->bias ? a->bias + c : zeros, cb, out_off, scratch);
 }
 
 /* The whole output: rows (n, block of output channels, outer position)
@@ -657,7 +705,15 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         if (plan->direct_stage.slots)
             direct_stage_clear(&plan->direct_stage, stage_tags(plan, mine));
     }
-    rows_args_t args = {plan, in, w, bias, operands, out, blocks, width};
+    rows_args_t args = {plan, in, w, bias, operands, out, blocks, width,
+            {0}, {0}, {0, 1}};
+    /* even positions are the phase starting at 0 */
+    for (int64_t r = 0; r < 2 && r < p->S[l]; r++) {
+        int64_t count, q0, ph = direct_phase_geometry(p, r, &count, &q0) != 0;
+        args.count[ph] = count;
+        args.q0[ph] = q0;
+        args.r[ph] = r;
+    }
     direct_for_rows(plan, rows, (double)rows * (double)p->Y[l]
                     * (double)(p->Cin / p->G),
             per_thread, scratch, rows_row, &args);
@@ -676,21 +732,29 @@ void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
     int threads = threads_max();
     if (threads > plan->direct_threads) threads = plan->direct_threads;
     (void)work;
+    /* Each thread a contiguous share of the rows, its outer positions
+     * counted on from the first (no division per row). */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(threads) \
-        if (work > 1e5 && threads > 1)
+#pragma omp parallel num_threads(threads) if (work > 1e5 && threads > 1)
 #endif
-    for (int64_t row = 0; row < rows; row++) {
+    {
 #ifdef _OPENMP
-        char *mine = scratch + per_thread * (size_t)omp_get_thread_num();
+        int64_t th = omp_get_thread_num(), nth = omp_get_num_threads();
 #else
-        char *mine = scratch;
+        int64_t th = 0, nth = 1;
 #endif
-        int64_t rest = row, y[DGRAD_MAX_SPATIAL] = {0};
+        char *mine = scratch + per_thread * (size_t)th;
+        int64_t begin = rows * th / nth, end = rows * (th + 1) / nth;
+        int64_t rest = begin, y[DGRAD_MAX_SPATIAL] = {0};
         for (int i = l - 1; i >= 0; i--) {
             y[i] = rest % p->Y[i];
             rest /= p->Y[i];
         }
-        fn(arg, rest, y, mine);
+        for (int64_t row = begin; row < end; row++) {
+            fn(arg, rest, y, mine);
+            int i = l - 1;
+            while (i >= 0 && ++y[i] == p->Y[i]) y[i--] = 0;
+            if (i < 0) rest++;
+        }
     }
 }

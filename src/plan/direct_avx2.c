@@ -151,17 +151,20 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
         AVX2_TERMS_EDGE(T, ES, CB, U, acc, t, n, in, m0)                      \
     }
 
-/* Positions [*lo, *hi) of a phase that every one of its @p n terms
- * covers. */
-static inline void terms_common(const term_t *t, int n, int64_t count,
+/* Positions [*lo, *hi) of a phase, within its @p steps' positions, that
+ * every one of its @p n terms covers. */
+static inline void terms_common(const term_t *t, int n, int64_t steps,
         int64_t *lo, int64_t *hi) {
     *lo = 0;
-    *hi = count;
+    *hi = steps;
     for (int k = 0; k < n; k++) {
         if (t[k].lo > *lo) *lo = t[k].lo;
         if (t[k].hi < *hi) *hi = t[k].hi;
     }
 }
+
+/* The end of the steps of U vectors covering @p count positions. */
+#define STEPS_END(count, U) (((count) + 8 * (U) - 1) / (8 * (U)) * (8 * (U)))
 
 #define DEFINE_PHASE_VALUES_AVX2(T, ES, CB, U)                                \
     AVX2 static void phase_values_avx2_##T##_##CB##_##U(const void *in_,     \
@@ -169,7 +172,7 @@ static inline void terms_common(const term_t *t, int n, int64_t count,
             float *const *v) {                                                \
         const char *in = in_;                                                 \
         int64_t lo, hi;                                                       \
-        terms_common(t, n, count, &lo, &hi);                                  \
+        terms_common(t, n, STEPS_END(count, U), &lo, &hi);                    \
         for (int64_t m0 = 0; m0 < count; m0 += 8 * (U)) {                     \
             __m256 acc[CB][U];                                                \
             _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
@@ -210,8 +213,8 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
             float *const *dst) {                                              \
         const char *in = in_;                                                 \
         int64_t count = (len + 1) / 2, elo, ehi, olo, ohi;                    \
-        terms_common(te, ne, count, &elo, &ehi);                              \
-        terms_common(to, no, count, &olo, &ohi);                              \
+        terms_common(te, ne, STEPS_END(count, U), &elo, &ehi);                \
+        terms_common(to, no, STEPS_END(count, U), &olo, &ohi);                \
         for (int64_t m0 = 0; m0 < count; m0 += 8 * (U)) {                     \
             __m256 acc[CB][U];                                                \
             float even[CB][U][8] __attribute__((aligned(32)));                \
@@ -261,13 +264,15 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
  * busy at a latency of 4) for phases of at least AVX2_LONG_STEPS such
  * steps (the long kernels), 2 vectors per channel for shorter ones, where
  * the steps would be mostly edges (3D example at 56^3: rows of 56 per
- * phase); blocks wider than CO_BLOCK take 1-2 vectors whatever the row. */
+ * phase), but on padded copies, which have no edges, from one such step
+ * on; blocks wider than CO_BLOCK take 1-2 vectors whatever the row. */
 #define AVX2_LONG_STEPS 4
 static const int avx2_long_vectors[CO_BLOCK_WIDE] = {8, 4, 3, 2, 2, 2, 1,
         1, 1, 1, 1, 1};
-static int avx2_long(int cb, int64_t count) {
+static int avx2_long(int cb, int64_t count, int padded) {
     return cb > CO_BLOCK
-            || count >= AVX2_LONG_STEPS * 8 * avx2_long_vectors[cb - 1];
+            || count >= (padded ? 1 : AVX2_LONG_STEPS) * 8
+                            * avx2_long_vectors[cb - 1];
 }
 
 #define AVX2_KERNELS(T, ES)                                                   \
@@ -323,13 +328,19 @@ static const phase_pair_fn phase_pair_avx2_long[3][CO_BLOCK_WIDE] = {
 static const phase_pair_fn phase_pair_avx2_short[3][CO_BLOCK] = {
         AVX2_PAIR_SHORT(f32), AVX2_PAIR_SHORT(bf16), AVX2_PAIR_SHORT(f16)};
 
-phase_values_fn direct_avx2_values(int type, int cb, int64_t count) {
-    return avx2_long(cb, count) ? phase_values_avx2_long[type][cb - 1]
+int direct_avx2_padding_pays(int cb, int64_t count) {
+    return cb <= 3 && avx2_long(cb, count, 1) && !avx2_long(cb, count, 0);
+}
+
+phase_values_fn direct_avx2_values(int type, int cb, int64_t count,
+        int padded) {
+    return avx2_long(cb, count, padded) ? phase_values_avx2_long[type][cb - 1]
                                 : phase_values_avx2_short[type][cb - 1];
 }
 
-phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count) {
-    return avx2_long(cb, count) ? phase_pair_avx2_long[type][cb - 1]
+phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count,
+        int padded) {
+    return avx2_long(cb, count, padded) ? phase_pair_avx2_long[type][cb - 1]
                                 : phase_pair_avx2_short[type][cb - 1];
 }
 #endif

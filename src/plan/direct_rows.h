@@ -18,10 +18,20 @@
 #define CO_BLOCK_WIDE 12
 #define CO_BLOCK_MAX CO_BLOCK_WIDE
 
+/* On padded copies (direct_stage.c) a term may be read up to here: the
+ * end of its phase's last step for steps of 1, 2 or 4 vectors of 8
+ * positions (kernels of 3 or 8 vectors take the masked path for the
+ * rest of a step that goes further). */
+static inline int64_t direct_padded_end(int64_t count) {
+    return (count + 31) / 32 * 32;
+}
+
 /* One term of a phase of a row: input run (offset of m = 0 in elements,
  * may lie before the run; in the staged rows where the plan stages
  * them), valid for m in [lo, hi), and its weight for each output channel
- * of the block. Where rows are staged, also the input row it reads (its
+ * of the block (on padded copies [0, direct_padded_end(count)): zeros
+ * stand for the positions out of range). Where rows are staged, also the
+ * input row it reads (its
  * first element in the user's tensor), that row's position on the last
  * outer axis and its slot but for that position (direct_stage.c). */
 typedef struct term {
@@ -41,8 +51,13 @@ typedef void (*phase_pair_fn)(const void *, const term_t *, int,
 /* The AVX2 kernels for type index @p type (0 f32, 1 bf16, 2 f16) and a
  * block of @p cb channels, for phases of @p count positions (x86-64 with
  * GCC or Clang; the caller checks the CPU: cpu_has_avx2_fma). */
-phase_values_fn direct_avx2_values(int type, int cb, int64_t count);
-phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count);
+phase_values_fn direct_avx2_values(int type, int cb, int64_t count,
+        int padded);
+/* Whether phases of @p count positions for @p cb channels take a kernel
+ * of twice the accumulators on padded copies (a short kernel's 4
+ * chains leave half the FMA issue idle; direct_stage.c). */
+int direct_avx2_padding_pays(int cb, int64_t count);
+phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count, int padded);
 
 /* The AVX-512 kernels (direct_avx512.c) for blocks of up to CO_BLOCK
  * channels, and the interleaving of an even and an odd phase row into an
@@ -53,6 +68,15 @@ phase_pair_fn direct_avx512_pair(int type, int cb);
 void direct_avx512_interleave2(const float *e, const float *o, int64_t len,
         float *out);
 
+/* Where phase @p r of the last axis starts in the output row, and its
+ * count; q of its m = 0. */
+int64_t direct_phase_geometry(const dgrad_problem_t *p, int64_t r,
+        int64_t *count, int64_t *q0);
+
+/* The last axis's tap table entry of phase @p r: the count of taps, then
+ * (k, t) pairs. */
+const int64_t *direct_last_taps(const dgrad_plan_t *plan, int64_t r);
+
 /* The tap table entry of outer axis @p i (direct_taps_init) for output
  * position @p y (< Y[i]): the count of taps reaching it, then (k, input
  * position) pairs. */
@@ -62,15 +86,21 @@ const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
 /* Staged input rows (direct_stage.c): the plan's geometry (at plan
  * time: 0 where the rows are read in place), the slot of a term's row,
  * and the copies a term list needs made (@p tags: a thread's record of
- * the row in each slot, cleared per execution by direct_stage_clear). */
-void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels);
+ * the row in each slot, cleared per execution by direct_stage_clear),
+ * for terms read @p dx input rows further on the last outer axis than
+ * they say (only where that axis's window covers it: no slot wraps),
+ * @p per_row terms to an input row as row_terms lists them (direct.c). */
+void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
+        int padding_pays);
 static inline int64_t direct_stage_slot(const direct_stage_t *st,
         const term_t *t, int nsp) {
-    return t->slot + (nsp > 1 ? t->xl & (st->window[nsp - 2] - 1) : 0);
+    return t->slot
+            + (nsp > 1 ? (t->xl & (st->window[nsp - 2] - 1)) * st->xl_slots
+                       : 0);
 }
 void direct_stage_clear(const direct_stage_t *st, int64_t *tags);
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
         dgrad_data_type_t dt, int64_t x, const term_t *t, int n,
-        float *rows, int64_t *tags);
+        int per_row, int64_t dx, float *rows, int64_t *tags);
 
 #endif

@@ -13,18 +13,30 @@
  * 447 11 11 50176` against `... 11 11`, AMD EPYC Zen 3; bench/README.md
  * "What limits the rows loop on AVX2").
  *
- * A row's slot is its channel in the group and its position on each
- * outer axis modulo that axis's window (a power of 2 no smaller than the
- * positions one output row reads there), so that the rows of one output
- * row never share a slot and the next output row finds most of them
- * where they were (on the last outer axis only one new row per channel
- * and outer tap).
+ * A row's slot is its position on each outer axis modulo that axis's
+ * window (a power of 2 no smaller than the positions one output row reads
+ * there), then its channel in the group, so that the rows of one output
+ * row never share a slot, lie next to each other, and the next output row
+ * finds most of them where they were (on the last outer axis only one new
+ * row per channel and outer tap). In 3D and up the last outer axis's
+ * window is its whole extent where the copies still fit: each row is
+ * then copied once, not once per output depth reading it (3 for stride 2).
  *
- * The copies cost a pass over the input per window (3 per input row of
- * the 3D example: one per output depth reading it), which only sets that
- * overflow repay: they are made where the rows of an output row sharing
- * one set outnumber the L1 cache's ways, on average over the output rows
- * (direct_stage_plan). Measured, `DGRAD_OWN_LOOP=only dgrad bench --no-raw
+ * Each copy has zeros before and after it (halo), as many as the terms
+ * of a row read outside it up to the end of their phase's last step: the
+ * kernels then never mask a load, and take the long kernels (8
+ * accumulator chains) on phases of one step and up (direct_avx2.c). That
+ * is what short rows need: the 3D example at 56^3 has phases of 56, where
+ * in place the 4-chain kernels ran, latency-bound, with every fourth step
+ * masked; staged and padded, 9.2 -> 6.8 ms (both threads, `DGRAD_OWN_LOOP=only
+ * dgrad bench --no-raw --data-format NCX g4mb1ic20id56oc8od111kd3sd2pd1`,
+ * AMD EPYC Zen 3, with the per-row savings of direct.c's row_move).
+ *
+ * The copies cost a pass over the input, which only sets that overflow,
+ * 16-bit rows or short rows repay: f32 rows are copied where the rows of
+ * an output row sharing one set outnumber the L1 cache's ways, on
+ * average over the output rows, or where padding lets a short row take
+ * the long kernels (direct_avx2_padding_pays; direct_stage_plan). Measured, `DGRAD_OWN_LOOP=only dgrad bench --no-raw
  * --data-format NCX`, both threads, `DGRAD_STAGE_ROWS=never` against the
  * rule: dense 2D example (20 rows a set) 1.83 -> 1.47 ms; 20 -> 2
  * channels 0.60 -> 0.49 ms; 2 groups of 10 -> 4 0.81 -> 0.72 ms; read in
@@ -97,7 +109,39 @@ static double rows_per_set(const dgrad_plan_t *plan) {
     return (double)sum / (double)rows_seen;
 }
 
-void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels) {
+/* Zeros before and after each copy so that every term of a row reads
+ * whole steps (no masked loads: direct_padded_end), or 0 where the
+ * padding would exceed HALO_MAX on a side (large pads: the terms then
+ * keep their ranges). */
+#define HALO_MAX 128
+static int stage_halos(const dgrad_plan_t *plan, int64_t halo[2]) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    int64_t X = p->X[l];
+    halo[0] = halo[1] = 0;
+    for (int64_t r = 0; r < p->S[l]; r++) {
+        int64_t count, q0;
+        direct_phase_geometry(p, r, &count, &q0);
+        if (count == 0) continue;
+        const int64_t *e = direct_last_taps(plan, r);
+        for (int64_t k = 0; k < e[0]; k++) {
+            /* m reads position m + q0 - tx of the row (row_terms) */
+            int64_t tx = e[2 + 2 * k];
+            if (tx - q0 >= count || X + tx - q0 <= 0) continue; /* no term */
+            int64_t before = tx - q0,
+                    after = direct_padded_end(count) + q0 - tx - X;
+            if (before > halo[0]) halo[0] = before;
+            if (after > halo[1]) halo[1] = after;
+        }
+    }
+    halo[0] = (halo[0] + 15) / 16 * 16; /* rows start on whole lines */
+    if (halo[0] <= HALO_MAX && halo[1] <= HALO_MAX) return 1;
+    halo[0] = halo[1] = 0;
+    return 0;
+}
+
+void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
+        int padding_pays) {
     direct_stage_t *st = &plan->direct_stage;
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
@@ -117,17 +161,36 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels) {
         while (st->window[i] < span[i]) st->window[i] *= 2;
         slots *= st->window[i];
     }
-    int64_t pitch = (p->X[l] + 15) / 16 * 16;
+    int padded = stage_halos(plan, st->halo);
+    int64_t pitch = (st->halo[0] + p->X[l] + st->halo[1] + 15) / 16 * 16;
+    /* In 3D and up, the last outer axis's window made its whole extent
+     * where that fits: each row is then copied once, not once per
+     * position of the axis outside it that reads it. */
+    if (l >= 2) {
+        int64_t w = st->window[l - 1];
+        while (w < p->X[l - 1]) w *= 2;
+        if (slots / st->window[l - 1] * w * pitch * (int64_t)sizeof(float)
+                <= STAGE_BYTES) {
+            slots = slots / st->window[l - 1] * w;
+            st->window[l - 1] = w;
+        }
+    }
     /* DGRAD_STAGE_ROWS: never, always (where it fits), else by the rows
      * sharing L1 sets against the cache's ways */
     const char *mode = getenv("DGRAD_STAGE_ROWS");
     int never = mode && strcmp(mode, "never") == 0,
         always = mode && strcmp(mode, "always") == 0;
     if (never || slots * pitch * (int64_t)sizeof(float) > STAGE_BYTES
-            || (!always && !widen && rows_per_set(plan) <= cpu_l1d_ways()))
+            || (!always && !widen && !(padded && padding_pays)
+                    && rows_per_set(plan) <= cpu_l1d_ways())) {
+        memset(st, 0, sizeof *st); /* read in place */
         return;
+    }
     st->slots = slots;
+    st->channels = p->Cin / p->G;
+    st->xl_slots = slots / st->window[l - 1];
     st->pitch = pitch;
+    st->padded = padded;
     st->next = plan->in.io_strides[2 + l - 1];
 }
 
@@ -137,19 +200,28 @@ void direct_stage_clear(const direct_stage_t *st, int64_t *tags) {
 
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
         dgrad_data_type_t dt, int64_t x, const term_t *t, int n,
-        float *rows, int64_t *tags) {
+        int per_row, int64_t dx, float *rows, int64_t *tags) {
     size_t es = dgrad_data_type_size(dt);
-    for (int k = 0; k < n; k++) {
-        int64_t s = direct_stage_slot(st, &t[k], nsp);
-        if (tags[s] == t[k].row + 1) continue;
-        const char *from = (const char *)in + (size_t)t[k].row * es;
-        convert_run_to_f32(dt, from, rows + s * st->pitch, x);
-        tags[s] = t[k].row + 1;
-        /* the row that replaces it a few output rows on, on its way (a
-         * copy otherwise waits on each line: with staging forced on
-         * `g4mb1ic20id16ih224iw224oc8od31oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1`
-         * 30.0 -> 27.2 ms, two runs each) */
-        for (int64_t b = 0; b < x * (int64_t)es; b += 64)
-            __builtin_prefetch(from + st->next * (int64_t)es + b, 0, 2);
-    }
+    int64_t drow = dx * st->next, dslot = dx * st->xl_slots;
+    /* the first Cin/G terms of each block of per_row x Cin/G read the
+     * block's rows, the others the same ones again */
+    int icg = (int)st->channels, block = per_row * icg;
+    for (int b = 0; b < n; b += block)
+        for (int k = b; k < b + icg; k++) {
+            int64_t s = direct_stage_slot(st, &t[k], nsp) + dslot,
+                    row = t[k].row + drow;
+            if (tags[s] == row + 1) continue;
+            const char *from = (const char *)in + (size_t)row * es;
+            float *copy = rows + s * st->pitch + st->halo[0];
+            memset(copy - st->halo[0], 0, (size_t)st->halo[0] * sizeof *copy);
+            convert_run_to_f32(dt, from, copy, x);
+            memset(copy + x, 0, (size_t)st->halo[1] * sizeof *copy);
+            tags[s] = row + 1;
+            /* the row that replaces it a few output rows on, on its way
+             * (a copy otherwise waits on each line: with staging forced
+             * on `g4mb1ic20id16ih224iw224oc8od31oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1`
+             * 30.0 -> 27.2 ms, two runs each) */
+            for (int64_t c = 0; c < x * (int64_t)es; c += 64)
+                __builtin_prefetch(from + st->next * (int64_t)es + c, 0, 2);
+        }
 }

@@ -180,8 +180,11 @@ typedef struct fold {
  * loop reads the user's rows; an input row's slot is its channel in the
  * group and its positions on the outer axes modulo @p window. */
 typedef struct direct_stage {
-    int64_t slots, pitch, next;
+    int64_t slots, pitch, next, channels;
     int64_t window[DGRAD_MAX_SPATIAL];
+    int64_t xl_slots; /* slots a position of the last outer axis apart */
+    int64_t halo[2]; /* zeros before and after each copy, where padded */
+    int padded;      /* terms may read whole steps (direct_stage_plan) */
 } direct_stage_t;
 
 struct dgrad_plan {
