@@ -1169,15 +1169,19 @@ Test(onednn, own_loop_wide_blocks) {
     }
 }
 
-/* The rows loop on staged input rows (src/plan/direct_stage.c): planes
- * of 4 KiB put the rows of an output row in the same L1 sets, and where
- * more of them (@p per_set, on average over the output rows) than the
- * cache has ways do, or the rows are 16-bit (widened once in the
- * copies), the AVX2 kernels read copies. Checked where those kernels run
- * (AVX2 without AVX-512, or capped by DGRAD_MAX_CPU_ISA=avx2: ctest
- * own_loop_units_avx2) and the rule decides. */
+/* The rows loop on staged input rows (src/plan/direct_stage.c): f32
+ * copies where more of an output row's rows share L1 sets (@p per_set,
+ * on average over the output rows; planes of 4 KiB put them there) than
+ * the cache has ways, where rows are 16-bit (widened once in the
+ * copies), in 3D and up (rows kept for the output depths that read them
+ * again) and where padding lets @p short_rows take the long kernels.
+ * Where the plan stages, expected: zeros around the copies (@p padded),
+ * the last outer axis's window over the whole axis (@p whole_axis) or
+ * else tiles of it (@p tiled). Checked where the AVX2 kernels run (AVX2
+ * without AVX-512, or capped by DGRAD_MAX_CPU_ISA=avx2: ctest
+ * own_loop_units_avx2) and the rule decides; the results everywhere. */
 static void check_own_loop_staged_as(shape_t s, double per_set,
-        int short_rows, int padded, int whole_axis) {
+        int short_rows, int padded, int whole_axis, int tiled) {
     policy()->own_loop = 2;
     policy()->phase_fold = 0;
     s.act_layout = NCX;
@@ -1187,7 +1191,8 @@ static void check_own_loop_staged_as(shape_t s, double per_set,
             dgrad_success, "%s", dgrad_last_error_message());
     cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
     const char *mode = getenv("DGRAD_STAGE_ROWS");
-    int staged = s.dt != dgrad_f32 || per_set > cpu_l1d_ways() || short_rows;
+    int staged = s.dt != dgrad_f32 || per_set > cpu_l1d_ways() || short_rows
+            || s.nsp >= 3;
     const direct_stage_t *st = &plan->direct_stage;
     if (cpu_has_avx2_fma() && !cpu_has_avx512f() && !mode) {
         cr_assert_eq(st->slots > 0, staged,
@@ -1203,6 +1208,9 @@ static void check_own_loop_staged_as(shape_t s, double per_set,
                         || (st->window[l - 1] >= s.X[l - 1]) == whole_axis,
                 "window of the last outer axis %lld for %lld positions",
                 (long long)st->window[l - 1], (long long)s.X[l - 1]);
+        cr_assert_eq(st->tile > 0, tiled,
+                "tiles of %lld output rows (window %lld)",
+                (long long)st->tile, (long long)st->window[l - 1]);
     }
     /* One plan on one input, then another: no copy of the first input
      * survives into the second execution. */
@@ -1223,7 +1231,7 @@ static void check_own_loop_staged_as(shape_t s, double per_set,
 }
 
 static void check_own_loop_staged(shape_t s, double per_set) {
-    check_own_loop_staged_as(s, per_set, 0, 1, 0);
+    check_own_loop_staged_as(s, per_set, 0, 1, 0, 0);
 }
 
 Test(onednn, own_loop_staged_rows) {
@@ -1258,7 +1266,7 @@ Test(onednn, own_loop_staged_rows) {
             .Cout = 2, .X = {3, 8, 128}, .K = {3, 3, 3}, .S = {2, 2, 2},
             .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
     set_natural_y(&v, 1);
-    check_own_loop_staged_as(v, 24, 0, 1, 1);
+    check_own_loop_staged_as(v, 24, 0, 1, 1, 0);
     /* Rows of 2 x 512: every input row stays in its slot to the end
      * (the next execution must not find them there). */
     shape_t all = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 24,
@@ -1286,26 +1294,39 @@ Test(onednn, own_loop_padded_rows) {
             .Cout = 4, .X = {4, 6, 40}, .K = {3, 3, 3}, .S = {2, 2, 2},
             .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
     set_natural_y(&v, 1);
-    check_own_loop_staged_as(v, 5, 1, 1, 1);
-    /* 200 rows of height: the window cannot cover them (slots wrap) */
+    check_own_loop_staged_as(v, 5, 1, 1, 1, 0);
+    /* 200 rows of height: the window cannot cover them; tiles of the
+     * height axis, slots wrapping within the ring */
     shape_t wrap = v;
     wrap.X[0] = 3;
     wrap.X[1] = 200;
     set_natural_y(&wrap, 0);
-    check_own_loop_staged_as(wrap, 5, 1, 1, 0);
+    check_own_loop_staged_as(wrap, 5, 1, 1, 0, 1);
+    /* 3D rows long enough for the long kernels in place, few rows a
+     * set: copied, kept for the next depths, the whole height (5 rows)
+     * and tiles of 300 */
+    shape_t deep = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
+            .Cout = 2, .X = {4, 5, 130}, .K = {3, 3, 3}, .S = {2, 2, 2},
+            .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
+    set_natural_y(&deep, 0);
+    check_own_loop_staged_as(deep, 3, 0, 1, 1, 0);
+    deep.X[0] = 3;
+    deep.X[1] = 300;
+    set_natural_y(&deep, 1);
+    check_own_loop_staged_as(deep, 3, 0, 1, 0, 1);
     /* 2D, a phase of 33 (one partial step), output padding */
     shape_t flat = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 3,
             .Cout = 2, .X = {5, 33}, .K = {3, 4}, .S = {2, 2},
             .D = {1, 1}, .PB = {1, 2}};
     set_natural_y(&flat, -1);
-    check_own_loop_staged_as(flat, 3, 1, 1, 0);
+    check_own_loop_staged_as(flat, 3, 1, 1, 0, 0);
     /* f16 rows (always copied) under a pad of -300: zeros of 150 before
      * each row would be needed; not padded */
     shape_t far = {.nsp = 2, .dt = dgrad_f16, .N = 1, .G = 2, .Cin = 10,
             .Cout = 4, .X = {6, 40}, .K = {3, 3}, .S = {2, 2},
             .D = {1, 1}, .PB = {1, -300}, .has_bias = 1};
     set_natural_y(&far, 1);
-    check_own_loop_staged_as(far, 5, 0, 0, 0);
+    check_own_loop_staged_as(far, 5, 0, 0, 0, 0);
 }
 
 /* The channels-last depthwise loop (src/plan/direct_dw.c): channel

@@ -63,6 +63,7 @@ static int64_t values_len(const dgrad_problem_t *p) {
 #define CACHE_TERMS 512
 typedef struct row_cache {
     int valid, cb, n[2], per_row[2];
+    int64_t xl_lo, xl_hi; /* window positions of their rows, if staged */
     int64_t in_group, y[DGRAD_MAX_SPATIAL];
     const float *w;
     term_t t[2][CACHE_TERMS];
@@ -449,23 +450,37 @@ static int same_outer_taps(const dgrad_plan_t *plan, int64_t a, int64_t b) {
 
 /* Where the terms of a row one input row further on the last outer axis
  * read: the same places moved by one stride of the source the kernels
- * read (the user's input, or the copies where each position of that
- * axis has its own slots), or 0 where the staged slots wrap around
- * (then each term moves on its own). */
+ * read (the user's input, or the copies while no slot wraps around the
+ * window). */
 static int64_t row_move(const dgrad_plan_t *plan, const int64_t *is) {
     const dgrad_problem_t *p = &plan->p;
     const direct_stage_t *st = &plan->direct_stage;
     int i = p->nsp - 2;
-    if (!st->slots) return is[2 + i];
-    return st->window[i] >= p->X[i] ? st->xl_slots * st->pitch : 0;
+    return st->slots ? st->xl_slots * st->pitch : is[2 + i];
+}
+
+/* The lowest and highest window positions of the rows a cached entry's
+ * terms read, on the last outer axis (where rows are staged: moving them
+ * all by dx keeps every slot while these stay inside the window). */
+static void window_positions(const dgrad_plan_t *plan, row_cache_t *rc) {
+    int64_t last = plan->direct_stage.window[plan->p.nsp - 2] - 1;
+    rc->xl_lo = last;
+    rc->xl_hi = 0;
+    for (int ph = 0; ph < 2; ph++)
+        for (int k = 0; k < rc->n[ph]; k++) {
+            int64_t x = rc->t[ph][k].xl & last;
+            if (x < rc->xl_lo) rc->xl_lo = x;
+            if (x > rc->xl_hi) rc->xl_hi = x;
+        }
 }
 
 /* The cached term lists (both phases of stride 2) for the row at @p y,
  * or NULL when the row's class has none that fits: same group, image
  * and channel block, same outer position but on the last outer axis,
  * where the taps must be the same k's. They are read @p *dx input rows
- * further on that axis: the caller moves the source by dx row_move's
- * (where row_move is 0 the terms are moved here and dx is 0). */
+ * further on that axis: the caller moves the source by dx row_move's.
+ * Where staged slots would wrap around their window the terms are moved
+ * here instead, one by one, and dx is 0. */
 static row_cache_t *cached_terms(const dgrad_plan_t *plan, const int64_t *is,
         int64_t in_group, const int64_t *y, const float *w, int cb,
         row_cache_t *cache, int64_t *dx) {
@@ -479,8 +494,10 @@ static row_cache_t *cached_terms(const dgrad_plan_t *plan, const int64_t *is,
         if (rc->y[j] != y[j]) return NULL;
     if (!same_outer_taps(plan, rc->y[i], y[i])) return NULL;
     *dx = (y[i] - rc->y[i]) / p->S[i];
-    if (row_move(plan, is)) return rc;
     const direct_stage_t *st = &plan->direct_stage;
+    if (!st->slots
+            || (rc->xl_lo + *dx >= 0 && rc->xl_hi + *dx < st->window[i]))
+        return rc;
     for (int ph = 0; ph < 2; ph++)
         for (int k = 0; k < rc->n[ph]; k++) {
             term_t *t = &rc->t[ph][k];
@@ -490,14 +507,16 @@ static row_cache_t *cached_terms(const dgrad_plan_t *plan, const int64_t *is,
             t->off += (direct_stage_slot(st, t, p->nsp) - from) * st->pitch;
         }
     rc->y[i] = y[i];
+    window_positions(plan, rc);
     *dx = 0;
     return rc;
 }
 
 /* Keeps a row's term lists in its class's cache when they fit. */
-static void keep_terms(const dgrad_problem_t *p, int64_t in_group,
+static void keep_terms(const dgrad_plan_t *plan, int64_t in_group,
         const int64_t *y, const float *w, int cb, const term_t *te, int ne,
         int pe, const term_t *to, int no, int po, row_cache_t *cache) {
+    const dgrad_problem_t *p = &plan->p;
     int i = p->nsp - 2;
     if (i < 0 || p->S[i] > CACHE_CLASSES) return;
     row_cache_t *rc = &cache[y[i] % p->S[i]];
@@ -513,6 +532,7 @@ static void keep_terms(const dgrad_problem_t *p, int64_t in_group,
     rc->per_row[1] = po;
     memcpy(rc->t[0], te, (size_t)ne * sizeof *te);
     memcpy(rc->t[1], to, (size_t)no * sizeof *to);
+    window_positions(plan, rc);
 }
 
 /* The post-op chain from post-op @p from (with @p operands) on the f32
@@ -606,7 +626,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                     a->q0[0], t, &pe);
             no = row_terms(plan, is, in_group, y, w, cb, a->r[1], a->count[1],
                     a->q0[1], t2, &po);
-            keep_terms(p, in_group, y, w, cb, t, ne, pe, t2, no, po, cache);
+            keep_terms(plan, in_group, y, w, cb, t, ne, pe, t2, no, po, cache);
         }
         int64_t move = dx * row_move(plan, is);
         /* both phases read the same rows */
@@ -714,7 +734,8 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         args.q0[ph] = q0;
         args.r[ph] = r;
     }
-    direct_for_rows(plan, rows, (double)rows * (double)p->Y[l]
+    direct_for_rows(plan, rows, plan->direct_stage.tile,
+            (double)rows * (double)p->Y[l]
                     * (double)(p->Cin / p->G),
             per_thread, scratch, rows_row, &args);
 }
@@ -724,16 +745,30 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
  * the OpenMP threads, at most the plan's direct_threads (its scratch has
  * a part for each, @p per_thread bytes) and only where @p work (about a
  * multiply-add each) is worth the fork; @p fn gets the index without the
- * outer positions, the positions, and the thread's scratch. */
-void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
-        size_t per_thread, char *scratch, direct_row_fn fn, void *arg) {
+ * outer positions, the positions, and the thread's scratch. With a
+ * @p tile (0: none) of the last outer axis, in 3D and up, the positions
+ * go tile by tile of that axis, each tile over the other outer axes. */
+void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
+        double work, size_t per_thread, char *scratch, direct_row_fn fn,
+        void *arg) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int threads = threads_max();
     if (threads > plan->direct_threads) threads = plan->direct_threads;
     (void)work;
-    /* Each thread a contiguous share of the rows, its outer positions
-     * counted on from the first (no division per row). */
+    /* The counter's axes, outermost first: (the tile,) the outer axes
+     * (the tiled one as its position in the tile). */
+    int64_t dim[DGRAD_MAX_SPATIAL + 1], outer = 1, steps = 1;
+    int nd = 0, tiled = l >= 2 && tile > 0 && tile < p->Y[l - 1];
+    if (tiled) dim[nd++] = (p->Y[l - 1] + tile - 1) / tile;
+    for (int i = 0; i < l; i++) {
+        dim[nd++] = tiled && i == l - 1 ? tile : p->Y[i];
+        outer *= p->Y[i];
+    }
+    for (int i = 0; i < nd; i++) steps *= dim[i];
+    steps *= rows / outer;
+    /* Each thread a contiguous share, counted on from its first step (no
+     * division per row). */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (work > 1e5 && threads > 1)
 #endif
@@ -744,16 +779,19 @@ void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
         int64_t th = 0, nth = 1;
 #endif
         char *mine = scratch + per_thread * (size_t)th;
-        int64_t begin = rows * th / nth, end = rows * (th + 1) / nth;
-        int64_t rest = begin, y[DGRAD_MAX_SPATIAL] = {0};
-        for (int i = l - 1; i >= 0; i--) {
-            y[i] = rest % p->Y[i];
-            rest /= p->Y[i];
+        int64_t begin = steps * th / nth, end = steps * (th + 1) / nth;
+        int64_t rest = begin, c[DGRAD_MAX_SPATIAL + 1] = {0},
+                y[DGRAD_MAX_SPATIAL] = {0};
+        for (int i = nd - 1; i >= 0; i--) {
+            c[i] = rest % dim[i];
+            rest /= dim[i];
         }
-        for (int64_t row = begin; row < end; row++) {
-            fn(arg, rest, y, mine);
-            int i = l - 1;
-            while (i >= 0 && ++y[i] == p->Y[i]) y[i--] = 0;
+        for (int64_t step = begin; step < end; step++) {
+            for (int i = 0; i < l; i++) y[i] = c[i + tiled];
+            if (tiled) y[l - 1] += c[0] * tile;
+            if (!tiled || y[l - 1] < p->Y[l - 1]) fn(arg, rest, y, mine);
+            int i = nd - 1;
+            while (i >= 0 && ++c[i] == dim[i]) c[i--] = 0;
             if (i < 0) rest++;
         }
     }

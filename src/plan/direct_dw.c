@@ -442,7 +442,7 @@ void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
     dw_args_t args = {plan, pixel_for_cpu(), in, w, bias, operands, out};
-    direct_for_rows(plan, rows, (double)rows * (double)p->Y[l]
+    direct_for_rows(plan, rows, 0, (double)rows * (double)p->Y[l]
                     * (double)p->Cout,
             direct_dw_thread_scratch(p), scratch, dw_row_of, &args);
 }

@@ -19,11 +19,11 @@
 #define CO_BLOCK_MAX CO_BLOCK_WIDE
 
 /* On padded copies (direct_stage.c) a term may be read up to here: the
- * end of its phase's last step for steps of 1, 2 or 4 vectors of 8
- * positions (kernels of 3 or 8 vectors take the masked path for the
- * rest of a step that goes further). */
+ * end of its phase's last step, for steps of 1, 2, 3, 4 or 8 vectors of
+ * 8 positions (the AVX2 kernels'). */
 static inline int64_t direct_padded_end(int64_t count) {
-    return (count + 31) / 32 * 32;
+    int64_t by8 = (count + 63) / 64 * 64, by3 = (count + 23) / 24 * 24;
+    return by3 > by8 ? by3 : by8;
 }
 
 /* One term of a phase of a row: input run (offset of m = 0 in elements,

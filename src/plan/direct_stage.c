@@ -1,52 +1,63 @@
 /*
- * The rows loop's input rows staged: where the rows that one output row
- * reads would share L1 sets, the AVX2 kernels read f32 copies of them
- * kept in the thread's scratch, each copied once while it stays in use.
+ * The rows loop's input rows staged: the AVX2 kernels read f32 copies of
+ * the input rows kept in the thread's scratch, each copied once while it
+ * stays in use, where that is measured to pay (below).
  *
- * Why: a term list reads one input row per (input channel, outer tap),
- * all at the same position at once. Channel planes of common sizes are
- * whole multiples of the L1 set period apart (224^2 f32 = 49 x 4 KiB;
- * 224^3 f32 = 343 x 128 KiB), so those rows fall in the same sets and
- * evict each other at every step. The kernel alone, one thread, 2
- * channels, 11 + 22 terms of 224 positions: 43-44 GFLOP/s on rows 4
- * KiB-multiples apart, 64 on rows 1152 bytes apart (`dgrad_rows_kernel 2
- * 447 11 11 50176` against `... 11 11`, AMD EPYC Zen 3; bench/README.md
- * "What limits the rows loop on AVX2").
+ * Cache-set aliasing: a term list reads one input row per (input
+ * channel, outer tap), all at the same position at once. Channel planes
+ * of common sizes are whole multiples of the L1 set period apart (224^2
+ * f32 = 49 x 4 KiB; 224^3 f32 = 343 x 128 KiB), so those rows fall in the
+ * same sets and evict each other at every step. The kernel alone, one
+ * thread, 2 channels, 11 + 22 terms of 224 positions: 43-44 GFLOP/s on
+ * rows 4 KiB-multiples apart, 64 on rows 1152 bytes apart
+ * (`dgrad_rows_kernel 2 447 11 11 50176` against `... 11 11`, AMD EPYC
+ * Zen 3; bench/README.md "What limits the rows loop on AVX2").
  *
- * A row's slot is its position on each outer axis modulo that axis's
- * window (a power of 2 no smaller than the positions one output row reads
- * there), then its channel in the group, so that the rows of one output
- * row never share a slot, lie next to each other, and the next output row
- * finds most of them where they were (on the last outer axis only one new
- * row per channel and outer tap). In 3D and up the last outer axis's
- * window is its whole extent where the copies still fit: each row is
- * then copied once, not once per output depth reading it (3 for stride 2).
+ * Slots: a row's slot is its position on each outer axis modulo that
+ * axis's window (a power of 2 no smaller than the positions one output
+ * row reads there), then its channel in the group, so that the rows of
+ * one output row never share a slot, lie next to each other, and the
+ * next output row finds most of them where they were (on the last outer
+ * axis only one new row per channel and outer tap). In 3D and up the
+ * last outer axis's window is made as large as the copies' budget lets,
+ * up to the whole axis, and where it cannot cover the axis the loop goes
+ * in tiles of it (direct_for_rows): each row is then copied about once,
+ * not once per output depth reading it (3 for stride 2), and read from
+ * L1/L2 by those depths instead of from L3 or memory.
  *
- * Each copy has zeros before and after it (halo), as many as the terms
+ * Padding: each copy has zeros before and after it, as many as the terms
  * of a row read outside it up to the end of their phase's last step: the
  * kernels then never mask a load, and take the long kernels (8
  * accumulator chains) on phases of one step and up (direct_avx2.c). That
  * is what short rows need: the 3D example at 56^3 has phases of 56, where
  * in place the 4-chain kernels ran, latency-bound, with every fourth step
- * masked; staged and padded, 9.2 -> 6.8 ms (both threads, `DGRAD_OWN_LOOP=only
- * dgrad bench --no-raw --data-format NCX g4mb1ic20id56oc8od111kd3sd2pd1`,
- * AMD EPYC Zen 3, with the per-row savings of direct.c's row_move).
+ * masked.
  *
- * The copies cost a pass over the input, which only sets that overflow,
- * 16-bit rows or short rows repay: f32 rows are copied where the rows of
- * an output row sharing one set outnumber the L1 cache's ways, on
- * average over the output rows, or where padding lets a short row take
- * the long kernels (direct_avx2_padding_pays; direct_stage_plan). Measured, `DGRAD_OWN_LOOP=only dgrad bench --no-raw
- * --data-format NCX`, both threads, `DGRAD_STAGE_ROWS=never` against the
- * rule: dense 2D example (20 rows a set) 1.83 -> 1.47 ms; 20 -> 2
- * channels 0.60 -> 0.49 ms; 2 groups of 10 -> 4 0.81 -> 0.72 ms; read in
- * place, as they lose when forced: grouped 2D example (5 a set) 0.51 ->
- * 0.59 ms, the 3D example's rows (5 or 10 a set) 25.9 -> 27.2 ms.
- * 16-bit rows are copied wherever they fit: the copy widens each element
- * once where the kernels widened it at every load (bf16 / f16, the
- * examples: dense 2D 1.99 / 1.97 -> 1.66 / 1.64 ms, grouped 2D 0.79 /
- * 0.66-0.73 -> 0.72 / 0.66-0.68 ms, 3D at 56^3 17.3 / 17.2 -> 13.6 / 13.2
- * ms, two runs, `--dt bf16|f16 --batch bench/suites/spec_examples.txt`).
+ * When: the copies cost a pass over the input, repaid by each of these
+ * (direct_stage_plan; `DGRAD_STAGE_ROWS=never|always` overrides).
+ * Measured, `DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX`,
+ * both threads, AMD EPYC Zen 3, in place against the rule:
+ * - more of an output row's rows sharing one set than the L1 cache has
+ *   ways, on average over the output rows: dense 2D example (20 rows a
+ *   set) 1.83 -> 1.47 ms; 20 -> 2 channels 0.60 -> 0.49 ms; 2 groups of
+ *   10 -> 4 0.81 -> 0.72 ms. With few rows a set the copies lose: grouped
+ *   2D example (5 a set) 0.55 -> 0.70 ms forced;
+ * - 3D and up (rows kept for the next output depths):
+ *   `g4mb1ic20id16ih224iw224oc8od31oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1`
+ *   (the full 3D example's rows, in tiles of 29) 25.9 -> 21.4-22.2 ms,
+ *   `mb1ic16id32ih32iw32oc4od63oh63ow63kd3kh3kw3sd2sh2sw2pd1ph1pw1`
+ *   1.73-1.87 -> 1.32-1.43 ms, `g2mb1ic8id24ih48iw96oc4od48oh96ow192
+ *   kd4kh4kw4sd2sh2sw2pd1ph1pw1` 2.95-3.19 -> 2.32-2.55 ms;
+ * - short rows that padding lets take the long kernels
+ *   (direct_avx2_padding_pays): 3D example at 56^3 9.2 -> 6.8 ms (with
+ *   direct.c's per-row savings; 8.3 -> 6.9-7.1 ms against in place on
+ *   the same build);
+ * - 16-bit rows, wherever they fit: the copy widens each element once
+ *   where the kernels widened it at every load (bf16 / f16, the examples:
+ *   dense 2D 1.99 / 1.97 -> 1.66 / 1.64 ms, grouped 2D 0.79 / 0.66-0.73
+ *   -> 0.72 / 0.66-0.68 ms, 3D at 56^3 17.3 / 17.2 -> 13.6 / 13.2 ms,
+ *   `--dt bf16|f16 --batch bench/suites/spec_examples.txt`).
+ * Not in 1D, where each row is read by one output row.
  */
 #include "direct_rows.h"
 
@@ -61,6 +72,7 @@
 #define STAGE_BYTES (256 << 10)
 #define PERIOD_LINES_MAX 1024
 #define PHASES_MAX 8 /* output rows counted per outer axis */
+#define TILE_MIN 8    /* output rows a tile, or none */
 
 /* How many of the rows one output row reads start on the same L1 line of
  * the set period (then they share sets all along the row), the most of
@@ -146,11 +158,8 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     memset(st, 0, sizeof *st);
-    /* 16-bit rows are widened once in the copies instead of at every
-     * load of every term: copied wherever they fit (below); f32 rows only
-     * where they would share sets. Not in 1D, where each row is read by
-     * one output row (bf16 and f16 1D example 4.0 and 3.6 us in place,
-     * 4.1 and 4.0 us copied). */
+    /* Not in 1D (bf16 and f16 1D example 4.0 and 3.6 us in place, 4.1
+     * and 4.0 us copied). */
     int widen = (plan->staged ? dgrad_f32 : p->dt) != dgrad_f32;
     if (!vector_kernels || l < 1) return;
     int64_t slots = p->Cin / p->G, span[DGRAD_MAX_SPATIAL];
@@ -163,25 +172,39 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     }
     int padded = stage_halos(plan, st->halo);
     int64_t pitch = (st->halo[0] + p->X[l] + st->halo[1] + 15) / 16 * 16;
-    /* In 3D and up, the last outer axis's window made its whole extent
-     * where that fits: each row is then copied once, not once per
-     * position of the axis outside it that reads it. */
+    /* In 3D and up, the last outer axis's window made as large as fits,
+     * up to that axis's whole extent: each row is then copied once, not
+     * once per position of the axis outside it that reads it (3 for
+     * stride 2). Where it cannot cover the axis the loop goes in tiles
+     * of that axis whose rows fit the window (direct_for_rows); rows at
+     * the tiles' borders are copied twice. */
+    int64_t tile = 0;
     if (l >= 2) {
-        int64_t w = st->window[l - 1];
-        while (w < p->X[l - 1]) w *= 2;
-        if (slots / st->window[l - 1] * w * pitch * (int64_t)sizeof(float)
-                <= STAGE_BYTES) {
-            slots = slots / st->window[l - 1] * w;
-            st->window[l - 1] = w;
+        int i = l - 1;
+        int64_t per_position = slots / st->window[i] * pitch
+                * (int64_t)sizeof(float);
+        while (st->window[i] < p->X[i]
+                && 2 * st->window[i] * per_position <= STAGE_BYTES) {
+            st->window[i] *= 2;
+            slots *= 2;
         }
+        /* output rows whose inputs span at most the window: T - 1 +
+         * D (K - 1) < S window */
+        if (st->window[i] < p->X[i])
+            tile = (st->window[i] - 1) * p->S[i] - p->D[i] * (p->K[i] - 1)
+                    + 1;
+        if (tile < TILE_MIN) tile = 0; /* the term lists' cache needs runs */
     }
-    /* DGRAD_STAGE_ROWS: never, always (where it fits), else by the rows
-     * sharing L1 sets against the cache's ways */
+    /* DGRAD_STAGE_ROWS: never, always (where it fits), else as the file
+     * comment says: 16-bit rows; rows kept for the output depths that
+     * read them again; short rows that padding lets take the long
+     * kernels; rows sharing L1 sets beyond the cache's ways. */
     const char *mode = getenv("DGRAD_STAGE_ROWS");
     int never = mode && strcmp(mode, "never") == 0,
-        always = mode && strcmp(mode, "always") == 0;
+        always = mode && strcmp(mode, "always") == 0,
+        kept = l >= 2 && (tile || st->window[l - 1] >= p->X[l - 1]);
     if (never || slots * pitch * (int64_t)sizeof(float) > STAGE_BYTES
-            || (!always && !widen && !(padded && padding_pays)
+            || (!always && !widen && !kept && !(padded && padding_pays)
                     && rows_per_set(plan) <= cpu_l1d_ways())) {
         memset(st, 0, sizeof *st); /* read in place */
         return;
@@ -191,6 +214,7 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     st->xl_slots = slots / st->window[l - 1];
     st->pitch = pitch;
     st->padded = padded;
+    st->tile = tile;
     st->next = plan->in.io_strides[2 + l - 1];
 }
 

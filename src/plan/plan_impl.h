@@ -183,6 +183,7 @@ typedef struct direct_stage {
     int64_t slots, pitch, next, channels;
     int64_t window[DGRAD_MAX_SPATIAL];
     int64_t xl_slots; /* slots a position of the last outer axis apart */
+    int64_t tile;     /* output rows of that axis the loop takes at once */
     int64_t halo[2]; /* zeros before and after each copy, where padded */
     int padded;      /* terms may read whole steps (direct_stage_plan) */
 } direct_stage_t;
@@ -446,11 +447,13 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
  * position) pairs. Returns the end of the table. */
 int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t);
 /* Runs @p fn over @p rows output rows on the OpenMP threads the plan's
- * scratch has room for (direct.c; for both loops). */
+ * scratch has room for, in tiles of @p tile positions of the last outer
+ * axis where not 0 (direct.c; for both loops). */
 typedef void (*direct_row_fn)(void *arg, int64_t rest, const int64_t *y,
         char *scratch);
-void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, double work,
-        size_t per_thread, char *scratch, direct_row_fn fn, void *arg);
+void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
+        double work, size_t per_thread, char *scratch, direct_row_fn fn,
+        void *arg);
 
 /* --------------------------------------------------------------- cpu.c */
 /* The CPU's vector instruction sets for dgrad's own kernels, capped by
