@@ -1146,6 +1146,14 @@ Test(onednn, own_loop_long_rows) {
             set_natural_y(&s, st - 1);
             check_own_loop(s);
         }
+    /* Phases of whole steps whose terms end in different places: with an
+     * output padding of 1 the odd phase's last position has one tap, the
+     * even phase's every tap (each phase's common span, direct.c) */
+    shape_t e = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
+            .Cout = 2, .X = {3, 128}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}};
+    set_natural_y(&e, -1);
+    check_own_loop(e);
 }
 
 /* Blocks of 5 to 12 output channels (where the AVX2 kernels take both

@@ -63,6 +63,7 @@ static int64_t values_len(const dgrad_problem_t *p) {
 #define CACHE_TERMS 512
 typedef struct row_cache {
     int valid, cb, n[2], per_row[2];
+    terms_span_t common[2];
     int64_t xl_lo, xl_hi; /* window positions of their rows, if staged */
     int64_t in_group, y[DGRAD_MAX_SPATIAL];
     const float *w;
@@ -530,6 +531,8 @@ static void keep_terms(const dgrad_plan_t *plan, int64_t in_group,
     rc->n[1] = no;
     rc->per_row[0] = pe;
     rc->per_row[1] = po;
+    rc->common[0] = direct_terms_common(te, ne);
+    rc->common[1] = direct_terms_common(to, no);
     memcpy(rc->t[0], te, (size_t)ne * sizeof *te);
     memcpy(rc->t[1], to, (size_t)no * sizeof *to);
     window_positions(plan, rc);
@@ -611,6 +614,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             interleave ? phase_pair_for_cpu(kt, st->padded, cb, Y) : NULL;
     if (pair) {
         int ne, no, pe, po;
+        terms_span_t ce, co;
         int64_t dx = 0;
         row_cache_t *rc =
                 cached_terms(plan, is, in_group, y, w, cb, cache, &dx);
@@ -621,12 +625,16 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             no = rc->n[1];
             pe = rc->per_row[0];
             po = rc->per_row[1];
+            ce = rc->common[0];
+            co = rc->common[1];
         } else {
             ne = row_terms(plan, is, in_group, y, w, cb, a->r[0], a->count[0],
                     a->q0[0], t, &pe);
             no = row_terms(plan, is, in_group, y, w, cb, a->r[1], a->count[1],
                     a->q0[1], t2, &po);
             keep_terms(plan, in_group, y, w, cb, t, ne, pe, t2, no, po, cache);
+            ce = direct_terms_common(t, ne);
+            co = direct_terms_common(t2, no);
         }
         int64_t move = dx * row_move(plan, is);
         /* both phases read the same rows */
@@ -640,7 +648,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
         epilogue_t ep;
         int from = plan->post.fused ? post_chain_epilogue(&plan->p, &ep) : 0;
         pair((const char *)src + move * (int64_t)dgrad_data_type_size(kt), t,
-                ne, t2, no, bias, from ? &ep : NULL, Y, assembled);
+                ne, ce, t2, no, co, bias, from ? &ep : NULL, Y, assembled);
         if (plan->post.fused && from < plan->p.n_post_ops)
             chain_rows(plan, operands, n_img, c, y, cb, from, assembled, tmp);
         for (int j = 0; j < cb && !f32; j++)
@@ -723,7 +731,8 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         for (int c = 0; c < CACHE_CLASSES; c++) cache[c].valid = 0;
         /* staged rows are this execution's input's */
         if (plan->direct_stage.slots)
-            direct_stage_clear(&plan->direct_stage, stage_tags(plan, mine));
+            direct_stage_clear(&plan->direct_stage, stage_rows(plan, mine),
+                    stage_tags(plan, mine));
     }
     rows_args_t args = {plan, in, w, bias, operands, out, blocks, width,
             {0}, {0}, {0, 1}};

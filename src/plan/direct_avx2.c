@@ -151,17 +151,6 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
         AVX2_TERMS_EDGE(T, ES, CB, U, acc, t, n, in, m0)                      \
     }
 
-/* Positions [*lo, *hi) of a phase, within its @p steps' positions, that
- * every one of its @p n terms covers. */
-static inline void terms_common(const term_t *t, int n, int64_t steps,
-        int64_t *lo, int64_t *hi) {
-    *lo = 0;
-    *hi = steps;
-    for (int k = 0; k < n; k++) {
-        if (t[k].lo > *lo) *lo = t[k].lo;
-        if (t[k].hi < *hi) *hi = t[k].hi;
-    }
-}
 
 /* The end of the steps of U vectors covering @p count positions. */
 #define STEPS_END(count, U) (((count) + 8 * (U) - 1) / (8 * (U)) * (8 * (U)))
@@ -171,8 +160,9 @@ static inline void terms_common(const term_t *t, int n, int64_t steps,
             const term_t *t, int n, const float *bias, int64_t count,         \
             float *const *v) {                                                \
         const char *in = in_;                                                 \
-        int64_t lo, hi;                                                       \
-        terms_common(t, n, STEPS_END(count, U), &lo, &hi);                    \
+        terms_span_t c = direct_terms_common(t, n);                           \
+        int64_t lo = c.lo, hi = c.hi < STEPS_END(count, U)                    \
+                ? c.hi : STEPS_END(count, U);                                 \
         for (int64_t m0 = 0; m0 < count; m0 += 8 * (U)) {                     \
             __m256 acc[CB][U];                                                \
             _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
@@ -208,13 +198,13 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
  * row's last vectors masked. */
 #define DEFINE_PHASE_PAIR_AVX2(T, ES, CB, U)                                  \
     AVX2 static void phase_pair_avx2_##T##_##CB##_##U(const void *in_,       \
-            const term_t *te, int ne, const term_t *to, int no,               \
-            const float *bias, const epilogue_t *ep, int64_t len,            \
-            float *const *dst) {                                              \
+            const term_t *te, int ne, terms_span_t es, const term_t *to,      \
+            int no, terms_span_t os, const float *bias, const epilogue_t *ep, \
+            int64_t len, float *const *dst) {                                 \
         const char *in = in_;                                                 \
-        int64_t count = (len + 1) / 2, elo, ehi, olo, ohi;                    \
-        terms_common(te, ne, STEPS_END(count, U), &elo, &ehi);                \
-        terms_common(to, no, STEPS_END(count, U), &olo, &ohi);                \
+        int64_t count = (len + 1) / 2, end = STEPS_END(count, U);             \
+        int64_t elo = es.lo, ehi = es.hi < end ? es.hi : end, olo = os.lo,    \
+                ohi = os.hi < end ? os.hi : end;                              \
         for (int64_t m0 = 0; m0 < count; m0 += 8 * (U)) {                     \
             __m256 acc[CB][U];                                                \
             float even[CB][U][8] __attribute__((aligned(32)));                \

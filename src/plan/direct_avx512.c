@@ -158,9 +158,11 @@ AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
 #define PAIR_VEC 2
 #define DEFINE_PHASE_PAIR(T, ES, CB)                                          \
     AVX512 static void phase_pair_##T##_##CB(const void *in,                 \
-            const term_t *te, int ne, const term_t *to, int no,               \
-            const float *bias, const epilogue_t *ep, int64_t len,            \
-            float *const *dst) {                                              \
+            const term_t *te, int ne, terms_span_t es, const term_t *to,      \
+            int no, terms_span_t os, const float *bias, const epilogue_t *ep, \
+            int64_t len, float *const *dst) {                                 \
+        (void)es; /* its own range tests, per term and step */                \
+        (void)os;                                                             \
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
                 3, 18, 2, 17, 1, 16, 0);                                      \
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \

@@ -210,6 +210,7 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
         return;
     }
     st->slots = slots;
+    st->x = p->X[l];
     st->channels = p->Cin / p->G;
     st->xl_slots = slots / st->window[l - 1];
     st->pitch = pitch;
@@ -218,8 +219,16 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     st->next = plan->in.io_strides[2 + l - 1];
 }
 
-void direct_stage_clear(const direct_stage_t *st, int64_t *tags) {
+void direct_stage_clear(const direct_stage_t *st, float *rows,
+        int64_t *tags) {
     memset(tags, 0, (size_t)st->slots * sizeof *tags);
+    /* the zeros around each copy: the copies never write there */
+    if (st->halo[0] + st->halo[1])
+        for (int64_t s = 0; s < st->slots; s++) {
+            float *copy = rows + s * st->pitch + st->halo[0];
+            memset(copy - st->halo[0], 0, (size_t)st->halo[0] * sizeof *copy);
+            memset(copy + st->x, 0, (size_t)st->halo[1] * sizeof *copy);
+        }
 }
 
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
@@ -236,10 +245,8 @@ void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
                     row = t[k].row + drow;
             if (tags[s] == row + 1) continue;
             const char *from = (const char *)in + (size_t)row * es;
-            float *copy = rows + s * st->pitch + st->halo[0];
-            memset(copy - st->halo[0], 0, (size_t)st->halo[0] * sizeof *copy);
-            convert_run_to_f32(dt, from, copy, x);
-            memset(copy + x, 0, (size_t)st->halo[1] * sizeof *copy);
+            convert_run_to_f32(dt, from, rows + s * st->pitch + st->halo[0],
+                    x);
             tags[s] = row + 1;
             /* the row that replaces it a few output rows on, on its way
              * (a copy otherwise waits on each line: with staging forced

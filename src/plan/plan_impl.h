@@ -180,7 +180,7 @@ typedef struct fold {
  * loop reads the user's rows; an input row's slot is its channel in the
  * group and its positions on the outer axes modulo @p window. */
 typedef struct direct_stage {
-    int64_t slots, pitch, next, channels;
+    int64_t slots, pitch, next, channels, x;
     int64_t window[DGRAD_MAX_SPATIAL];
     int64_t xl_slots; /* slots a position of the last outer axis apart */
     int64_t tile;     /* output rows of that axis the loop takes at once */
