@@ -564,6 +564,8 @@ typedef struct rows_args {
     int64_t blocks;
     int width; /* output channels per block (the last may have fewer) */
     int64_t count[2], q0[2], r[2];
+    int64_t values_rows; /* values_rows(plan) */
+    size_t stage_off;    /* where a thread's staged rows start */
 } rows_args_t;
 
 /* The rows of @p cb output channels from @p c (at element @p out_off of
@@ -589,7 +591,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
     row_cache_t *cache = (row_cache_t *)scratch;
     term_t *t = (term_t *)(cache + CACHE_CLASSES), *t2 = t + DIRECT_MAX_TERMS;
     float *v0 = (float *)(t2 + DIRECT_MAX_TERMS);
-    int64_t rows = values_rows(plan), first = rows - CO_BLOCK;
+    int64_t rows = a->values_rows, first = rows - CO_BLOCK;
     float *ph[2][CO_BLOCK], *row32 = v0 + rows * len,
           *tmp = row32 + len;
     char *out_row[CO_BLOCK_MAX];
@@ -606,8 +608,9 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                 : S == 1 ? ph[0][j] : interleave ? row32 : ph[1][j];
     /* Where the plan stages input rows, the kernels read the f32 copies. */
     const direct_stage_t *st = &plan->direct_stage;
-    float *staged = st->slots ? stage_rows(plan, scratch) : NULL;
-    int64_t *tags = st->slots ? stage_tags(plan, scratch) : NULL;
+    float *staged = st->slots ? (float *)(scratch + a->stage_off) : NULL;
+    int64_t *tags = st->slots ? (int64_t *)(staged + st->slots * st->pitch)
+                              : NULL;
     dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
     const void *src = st->slots ? (const void *)staged : in;
     phase_pair_fn pair =
@@ -735,7 +738,7 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
                     stage_tags(plan, mine));
     }
     rows_args_t args = {plan, in, w, bias, operands, out, blocks, width,
-            {0}, {0}, {0, 1}};
+            {0}, {0}, {0, 1}, values_rows(plan), values_bytes(plan)};
     /* even positions are the phase starting at 0 */
     for (int64_t r = 0; r < 2 && r < p->S[l]; r++) {
         int64_t count, q0, ph = direct_phase_geometry(p, r, &count, &q0) != 0;
