@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "round_avx2.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -62,24 +63,10 @@ __attribute__((target("avx2"))) static int64_t avx2_bf16_to_f32(
 /* dgrad_f32_to_bf16 on 8 lanes (as avx512_bf16_from_f32 below). */
 __attribute__((target("avx2"))) static int64_t avx2_bf16_from_f32(
         const float *src, uint16_t *dst, int64_t n) {
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff),
-                  inf = _mm256_set1_epi32(0x7f800000),
-                  half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1),
-                  quiet = _mm256_set1_epi32(0x40);
     int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        __m256i u = _mm256_loadu_si256((const __m256i *)(src + j));
-        /* |u| > inf as signed: both are non-negative */
-        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
-        __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
-        __m256i r = _mm256_srli_epi32(
-                _mm256_add_epi32(u, _mm256_add_epi32(half, lsb)), 16);
-        __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
-        r = _mm256_blendv_epi8(r, q, nan);
-        /* 32 -> 16 bits per 128-bit half, then the halves' low quads */
-        __m256i p = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-        _mm_storeu_si128((__m128i *)(dst + j), _mm256_castsi256_si128(p));
-    }
+    for (; j + 8 <= n; j += 8)
+        _mm_storeu_si128((__m128i *)(dst + j),
+                round8_bf16(_mm256_loadu_si256((const __m256i *)(src + j))));
     return j;
 }
 

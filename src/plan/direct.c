@@ -390,17 +390,26 @@ static void phase_values(dgrad_data_type_t dt, int padded, const void *in,
     phase_values_scalar(in, t, n, bias, cb, count, v);
 }
 
-/* The kernel for both phases of stride 2 at once on this CPU, for type
- * @p dt, @p cb channels and rows of @p len (on padded copies where
- * @p padded), or NULL (then phase by phase). */
-static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt, int padded,
-        int cb, int64_t len) {
+/* The kernel for both phases of stride 2 at once on this CPU, for input
+ * type @p dt, @p cb channels and rows of @p len (on padded copies where
+ * @p padded), writing f32 rows, or where @p out is 16-bit rounding into
+ * rows of it as it stores (f32 input, AVX2 only: the AVX-512 kernels
+ * write f32 rows); NULL where there is none (then phase by phase, or
+ * rounded by convert.c). */
+static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt,
+        dgrad_data_type_t out, int padded, int cb, int64_t len) {
 #if defined(__x86_64__) && defined(__GNUC__)
+    int64_t count = (len + 1) / 2;
+    if (out != dgrad_f32)
+        return dt == dgrad_f32 && !avx512_reads(dt) && have_avx2_fma()
+                ? direct_avx2_pair_rounding(type_index(out), cb, count, padded)
+                : NULL;
     if (avx512_reads(dt)) return direct_avx512_pair(type_index(dt), cb);
     if (have_avx2_fma())
-        return direct_avx2_pair(type_index(dt), cb, (len + 1) / 2, padded);
+        return direct_avx2_pair(type_index(dt), cb, count, padded);
 #endif
     (void)dt;
+    (void)out;
     (void)padded;
     (void)cb;
     (void)len;
@@ -613,8 +622,9 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                               : NULL;
     dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
     const void *src = st->slots ? (const void *)staged : in;
-    phase_pair_fn pair =
-            interleave ? phase_pair_for_cpu(kt, st->padded, cb, Y) : NULL;
+    phase_pair_fn pair = interleave
+            ? phase_pair_for_cpu(kt, dgrad_f32, st->padded, cb, Y)
+            : NULL;
     if (pair) {
         int ne, no, pe, po;
         terms_span_t ce, co;
@@ -647,12 +657,24 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
         else if (st->slots)
             direct_stage_fill(st, p->nsp, in, dt, p->X[l], t2, no, po, dx,
                     staged, tags);
-        for (int j = 0; j < cb && !f32; j++) assembled[j] = v0 + j * len;
         epilogue_t ep;
         int from = plan->post.fused ? post_chain_epilogue(&plan->p, &ep) : 0;
-        pair((const char *)src + move * (int64_t)dgrad_data_type_size(kt), t,
-                ne, ce, t2, no, co, bias, from ? &ep : NULL, Y, assembled);
-        if (plan->post.fused && from < plan->p.n_post_ops)
+        int chain_after = plan->post.fused && from < plan->p.n_post_ops;
+        /* 16-bit output from f32 rows with nothing after the kernel:
+         * rounded as the kernel stores it */
+        phase_pair_fn rounding = !f32 && !chain_after
+                ? phase_pair_for_cpu(kt, dt, st->padded, cb, Y)
+                : NULL;
+        void *dst[CO_BLOCK_MAX];
+        for (int j = 0; j < cb; j++)
+            dst[j] = rounding ? (void *)out_row[j]
+                    : f32      ? (void *)assembled[j]
+                               : (void *)(assembled[j] = v0 + j * len);
+        (rounding ? rounding : pair)((const char *)src
+                        + move * (int64_t)dgrad_data_type_size(kt),
+                t, ne, ce, t2, no, co, bias, from ? &ep : NULL, Y, dst);
+        if (rounding) return;
+        if (chain_after)
             chain_rows(plan, operands, n_img, c, y, cb, from, assembled, tmp);
         for (int j = 0; j < cb && !f32; j++)
             convert_run_from_f32(dt, assembled[j], out_row[j], Y);

@@ -4,6 +4,7 @@
  * phases of stride 2 at once, for f32, bf16 and f16 inputs.
  */
 #include "direct_rows.h"
+#include "round_avx2.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -12,9 +13,10 @@
 #include <immintrin.h>
 
 /* AVX2 with FMA (and F16C, which every AVX2 CPU has: cpu.c), for every
- * type: 16-bit inputs are widened to f32 in registers, the f32 rows of
- * the output rounded once into the output (direct_rows), so no copy of
- * either tensor is made. 16 vector registers: a visit of the term list
+ * type: 16-bit inputs are widened to f32 in registers (or once, into the
+ * staged copies), 16-bit output rounded once: as the kernels for both
+ * phases store it, or from f32 rows after a post-op chain (direct_rows),
+ * so no copy of either tensor is made. 16 vector registers: a visit of the term list
  * keeps CB x U accumulators of 8 positions and either the CB weights or
  * the U input vectors; the two phases of stride 2 are visited one after
  * the other, the even one's sums parked in L1 until the odd one's are
@@ -196,11 +198,49 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
  * interleaved with them (unpack, then 128-bit halves swapped) and stored
  * into the f32 rows, the chain's register epilogue applied; only the
  * row's last vectors masked. */
-#define DEFINE_PHASE_PAIR_AVX2(T, ES, CB, U)                                  \
-    AVX2 static void phase_pair_avx2_##T##_##CB##_##U(const void *in_,       \
+/* 16 values of an output row from position @p x (@p a the first 8, @p b
+ * the next), @p left of them inside the row: f32 rows (AVX2_STORE), or
+ * rounded into bf16 or f16 rows as convert.c rounds (AVX2_STORE_to_*). */
+AVX2 static inline void store16_f32(float *p, __m256 a, __m256 b,
+        int64_t left) {
+    if (left >= 16) {
+        _mm256_storeu_ps(p, a);
+        _mm256_storeu_ps(p + 8, b);
+    } else {
+        _mm256_maskstore_ps(p, lanes8(0, 0, left), a);
+        _mm256_maskstore_ps(p + 8, lanes8(8, 0, left), b);
+    }
+}
+AVX2 static inline void store16_u16(uint16_t *p, __m128i a, __m128i b,
+        int64_t left) {
+    if (left >= 16) {
+        _mm_storeu_si128((__m128i *)(void *)p, a);
+        _mm_storeu_si128((__m128i *)(void *)(p + 8), b);
+    } else { /* no 16-bit masked store: the row's last few */
+        uint16_t lanes[16];
+        _mm_storeu_si128((__m128i *)(void *)lanes, a);
+        _mm_storeu_si128((__m128i *)(void *)(lanes + 8), b);
+        memcpy(p, lanes, (size_t)left * sizeof *p);
+    }
+}
+#define AVX2_STORE(row, x, a, b, left)                                        \
+    store16_f32((float *)(row) + (x), a, b, left)
+#define AVX2_STORE_to_bf16(row, x, a, b, left)                                \
+    store16_u16((uint16_t *)(void *)(row) + (x),                              \
+            round8_bf16(_mm256_castps_si256(a)),                              \
+            round8_bf16(_mm256_castps_si256(b)), left)
+#define AVX2_STORE_to_f16(row, x, a, b, left)                                 \
+    store16_u16((uint16_t *)(void *)(row) + (x),                              \
+            _mm256_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT),                    \
+            _mm256_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT), left)
+
+/* OT: empty for f32 rows, _to_bf16 or _to_f16 for rows of that type
+ * (then @p dst points at them, not at floats). */
+#define DEFINE_PHASE_PAIR_AVX2(T, ES, CB, U, OT)                              \
+    AVX2 static void phase_pair_avx2_##T##_##CB##_##U##OT(const void *in_,   \
             const term_t *te, int ne, terms_span_t es, const term_t *to,      \
             int no, terms_span_t os, const float *bias, const epilogue_t *ep, \
-            int64_t len, float *const *dst) {                                 \
+            int64_t len, void *const *dst) {                                  \
         const char *in = in_;                                                 \
         int64_t count = (len + 1) / 2, end = STEPS_END(count, U);             \
         int64_t elo = es.lo, ehi = es.hi < end ? es.hi : end, olo = os.lo,    \
@@ -236,15 +276,7 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
                         a = epilogue_avx2(ep, a);                             \
                         b = epilogue_avx2(ep, b);                             \
                     }                                                         \
-                    if (left >= 16) {                                         \
-                        _mm256_storeu_ps(dst[j] + x, a);                      \
-                        _mm256_storeu_ps(dst[j] + x + 8, b);                  \
-                    } else {                                                  \
-                        _mm256_maskstore_ps(dst[j] + x, lanes8(0, 0, left),   \
-                                a);                                           \
-                        _mm256_maskstore_ps(dst[j] + x + 8,                   \
-                                lanes8(8, 0, left), b);                       \
-                    }                                                         \
+                    AVX2_STORE##OT(dst[j], x, a, b, left);                    \
                 }                                                             \
             }                                                                 \
         }                                                                     \
@@ -273,24 +305,46 @@ static int avx2_long(int cb, int64_t count, int padded) {
     DEFINE_PHASE_VALUES_AVX2(T, ES, 1, 2)                                     \
     DEFINE_PHASE_VALUES_AVX2(T, ES, 2, 2)                                     \
     DEFINE_PHASE_VALUES_AVX2(T, ES, 3, 2)                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 8)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 4)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 3)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 4, 2)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 5, 2)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 6, 2)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 7, 1)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 8, 1)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 9, 1)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 10, 1)                                      \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 11, 1)                                      \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 12, 1)                                      \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 2)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 2)                                       \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 2)
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 8, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 4, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 3, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 4, 2, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 5, 2, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 6, 2, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 7, 1, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 8, 1, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 9, 1, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 10, 1, )                                    \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 11, 1, )                                    \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 12, 1, )                                    \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 2, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 2, )                                     \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 2, )
 AVX2_KERNELS(f32, 4)
 AVX2_KERNELS(bf16, 2)
 AVX2_KERNELS(f16, 2)
+
+/* Both phases on f32 rows (the staged copies) rounded into 16-bit output
+ * as they are stored: no f32 row in between, no pass to round it
+ * (direct.c, where no post-op runs after the kernel). */
+#define AVX2_PAIRS_ROUNDING(OT)                                               \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 1, 8, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 2, 4, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 3, 3, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 4, 2, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 5, 2, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 6, 2, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 7, 1, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 8, 1, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 9, 1, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 10, 1, OT)                                 \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 11, 1, OT)                                 \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 12, 1, OT)                                 \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 1, 2, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 2, 2, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(f32, 4, 3, 2, OT)
+AVX2_PAIRS_ROUNDING(_to_bf16)
+AVX2_PAIRS_ROUNDING(_to_f16)
 
 #define AVX2_VALUES_LONG(T)                                                   \
     {phase_values_avx2_##T##_1_8, phase_values_avx2_##T##_2_4,                \
@@ -317,6 +371,20 @@ static const phase_pair_fn phase_pair_avx2_long[3][CO_BLOCK_WIDE] = {
         AVX2_PAIR_LONG(f32), AVX2_PAIR_LONG(bf16), AVX2_PAIR_LONG(f16)};
 static const phase_pair_fn phase_pair_avx2_short[3][CO_BLOCK] = {
         AVX2_PAIR_SHORT(f32), AVX2_PAIR_SHORT(bf16), AVX2_PAIR_SHORT(f16)};
+#define AVX2_ROUNDING_LONG(OT)                                                \
+    {phase_pair_avx2_f32_1_8##OT, phase_pair_avx2_f32_2_4##OT,                \
+            phase_pair_avx2_f32_3_3##OT, phase_pair_avx2_f32_4_2##OT,         \
+            phase_pair_avx2_f32_5_2##OT, phase_pair_avx2_f32_6_2##OT,         \
+            phase_pair_avx2_f32_7_1##OT, phase_pair_avx2_f32_8_1##OT,         \
+            phase_pair_avx2_f32_9_1##OT, phase_pair_avx2_f32_10_1##OT,        \
+            phase_pair_avx2_f32_11_1##OT, phase_pair_avx2_f32_12_1##OT}
+#define AVX2_ROUNDING_SHORT(OT)                                               \
+    {phase_pair_avx2_f32_1_2##OT, phase_pair_avx2_f32_2_2##OT,                \
+            phase_pair_avx2_f32_3_2##OT, phase_pair_avx2_f32_4_2##OT}
+static const phase_pair_fn phase_pair_rounding_long[2][CO_BLOCK_WIDE] = {
+        AVX2_ROUNDING_LONG(_to_bf16), AVX2_ROUNDING_LONG(_to_f16)};
+static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
+        AVX2_ROUNDING_SHORT(_to_bf16), AVX2_ROUNDING_SHORT(_to_f16)};
 
 int direct_avx2_padding_pays(int cb, int64_t count) {
     return cb <= 3 && avx2_long(cb, count, 1) && !avx2_long(cb, count, 0);
@@ -332,5 +400,11 @@ phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count,
         int padded) {
     return avx2_long(cb, count, padded) ? phase_pair_avx2_long[type][cb - 1]
                                 : phase_pair_avx2_short[type][cb - 1];
+}
+phase_pair_fn direct_avx2_pair_rounding(int out_type, int cb, int64_t count,
+        int padded) {
+    return avx2_long(cb, count, padded)
+            ? phase_pair_rounding_long[out_type - 1][cb - 1]
+            : phase_pair_rounding_short[out_type - 1][cb - 1];
 }
 #endif

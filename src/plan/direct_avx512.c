@@ -160,7 +160,7 @@ AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
     AVX512 static void phase_pair_##T##_##CB(const void *in,                 \
             const term_t *te, int ne, terms_span_t es, const term_t *to,      \
             int no, terms_span_t os, const float *bias, const epilogue_t *ep, \
-            int64_t len, float *const *dst) {                                 \
+            int64_t len, void *const *dst) {                                  \
         (void)es; /* its own range tests, per term and step */                \
         (void)os;                                                             \
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
@@ -224,11 +224,12 @@ AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
                         b = epilogue(ep, b);                                  \
                     }                                                         \
                     if (left >= 32) { /* plain stores: see above */           \
-                        _mm512_storeu_ps(dst[j] + x, a);                      \
-                        _mm512_storeu_ps(dst[j] + x + 16, b);                 \
+                        _mm512_storeu_ps((float *)dst[j] + x, a);             \
+                        _mm512_storeu_ps((float *)dst[j] + x + 16, b);        \
                     } else {                                                  \
-                        _mm512_mask_storeu_ps(dst[j] + x, k0, a);             \
-                        _mm512_mask_storeu_ps(dst[j] + x + 16, k1, b);        \
+                        _mm512_mask_storeu_ps((float *)dst[j] + x, k0, a);    \
+                        _mm512_mask_storeu_ps((float *)dst[j] + x + 16, k1,   \
+                                b);                                           \
                     }                                                         \
                 }                                                             \
             }                                                                 \

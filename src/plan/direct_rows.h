@@ -65,7 +65,7 @@ typedef void (*phase_values_fn)(const void *, const term_t *, int,
         const float *, int64_t, float *const *);
 typedef void (*phase_pair_fn)(const void *, const term_t *, int,
         terms_span_t, const term_t *, int, terms_span_t, const float *,
-        const epilogue_t *, int64_t, float *const *);
+        const epilogue_t *, int64_t, void *const *);
 
 /* The AVX2 kernels for type index @p type (0 f32, 1 bf16, 2 f16) and a
  * block of @p cb channels, for phases of @p count positions (x86-64 with
@@ -77,6 +77,10 @@ phase_values_fn direct_avx2_values(int type, int cb, int64_t count,
  * chains leave half the FMA issue idle; direct_stage.c). */
 int direct_avx2_padding_pays(int cb, int64_t count);
 phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count, int padded);
+/* Both phases on f32 rows, rounded as stored into rows of type index
+ * @p out_type (1 bf16, 2 f16; the kernel's dst are those rows). */
+phase_pair_fn direct_avx2_pair_rounding(int out_type, int cb, int64_t count,
+        int padded);
 
 /* The AVX-512 kernels (direct_avx512.c) for blocks of up to CO_BLOCK
  * channels, and the interleaving of an even and an odd phase row into an
