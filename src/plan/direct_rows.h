@@ -31,9 +31,9 @@ static inline int64_t direct_padded_end(int64_t count) {
  * them), valid for m in [lo, hi), and its weight for each output channel
  * of the block (on padded copies [0, direct_padded_end(count)): zeros
  * stand for the positions out of range). Where rows are staged, also the
- * input row it reads (its
- * first element in the user's tensor), that row's position on the last
- * outer axis and its slot but for that position (direct_stage.c). */
+ * input row it reads (its first element in the user's tensor), that
+ * row's position on the last outer axis and its slot but for that
+ * position (direct_stage.c). */
 typedef struct term {
     int64_t off, lo, hi;
     int64_t row, xl, slot;
