@@ -106,9 +106,8 @@ static size_t thread_scratch(const dgrad_plan_t *plan) {
 static float *stage_rows(const dgrad_plan_t *plan, char *scratch) {
     return (float *)(scratch + values_bytes(plan));
 }
-static int64_t *stage_tags(const dgrad_plan_t *plan, char *scratch) {
-    const direct_stage_t *st = &plan->direct_stage;
-    return (int64_t *)(stage_rows(plan, scratch) + st->slots * st->pitch);
+static int64_t *stage_tags(const direct_stage_t *st, float *rows) {
+    return (int64_t *)(rows + st->slots * st->pitch);
 }
 
 /* The CPU's vector units: AVX-512 for every type, with its byte/word
@@ -618,8 +617,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
     /* Where the plan stages input rows, the kernels read the f32 copies. */
     const direct_stage_t *st = &plan->direct_stage;
     float *staged = st->slots ? (float *)(scratch + a->stage_off) : NULL;
-    int64_t *tags = st->slots ? (int64_t *)(staged + st->slots * st->pitch)
-                              : NULL;
+    int64_t *tags = st->slots ? stage_tags(st, staged) : NULL;
     dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
     const void *src = st->slots ? (const void *)staged : in;
     phase_pair_fn pair = interleave
@@ -652,10 +650,10 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
         int64_t move = dx * row_move(plan, is);
         /* both phases read the same rows */
         if (st->slots && ne)
-            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, ne, pe, dx,
+            direct_stage_fill(st, p->nsp, in, dt, t, ne, pe, dx,
                     staged, tags);
         else if (st->slots)
-            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t2, no, po, dx,
+            direct_stage_fill(st, p->nsp, in, dt, t2, no, po, dx,
                     staged, tags);
         epilogue_t ep;
         int from = plan->post.fused ? post_chain_epilogue(&plan->p, &ep) : 0;
@@ -689,7 +687,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                 &per_row);
         float *const *dst = S == 1 ? assembled : ph[interleave ? x0 : 0];
         if (st->slots)
-            direct_stage_fill(st, p->nsp, in, dt, p->X[l], t, n, per_row, 0,
+            direct_stage_fill(st, p->nsp, in, dt, t, n, per_row, 0,
                     staged, tags);
         phase_values(kt, st->padded, src, t, n, bias, cb, count, dst);
         if (S > 1 && !interleave)
@@ -755,9 +753,11 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         row_cache_t *cache = (row_cache_t *)mine;
         for (int c = 0; c < CACHE_CLASSES; c++) cache[c].valid = 0;
         /* staged rows are this execution's input's */
-        if (plan->direct_stage.slots)
-            direct_stage_clear(&plan->direct_stage, stage_rows(plan, mine),
-                    stage_tags(plan, mine));
+        if (plan->direct_stage.slots) {
+            float *copies = stage_rows(plan, mine);
+            direct_stage_clear(&plan->direct_stage, copies,
+                    stage_tags(&plan->direct_stage, copies));
+        }
     }
     rows_args_t args = {plan, in, w, bias, operands, out, blocks, width,
             {0}, {0}, {0, 1}, values_rows(plan), values_bytes(plan)};

@@ -297,6 +297,25 @@ static int avx2_long(int cb, int64_t count, int padded) {
                             * avx2_long_vectors[cb - 1];
 }
 
+/* Both phases' kernels of input T for every block width, writing f32
+ * rows (OT empty) or rounding into 16-bit rows (OT _to_bf16, _to_f16). */
+#define AVX2_PAIRS(T, ES, OT)                                                 \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 8, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 4, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 3, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 4, 2, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 5, 2, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 6, 2, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 7, 1, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 8, 1, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 9, 1, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 10, 1, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 11, 1, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 12, 1, OT)                                  \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 2, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 2, OT)                                   \
+    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 2, OT)
+
 #define AVX2_KERNELS(T, ES)                                                   \
     DEFINE_PHASE_VALUES_AVX2(T, ES, 1, 8)                                     \
     DEFINE_PHASE_VALUES_AVX2(T, ES, 2, 4)                                     \
@@ -305,21 +324,7 @@ static int avx2_long(int cb, int64_t count, int padded) {
     DEFINE_PHASE_VALUES_AVX2(T, ES, 1, 2)                                     \
     DEFINE_PHASE_VALUES_AVX2(T, ES, 2, 2)                                     \
     DEFINE_PHASE_VALUES_AVX2(T, ES, 3, 2)                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 8, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 4, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 3, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 4, 2, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 5, 2, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 6, 2, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 7, 1, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 8, 1, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 9, 1, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 10, 1, )                                    \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 11, 1, )                                    \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 12, 1, )                                    \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 1, 2, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 2, 2, )                                     \
-    DEFINE_PHASE_PAIR_AVX2(T, ES, 3, 2, )
+    AVX2_PAIRS(T, ES, )
 AVX2_KERNELS(f32, 4)
 AVX2_KERNELS(bf16, 2)
 AVX2_KERNELS(f16, 2)
@@ -327,24 +332,8 @@ AVX2_KERNELS(f16, 2)
 /* Both phases on f32 rows (the staged copies) rounded into 16-bit output
  * as they are stored: no f32 row in between, no pass to round it
  * (direct.c, where no post-op runs after the kernel). */
-#define AVX2_PAIRS_ROUNDING(OT)                                               \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 1, 8, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 2, 4, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 3, 3, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 4, 2, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 5, 2, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 6, 2, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 7, 1, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 8, 1, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 9, 1, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 10, 1, OT)                                 \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 11, 1, OT)                                 \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 12, 1, OT)                                 \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 1, 2, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 2, 2, OT)                                  \
-    DEFINE_PHASE_PAIR_AVX2(f32, 4, 3, 2, OT)
-AVX2_PAIRS_ROUNDING(_to_bf16)
-AVX2_PAIRS_ROUNDING(_to_f16)
+AVX2_PAIRS(f32, 4, _to_bf16)
+AVX2_PAIRS(f32, 4, _to_f16)
 
 #define AVX2_VALUES_LONG(T)                                                   \
     {phase_values_avx2_##T##_1_8, phase_values_avx2_##T##_2_4,                \
@@ -357,34 +346,25 @@ static const phase_values_fn phase_values_avx2_long[3][CO_BLOCK] = {
 static const phase_values_fn phase_values_avx2_short[3][CO_BLOCK] = {
         AVX2_VALUES_SHORT(f32), AVX2_VALUES_SHORT(bf16),
         AVX2_VALUES_SHORT(f16)};
-#define AVX2_PAIR_LONG(T)                                                     \
-    {phase_pair_avx2_##T##_1_8, phase_pair_avx2_##T##_2_4,                    \
-            phase_pair_avx2_##T##_3_3, phase_pair_avx2_##T##_4_2,             \
-            phase_pair_avx2_##T##_5_2, phase_pair_avx2_##T##_6_2,             \
-            phase_pair_avx2_##T##_7_1, phase_pair_avx2_##T##_8_1,             \
-            phase_pair_avx2_##T##_9_1, phase_pair_avx2_##T##_10_1,            \
-            phase_pair_avx2_##T##_11_1, phase_pair_avx2_##T##_12_1}
-#define AVX2_PAIR_SHORT(T)                                                    \
-    {phase_pair_avx2_##T##_1_2, phase_pair_avx2_##T##_2_2,                    \
-            phase_pair_avx2_##T##_3_2, phase_pair_avx2_##T##_4_2}
+#define AVX2_PAIR_LONG(T, OT)                                                 \
+    {phase_pair_avx2_##T##_1_8##OT, phase_pair_avx2_##T##_2_4##OT,            \
+            phase_pair_avx2_##T##_3_3##OT, phase_pair_avx2_##T##_4_2##OT,     \
+            phase_pair_avx2_##T##_5_2##OT, phase_pair_avx2_##T##_6_2##OT,     \
+            phase_pair_avx2_##T##_7_1##OT, phase_pair_avx2_##T##_8_1##OT,     \
+            phase_pair_avx2_##T##_9_1##OT, phase_pair_avx2_##T##_10_1##OT,    \
+            phase_pair_avx2_##T##_11_1##OT, phase_pair_avx2_##T##_12_1##OT}
+#define AVX2_PAIR_SHORT(T, OT)                                                \
+    {phase_pair_avx2_##T##_1_2##OT, phase_pair_avx2_##T##_2_2##OT,            \
+            phase_pair_avx2_##T##_3_2##OT, phase_pair_avx2_##T##_4_2##OT}
 static const phase_pair_fn phase_pair_avx2_long[3][CO_BLOCK_WIDE] = {
-        AVX2_PAIR_LONG(f32), AVX2_PAIR_LONG(bf16), AVX2_PAIR_LONG(f16)};
+        AVX2_PAIR_LONG(f32, ), AVX2_PAIR_LONG(bf16, ), AVX2_PAIR_LONG(f16, )};
 static const phase_pair_fn phase_pair_avx2_short[3][CO_BLOCK] = {
-        AVX2_PAIR_SHORT(f32), AVX2_PAIR_SHORT(bf16), AVX2_PAIR_SHORT(f16)};
-#define AVX2_ROUNDING_LONG(OT)                                                \
-    {phase_pair_avx2_f32_1_8##OT, phase_pair_avx2_f32_2_4##OT,                \
-            phase_pair_avx2_f32_3_3##OT, phase_pair_avx2_f32_4_2##OT,         \
-            phase_pair_avx2_f32_5_2##OT, phase_pair_avx2_f32_6_2##OT,         \
-            phase_pair_avx2_f32_7_1##OT, phase_pair_avx2_f32_8_1##OT,         \
-            phase_pair_avx2_f32_9_1##OT, phase_pair_avx2_f32_10_1##OT,        \
-            phase_pair_avx2_f32_11_1##OT, phase_pair_avx2_f32_12_1##OT}
-#define AVX2_ROUNDING_SHORT(OT)                                               \
-    {phase_pair_avx2_f32_1_2##OT, phase_pair_avx2_f32_2_2##OT,                \
-            phase_pair_avx2_f32_3_2##OT, phase_pair_avx2_f32_4_2##OT}
+        AVX2_PAIR_SHORT(f32, ), AVX2_PAIR_SHORT(bf16, ),
+        AVX2_PAIR_SHORT(f16, )};
 static const phase_pair_fn phase_pair_rounding_long[2][CO_BLOCK_WIDE] = {
-        AVX2_ROUNDING_LONG(_to_bf16), AVX2_ROUNDING_LONG(_to_f16)};
+        AVX2_PAIR_LONG(f32, _to_bf16), AVX2_PAIR_LONG(f32, _to_f16)};
 static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
-        AVX2_ROUNDING_SHORT(_to_bf16), AVX2_ROUNDING_SHORT(_to_f16)};
+        AVX2_PAIR_SHORT(f32, _to_bf16), AVX2_PAIR_SHORT(f32, _to_f16)};
 
 int direct_avx2_padding_pays(int cb, int64_t count) {
     return cb <= 3 && avx2_long(cb, count, 1) && !avx2_long(cb, count, 0);

@@ -125,7 +125,7 @@ static inline int64_t direct_stage_slot(const direct_stage_t *st,
 void direct_stage_clear(const direct_stage_t *st, float *rows,
         int64_t *tags);
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
-        dgrad_data_type_t dt, int64_t x, const term_t *t, int n,
-        int per_row, int64_t dx, float *rows, int64_t *tags);
+        dgrad_data_type_t dt, const term_t *t, int n, int per_row,
+        int64_t dx, float *rows, int64_t *tags);
 
 #endif

@@ -232,9 +232,10 @@ void direct_stage_clear(const direct_stage_t *st, float *rows,
 }
 
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
-        dgrad_data_type_t dt, int64_t x, const term_t *t, int n,
-        int per_row, int64_t dx, float *rows, int64_t *tags) {
+        dgrad_data_type_t dt, const term_t *t, int n, int per_row,
+        int64_t dx, float *rows, int64_t *tags) {
     size_t es = dgrad_data_type_size(dt);
+    int64_t x = st->x;
     int64_t drow = dx * st->next, dslot = dx * st->xl_slots;
     /* the first Cin/G terms of each block of per_row x Cin/G read the
      * block's rows, the others the same ones again */
