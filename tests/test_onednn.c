@@ -1216,6 +1216,10 @@ static void check_own_loop_staged_as(shape_t s, double per_set,
                         || (st->window[l - 1] >= s.X[l - 1]) == whole_axis,
                 "window of the last outer axis %lld for %lld positions",
                 (long long)st->window[l - 1], (long long)s.X[l - 1]);
+        cr_assert(!staged || l != 1 || st->window[0] >= 16
+                        || st->window[0] >= s.X[0],
+                "2D window %lld for %lld rows: wraps every few rows",
+                (long long)st->window[0], (long long)s.X[0]);
         cr_assert_eq(st->tile > 0, tiled,
                 "tiles of %lld output rows (window %lld)",
                 (long long)st->tile, (long long)st->window[l - 1]);
@@ -1240,6 +1244,15 @@ static void check_own_loop_staged_as(shape_t s, double per_set,
 
 static void check_own_loop_staged(shape_t s, double per_set) {
     check_own_loop_staged_as(s, per_set, 0, 1, 0, 0);
+}
+
+/* bf16, 2 groups of 5 -> 2 channels (the grouped example's), 37 rows. */
+static shape_t h_shape_bf16_tall(void) {
+    shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2, .Cin = 10,
+            .Cout = 4, .X = {37, 48}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&s, 1);
+    return s;
 }
 
 Test(onednn, own_loop_staged_rows) {
@@ -1282,6 +1295,15 @@ Test(onednn, own_loop_staged_rows) {
             .D = {1, 1}, .PB = {1, 1}};
     set_natural_y(&all, 1);
     check_own_loop_staged(all, 24);
+    /* 2D heights beyond the window of 16 rows: the slots wrap (term
+     * lists moved one by one there), f32 and bf16. */
+    shape_t tall = a;
+    tall.N = 1;
+    tall.X[0] = 48; /* planes of 12 KiB: 24 rows a set */
+    set_natural_y(&tall, 0);
+    check_own_loop_staged(tall, 24);
+    shape_t tall16 = h_shape_bf16_tall();
+    check_own_loop_staged(tall16, 5);
     /* 5 rows to a set (fewer than the ways): f32 read in place, f16
      * copied to be widened once. */
     shape_t few = a;

@@ -18,10 +18,11 @@
  * row reads there), then its channel in the group, so that the rows of
  * one output row never share a slot, lie next to each other, and the
  * next output row finds most of them where they were (on the last outer
- * axis only one new row per channel and outer tap). In 3D and up the
- * last outer axis's window is made as large as the copies' budget lets,
- * up to the whole axis, and where it cannot cover the axis the loop goes
- * in tiles of it (direct_for_rows): each row is then copied about once,
+ * axis only one new row per channel and outer tap). In 2D that axis's
+ * window is at least WINDOW_2D rows; in 3D and up it is made as large as
+ * the copies' budget lets, up to the whole axis, and where it cannot
+ * cover the axis the loop goes in tiles of it (direct_for_rows): each
+ * row is then copied about once,
  * not once per output depth reading it (3 for stride 2), and read from
  * L1/L2 by those depths instead of from L3 or memory.
  *
@@ -73,6 +74,15 @@
 #define PERIOD_LINES_MAX 1024
 #define PHASES_MAX 8 /* output rows counted per outer axis */
 #define TILE_MIN 8    /* output rows a tile, or none */
+/* In 2D the window of the height axis is at least this (where the
+ * copies fit): the term lists kept for the next row of a class (direct.c)
+ * are moved by whole rows until a slot would wrap, then term by term,
+ * which with a window of 2 was every row (bf16 / f16 grouped 2D example,
+ * one thread: 1.13 / 0.93 ms with a window of 2, 1.07 / 1.03 with 4,
+ * 1.03 / 0.85 with 16, the same with 64; `OMP_NUM_THREADS=1
+ * DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX --dt bf16
+ * g4mb1ic20ih224oc8oh447kh3sh2ph1`, AMD EPYC Zen 3). */
+#define WINDOW_2D 16
 
 /* How many of the rows one output row reads start on the same L1 line of
  * the set period (then they share sets all along the row), the most of
@@ -179,6 +189,15 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
      * of that axis whose rows fit the window (direct_for_rows); rows at
      * the tiles' borders are copied twice. */
     int64_t tile = 0;
+    if (l == 1) {
+        int64_t per_position = slots / st->window[0] * pitch
+                * (int64_t)sizeof(float);
+        while (st->window[0] < WINDOW_2D && st->window[0] < p->X[0]
+                && 2 * st->window[0] * per_position <= STAGE_BYTES) {
+            st->window[0] *= 2;
+            slots *= 2;
+        }
+    }
     if (l >= 2) {
         int i = l - 1;
         int64_t per_position = slots / st->window[i] * pitch

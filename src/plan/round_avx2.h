@@ -9,23 +9,62 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
+#include <stdint.h>
 
+/* The constants of the rounding, one vector each: rounding half, the
+ * bit that stays last, the quiet bit of a NaN, the upper 16 bits. */
+typedef struct bf16_rounding {
+    __m256i half, one, quiet, upper;
+} bf16_rounding_t;
+static const int32_t bf16_rounding_values[4][8] __attribute__((aligned(32)))
+= {{0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff},
+        {1, 1, 1, 1, 1, 1, 1, 1},
+        {0x400000, 0x400000, 0x400000, 0x400000, 0x400000, 0x400000,
+                0x400000, 0x400000},
+        {-0x10000, -0x10000, -0x10000, -0x10000, -0x10000, -0x10000,
+                -0x10000, -0x10000}};
+
+/* The constants, read through a pointer the compiler cannot follow: as
+ * known values, GCC 12 built each one again from a general register at
+ * every use inside the kernels' loops (mov, vmovd, vpbroadcastd: 3
+ * instructions where a memory operand costs none). */
+static inline const bf16_rounding_t *bf16_rounding(void) {
+    const bf16_rounding_t *k = (const bf16_rounding_t *)(const void *)
+            bf16_rounding_values;
+    __asm__("" : "+r"(k));
+    return k;
+}
+
+/* The f32 @p a's bits with their upper 16 bits its bf16 value: rounded
+ * to nearest even (adding 0x7fff and the bit that stays last), NaN
+ * quieted instead of rounded (a carry could make it infinite or flip its
+ * sign). */
+__attribute__((target("avx2"))) static inline __m256i bf16_in_upper(
+        __m256 a, const bf16_rounding_t *k) {
+    __m256i u = _mm256_castps_si256(a);
+    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), k->one);
+    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, k->half), lsb);
+    return _mm256_blendv_epi8(r, _mm256_or_si256(u, k->quiet), nan);
+}
+
+/* 8 bf16 values of @p u's lanes, in order. */
 __attribute__((target("avx2"))) static inline __m128i round8_bf16(
         __m256i u) {
-    const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff),
-                  inf = _mm256_set1_epi32(0x7f800000),
-                  half = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1),
-                  quiet = _mm256_set1_epi32(0x40);
-    /* |u| > inf as signed: both are non-negative */
-    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs_mask), inf);
-    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), one);
     __m256i r = _mm256_srli_epi32(
-            _mm256_add_epi32(u, _mm256_add_epi32(half, lsb)), 16);
-    __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), quiet);
-    r = _mm256_blendv_epi8(r, q, nan);
+            bf16_in_upper(_mm256_castsi256_ps(u), bf16_rounding()), 16);
     /* 32 -> 16 bits per 128-bit half, then the halves' low quads */
     return _mm256_castsi256_si128(
             _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+}
+
+/* 16 bf16 values alternating from @p even's lanes and @p odd's (even[0],
+ * odd[0], even[1], ...): each 32-bit lane holds one of each, so no
+ * shuffle is needed. */
+__attribute__((target("avx2"))) static inline __m256i round16_bf16_interleaved(
+        __m256 even, __m256 odd, const bf16_rounding_t *k) {
+    return _mm256_or_si256(_mm256_srli_epi32(bf16_in_upper(even, k), 16),
+            _mm256_and_si256(bf16_in_upper(odd, k), k->upper));
 }
 #endif
 
