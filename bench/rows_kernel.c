@@ -4,18 +4,21 @@
  * synthetic terms, so that what limits it can be told from what limits
  * the whole loop (bench/README.md "What limits the rows loop on AVX2").
  *
- *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING]
+ *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING [padded]]
  *
  * CB output channels (1-12), output rows of LEN, ROWS input rows read by
  * EVEN terms of the even phase and 2 x EVEN of the odd one (the odd
  * phase's second tap one position further, as stride 2 with 3 taps),
  * input rows SPACING floats apart (default: the row plus 64; a multiple
  * of 1024 puts every row in the same L1 sets, as the channel planes of
- * 224 x 224 do). Prints GFLOP/s of one thread.
+ * 224 x 224 do); `padded`: the kernel for padded copies (direct_stage.c:
+ * every term read over whole steps, the long kernels from one step on).
+ * Prints GFLOP/s of one thread (useful multiply-adds only).
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "plan/direct_rows.h"
@@ -29,15 +32,18 @@ static double seconds(void) {
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s CB LEN ROWS EVEN [SPACING]\n", argv[0]);
+        fprintf(stderr, "usage: %s CB LEN ROWS EVEN [SPACING [padded]]\n",
+                argv[0]);
         return 2;
     }
     int cb = atoi(argv[1]), rows = atoi(argv[3]), ne = atoi(argv[4]);
     int64_t len = atoll(argv[2]), count = (len + 1) / 2;
-    int64_t spacing = argc > 5 ? atoll(argv[5]) : count + 64;
+    int padded = argc > 6 && !strcmp(argv[6], "padded");
+    int64_t end = padded ? direct_padded_end(count) : count;
+    int64_t spacing = argc > 5 ? atoll(argv[5]) : end + 64;
     int no = 2 * ne;
     if (cb < 1 || cb > CO_BLOCK_WIDE || len < 2 || rows < 1 || ne < 1
-            || no > 4096 || spacing < count + 1) {
+            || no > 4096 || spacing < end + 1) {
         fprintf(stderr, "%s: CB 1-%d, LEN >= 2, ROWS >= 1, EVEN 1-2048, "
                 "SPACING > LEN/2\n", argv[0], CO_BLOCK_WIDE);
         return 2;
@@ -52,18 +58,18 @@ int main(int argc, char **argv) {
     for (int k = 0; k < ne; k++) {
         te[k].off = (k % rows) * spacing;
         te[k].lo = 0;
-        te[k].hi = count;
+        te[k].hi = end;
         for (int j = 0; j < CO_BLOCK_WIDE; j++) te[k].w[j] = 0.01f * j;
     }
     for (int k = 0; k < no; k++) { /* taps at m and m + 1 of one row */
         to[k].off = (k / 2 % rows) * spacing + (k & 1);
         to[k].lo = 0;
-        to[k].hi = count - (k & 1);
+        to[k].hi = padded ? end : count - (k & 1);
         for (int j = 0; j < CO_BLOCK_WIDE; j++) to[k].w[j] = 0.01f * j;
     }
     for (int j = 0; j < cb; j++)
         if (!(dst[j] = aligned_alloc(64, (size_t)(len + 64) * 4))) return 1;
-    phase_pair_fn pair = direct_avx2_pair(0, cb, count, 0);
+    phase_pair_fn pair = direct_avx2_pair(0, cb, count, padded);
     double flops_per_call = 2.0 * cb * (ne + no) * (double)count;
     long calls = (long)(4e9 / flops_per_call) + 1;
     terms_span_t ce = direct_terms_common(te, ne),
@@ -80,8 +86,8 @@ int main(int argc, char **argv) {
         if (rate > best) best = rate;
     }
     printf("cb %d, rows of %lld, %d + %d terms on %d input rows %lld floats "
-           "apart: %.1f GFLOP/s\n", cb, (long long)len, ne, no, rows,
-            (long long)spacing, best * 1e-9);
+           "apart%s: %.1f GFLOP/s\n", cb, (long long)len, ne, no, rows,
+            (long long)spacing, padded ? ", padded" : "", best * 1e-9);
     for (int j = 0; j < cb; j++) free(dst[j]);
     free(te);
     free(to);
