@@ -16,6 +16,7 @@ CONFIGS = [
     ("f16_nxc", "f16 NXC/XIO (baseline: raw f32)"),
     ("f16_ncx", "f16 NCX/OIX (baseline: raw f32)"),
     ("bf16_nxc", "bf16 NXC/XIO"),
+    ("bf16_ncx", "bf16 NCX/OIX"),
 ]
 
 # A table row of `dgrad bench`: name, dgrad impl, ms, [min..max], raw impl,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the full benchmark suite in the six configurations reported in
+# Runs the full benchmark suite in the seven configurations reported in
 # bench/README.md and writes tables, CSV files and plots to OUT_DIR
 # (default bench/results). Usage: bench/run-suites.sh [DGRAD_BINARY] [OUT_DIR]
 # (SUITE=FILE for another batch file).
@@ -43,5 +43,6 @@ run f32_ncx $peaks --data-format NCX --weights-format OIX --plot "$out/f32_ncx.p
 run f16_nxc $peaks --dt f16 --plot "$out/f16_nxc.png"
 run f16_ncx $peaks --dt f16 --data-format NCX --weights-format OIX
 run bf16_nxc --peak-gbs "$gbs" --dt bf16
+run bf16_ncx --peak-gbs "$gbs" --dt bf16 --data-format NCX --weights-format OIX
 python3 bench/results_table.py "$out" > "$out/summary.md"
 echo "written: $out (summary.md has the tables of bench/README.md)" >&2
