@@ -12,17 +12,22 @@
 #include <stdint.h>
 
 /* The constants of the rounding, one vector each: rounding half, the
- * bit that stays last, the quiet bit of a NaN, the upper 16 bits. */
+ * bit that stays last, the quiet bit of a NaN, the upper 16 bits, all
+ * but the sign, infinity's bits. */
 typedef struct bf16_rounding {
-    __m256i half, one, quiet, upper;
+    __m256i half, one, quiet, upper, magnitude, inf;
 } bf16_rounding_t;
-static const int32_t bf16_rounding_values[4][8] __attribute__((aligned(32)))
+static const int32_t bf16_rounding_values[6][8] __attribute__((aligned(32)))
 = {{0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff},
         {1, 1, 1, 1, 1, 1, 1, 1},
         {0x400000, 0x400000, 0x400000, 0x400000, 0x400000, 0x400000,
                 0x400000, 0x400000},
         {-0x10000, -0x10000, -0x10000, -0x10000, -0x10000, -0x10000,
-                -0x10000, -0x10000}};
+                -0x10000, -0x10000},
+        {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
+                0x7fffffff, 0x7fffffff, 0x7fffffff},
+        {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000,
+                0x7f800000, 0x7f800000, 0x7f800000}};
 
 /* The constants, read through a pointer the compiler cannot follow: as
  * known values, GCC 12 built each one again from a general register at
@@ -35,24 +40,38 @@ static inline const bf16_rounding_t *bf16_rounding(void) {
     return k;
 }
 
-/* The f32 @p a's bits with their upper 16 bits its bf16 value: rounded
- * to nearest even (adding 0x7fff and the bit that stays last), NaN
- * quieted instead of rounded (a carry could make it infinite or flip its
- * sign). */
-__attribute__((target("avx2"))) static inline __m256i bf16_in_upper(
-        __m256 a, const bf16_rounding_t *k) {
-    __m256i u = _mm256_castps_si256(a);
-    __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q));
+/* The f32 bits @p u with their upper 16 bits its bf16 value: rounded to
+ * nearest even (adding 0x7fff and the bit that stays last), where
+ * @p nan is set quieted instead of rounded (a carry could make it
+ * infinite or flip its sign). */
+__attribute__((target("avx2"))) static inline __m256i bf16_in_upper_nan(
+        __m256i u, __m256i nan, const bf16_rounding_t *k) {
     __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), k->one);
     __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, k->half), lsb);
     return _mm256_blendv_epi8(r, _mm256_or_si256(u, k->quiet), nan);
 }
 
+/* The same for the kernels' sums (their NaNs come out of arithmetic,
+ * quiet, but for a bias no term adds to), NaN found by one unordered
+ * compare: in the kernels' stores 8% faster than the integer test below
+ * (one thread, bf16 grouped 2D example, 0.89-0.90 against 0.98 ms,
+ * alternating). */
+__attribute__((target("avx2"))) static inline __m256i bf16_in_upper(
+        __m256 a, const bf16_rounding_t *k) {
+    return bf16_in_upper_nan(_mm256_castps_si256(a),
+            _mm256_castps_si256(_mm256_cmp_ps(a, a, _CMP_UNORD_Q)), k);
+}
+
 /* 8 bf16 values of @p u's lanes, in order. */
 __attribute__((target("avx2"))) static inline __m128i round8_bf16(
         __m256i u) {
-    __m256i r = _mm256_srli_epi32(
-            bf16_in_upper(_mm256_castsi256_ps(u), bf16_rounding()), 16);
+    const bf16_rounding_t *k = bf16_rounding();
+    /* |u| > inf as signed, both non-negative: integer instructions only,
+     * so that a signaling NaN of the caller's raises no floating-point
+     * flag */
+    __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, k->magnitude),
+            k->inf);
+    __m256i r = _mm256_srli_epi32(bf16_in_upper_nan(u, nan, k), 16);
     /* 32 -> 16 bits per 128-bit half, then the halves' low quads */
     return _mm256_castsi256_si128(
             _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
