@@ -1246,15 +1246,6 @@ static void check_own_loop_staged(shape_t s, double per_set) {
     check_own_loop_staged_as(s, per_set, 0, 1, 0, 0);
 }
 
-/* bf16, 2 groups of 5 -> 2 channels (the grouped example's), 37 rows. */
-static shape_t h_shape_bf16_tall(void) {
-    shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2, .Cin = 10,
-            .Cout = 4, .X = {37, 48}, .K = {3, 3}, .S = {2, 2},
-            .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
-    set_natural_y(&s, 1);
-    return s;
-}
-
 Test(onednn, own_loop_staged_rows) {
     /* 24 input channels of 16 x 64 f32 (4 KiB planes): both phases of
      * stride 2, 2 images, a bias; 13 output channels are two blocks
@@ -1296,13 +1287,17 @@ Test(onednn, own_loop_staged_rows) {
     set_natural_y(&all, 1);
     check_own_loop_staged(all, 24);
     /* 2D heights beyond the window of 16 rows: the slots wrap (term
-     * lists moved one by one there), f32 and bf16. */
+     * lists moved one by one there); f32, and bf16 in 2 groups of 5 -> 2
+     * channels (the grouped example's). */
     shape_t tall = a;
     tall.N = 1;
     tall.X[0] = 48; /* planes of 12 KiB: 24 rows a set */
     set_natural_y(&tall, 0);
     check_own_loop_staged(tall, 24);
-    shape_t tall16 = h_shape_bf16_tall();
+    shape_t tall16 = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2,
+            .Cin = 10, .Cout = 4, .X = {37, 48}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&tall16, 1);
     check_own_loop_staged(tall16, 5);
     /* 5 rows to a set (fewer than the ways): f32 read in place, f16
      * copied to be widened once. */

@@ -22,9 +22,9 @@
  * window is at least WINDOW_2D rows; in 3D and up it is made as large as
  * the copies' budget lets, up to the whole axis, and where it cannot
  * cover the axis the loop goes in tiles of it (direct_for_rows): each
- * row is then copied about once,
- * not once per output depth reading it (3 for stride 2), and read from
- * L1/L2 by those depths instead of from L3 or memory.
+ * row is then copied about once, not once per output depth reading it
+ * (3 for stride 2), and read from L1/L2 by those depths instead of from
+ * L3 or memory.
  *
  * Padding: each copy has zeros before and after it, as many as the terms
  * of a row read outside it up to the end of their phase's last step: the
@@ -182,13 +182,7 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     }
     int padded = stage_halos(plan, st->halo);
     int64_t pitch = (st->halo[0] + p->X[l] + st->halo[1] + 15) / 16 * 16;
-    /* In 3D and up, the last outer axis's window made as large as fits,
-     * up to that axis's whole extent: each row is then copied once, not
-     * once per position of the axis outside it that reads it (3 for
-     * stride 2). Where it cannot cover the axis the loop goes in tiles
-     * of that axis whose rows fit the window (direct_for_rows); rows at
-     * the tiles' borders are copied twice. */
-    int64_t tile = 0;
+    /* In 2D, the height window at least WINDOW_2D rows where they fit. */
     if (l == 1) {
         int64_t per_position = slots / st->window[0] * pitch
                 * (int64_t)sizeof(float);
@@ -198,6 +192,13 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
             slots *= 2;
         }
     }
+    /* In 3D and up, the last outer axis's window made as large as fits,
+     * up to that axis's whole extent: each row is then copied once, not
+     * once per position of the axis outside it that reads it (3 for
+     * stride 2). Where it cannot cover the axis the loop goes in tiles
+     * of that axis whose rows fit the window (direct_for_rows); rows at
+     * the tiles' borders are copied twice. */
+    int64_t tile = 0;
     if (l >= 2) {
         int i = l - 1;
         int64_t per_position = slots / st->window[i] * pitch
