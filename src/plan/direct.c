@@ -71,7 +71,6 @@ typedef struct row_cache {
 } row_cache_t;
 
 static int block_width(const dgrad_plan_t *plan);
-static dgrad_data_type_t io_type(const dgrad_plan_t *plan);
 
 /* Rows of f32 values in a thread's scratch before the last two: the
  * first phase's (or, with both phases of stride 2 at once, the 16-bit
@@ -121,6 +120,20 @@ static int have_avx2_fma(void) { return cpu_has_avx2_fma(); }
 /* Whether the AVX-512 kernels read type @p dt on this CPU. */
 static int avx512_reads(dgrad_data_type_t dt) {
     return dt == dgrad_f32 ? have_avx512() : have_avx512_bw();
+}
+
+/* The kernels a plan runs, every one from the same set: AVX-512 where
+ * they read the plan's io type, else AVX2, else the portable loop. The
+ * block widths and the staged copies are planned for that set, so a
+ * kernel reading the f32 copies of a 16-bit plan is the set's too (on a
+ * CPU with AVX-512F but not BW, AVX2: the AVX-512 f32 kernels take at
+ * most CO_BLOCK channels, AVX2's up to CO_BLOCK_WIDE). */
+typedef enum { KERNELS_PORTABLE, KERNELS_AVX2, KERNELS_AVX512 } kernels_t;
+static dgrad_data_type_t io_type(const dgrad_plan_t *plan);
+static kernels_t plan_kernels(const dgrad_plan_t *plan) {
+    return avx512_reads(io_type(plan)) ? KERNELS_AVX512
+            : have_avx2_fma()          ? KERNELS_AVX2
+                                       : KERNELS_PORTABLE;
 }
 
 static int threads_max(void) {
@@ -266,7 +279,7 @@ int direct_taps_init(dgrad_plan_t *plan) {
             t[2 + 2 * t[0]] = num / p->S[l];
             t[0]++;
         }
-    int avx2 = !avx512_reads(io_type(plan)) && have_avx2_fma();
+    int avx2 = plan_kernels(plan) == KERNELS_AVX2;
 #if defined(__x86_64__) && defined(__GNUC__)
     int64_t count = (p->Y[l] + p->S[l] - 1) / p->S[l], cg = p->Cout / p->G;
     int cb = cg < block_width(plan) ? (int)cg : block_width(plan);
@@ -371,42 +384,46 @@ static int type_index(dgrad_data_type_t dt) {
     return dt == dgrad_bf16 ? 1 : dt == dgrad_f16 ? 2 : 0;
 }
 
-static void phase_values(dgrad_data_type_t dt, int padded, const void *in,
-        const term_t *t, int n, const float *bias, int cb, int64_t count,
-        float *const *v) {
+static void phase_values(kernels_t kernels, dgrad_data_type_t dt, int padded,
+        const void *in, const term_t *t, int n, const float *bias, int cb,
+        int64_t count, float *const *v) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (avx512_reads(dt)) {
+    if (kernels == KERNELS_AVX512) {
         direct_avx512_values(type_index(dt), cb)(in, t, n, bias, count, v);
         return;
     }
-    if (have_avx2_fma()) {
+    if (kernels == KERNELS_AVX2) {
         direct_avx2_values(type_index(dt), cb, count, padded)(in, t, n,
                 bias, count, v);
         return;
     }
 #endif
+    (void)kernels;
     (void)padded;
     phase_values_scalar(in, t, n, bias, cb, count, v);
 }
 
-/* The kernel for both phases of stride 2 at once on this CPU, for input
- * type @p dt, @p cb channels and rows of @p len (on padded copies where
- * @p padded), writing f32 rows, or where @p out is 16-bit rounding into
- * rows of it as it stores (f32 input, AVX2 only: the AVX-512 kernels
- * write f32 rows); NULL where there is none (then phase by phase, or
- * rounded by convert.c). */
-static phase_pair_fn phase_pair_for_cpu(dgrad_data_type_t dt,
-        dgrad_data_type_t out, int padded, int cb, int64_t len) {
+/* The kernel of the set @p kernels for both phases of stride 2 at once,
+ * for input type @p dt, @p cb channels and rows of @p len (on padded
+ * copies where @p padded), writing f32 rows, or where @p out is 16-bit
+ * rounding into rows of it as it stores (f32 input, AVX2 only: the
+ * AVX-512 kernels write f32 rows); NULL where there is none (then phase
+ * by phase, or rounded by convert.c). */
+static phase_pair_fn phase_pair_for_cpu(kernels_t kernels,
+        dgrad_data_type_t dt, dgrad_data_type_t out, int padded, int cb,
+        int64_t len) {
 #if defined(__x86_64__) && defined(__GNUC__)
     int64_t count = (len + 1) / 2;
     if (out != dgrad_f32)
-        return dt == dgrad_f32 && !avx512_reads(dt) && have_avx2_fma()
+        return dt == dgrad_f32 && kernels == KERNELS_AVX2
                 ? direct_avx2_pair_rounding(type_index(out), cb, count, padded)
                 : NULL;
-    if (avx512_reads(dt)) return direct_avx512_pair(type_index(dt), cb);
-    if (have_avx2_fma())
+    if (kernels == KERNELS_AVX512)
+        return direct_avx512_pair(type_index(dt), cb);
+    if (kernels == KERNELS_AVX2)
         return direct_avx2_pair(type_index(dt), cb, count, padded);
 #endif
+    (void)kernels;
     (void)dt;
     (void)out;
     (void)padded;
@@ -426,7 +443,7 @@ static int block_width(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t cg = p->Cout / p->G;
-    if (avx512_reads(io_type(plan)) || !have_avx2_fma() || p->S[l] != 2
+    if (plan_kernels(plan) != KERNELS_AVX2 || p->S[l] != 2
             || p->Y[l] < 2 || cg <= CO_BLOCK)
         return CO_BLOCK;
     int64_t blocks = (cg + CO_BLOCK_WIDE - 1) / CO_BLOCK_WIDE;
@@ -573,6 +590,7 @@ typedef struct rows_args {
     int width; /* output channels per block (the last may have fewer) */
     int64_t count[2], q0[2], r[2];
     int64_t values_rows; /* values_rows(plan) */
+    kernels_t kernels;   /* plan_kernels(plan) */
     size_t stage_off;    /* where a thread's staged rows start */
 } rows_args_t;
 
@@ -619,9 +637,10 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
     float *staged = st->slots ? (float *)(scratch + a->stage_off) : NULL;
     int64_t *tags = st->slots ? stage_tags(st, staged) : NULL;
     dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
+    kernels_t kernels = a->kernels;
     const void *src = st->slots ? (const void *)staged : in;
     phase_pair_fn pair = interleave
-            ? phase_pair_for_cpu(kt, dgrad_f32, st->padded, cb, Y)
+            ? phase_pair_for_cpu(kernels, kt, dgrad_f32, st->padded, cb, Y)
             : NULL;
     if (pair) {
         int ne, no, pe, po;
@@ -661,7 +680,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
         /* 16-bit output from f32 rows with nothing after the kernel:
          * rounded as the kernel stores it */
         phase_pair_fn rounding = !f32 && !chain_after
-                ? phase_pair_for_cpu(kt, dt, st->padded, cb, Y)
+                ? phase_pair_for_cpu(kernels, kt, dt, st->padded, cb, Y)
                 : NULL;
         void *dst[CO_BLOCK_MAX];
         for (int j = 0; j < cb; j++)
@@ -689,7 +708,8 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
         if (st->slots)
             direct_stage_fill(st, p->nsp, in, dt, t, n, per_row, 0,
                     staged, tags);
-        phase_values(kt, st->padded, src, t, n, bias, cb, count, dst);
+        phase_values(kernels, kt, st->padded, src, t, n, bias, cb, count,
+                dst);
         if (S > 1 && !interleave)
             for (int j = 0; j < cb; j++)
                 for (int64_t m = 0; m < count; m++)
@@ -760,7 +780,8 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         }
     }
     rows_args_t args = {plan, in, w, bias, operands, out, blocks, width,
-            {0}, {0}, {0, 1}, values_rows(plan), values_bytes(plan)};
+            {0}, {0}, {0, 1}, values_rows(plan), plan_kernels(plan),
+            values_bytes(plan)};
     /* even positions are the phase starting at 0 */
     for (int64_t r = 0; r < 2 && r < p->S[l]; r++) {
         int64_t count, q0, ph = direct_phase_geometry(p, r, &count, &q0) != 0;
