@@ -682,11 +682,12 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
         phase_pair_fn rounding = !f32 && !chain_after
                 ? phase_pair_for_cpu(kernels, kt, dt, st->padded, cb, Y)
                 : NULL;
+        /* 16-bit output through f32 rows: the values rows */
+        for (int j = 0; j < cb && !f32 && !rounding; j++)
+            assembled[j] = v0 + j * len;
         void *dst[CO_BLOCK_MAX];
         for (int j = 0; j < cb; j++)
-            dst[j] = rounding ? (void *)out_row[j]
-                    : f32      ? (void *)assembled[j]
-                               : (void *)(assembled[j] = v0 + j * len);
+            dst[j] = rounding ? (void *)out_row[j] : (void *)assembled[j];
         (rounding ? rounding : pair)((const char *)src
                         + move * (int64_t)dgrad_data_type_size(kt),
                 t, ne, ce, t2, no, co, bias, from ? &ep : NULL, Y, dst);

@@ -153,7 +153,6 @@ AVX2 static inline __m256 mload8_f16(const char *p, int64_t m0, int64_t lo,
         AVX2_TERMS_EDGE(T, ES, CB, U, acc, t, n, in, m0)                      \
     }
 
-
 /* The end of the steps of U vectors covering @p count positions. */
 #define STEPS_END(count, U) (((count) + 8 * (U) - 1) / (8 * (U)) * (8 * (U)))
 
@@ -193,10 +192,6 @@ AVX2 static inline __m256 epilogue_avx2(const epilogue_t *ep, __m256 v) {
             _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ));
 }
 
-/* Both phases of stride 2 (as phase_pair_*, AVX-512): per 16 U output
- * positions, the even phase's sums parked, then the odd phase's, the
- * chain's register epilogue applied to both, interleaved with them as
- * they are stored; only the row's last vectors masked. */
 /* 16 values of an output row from position @p x, alternating from
  * @p e's lanes (the even phase) and @p o's (the odd), @p left of them
  * inside the row: f32 rows (AVX2_STORE: unpack, then 128-bit halves
@@ -239,14 +234,19 @@ AVX2 static inline __m256i f16_interleaved(__m256 e, __m256 o) {
 }
 #define AVX2_STORE(row, x, e, o, left)                                        \
     store16_f32((float *)(row) + (x), e, o, left)
+/* (the kernel's `rounding`: its bf16_rounding()) */
 #define AVX2_STORE_to_bf16(row, x, e, o, left)                                \
     store16_u16((uint16_t *)(void *)(row) + (x),                              \
             round16_bf16_interleaved(e, o, rounding), left)
 #define AVX2_STORE_to_f16(row, x, e, o, left)                                 \
     store16_u16((uint16_t *)(void *)(row) + (x), f16_interleaved(e, o), left)
 
-/* OT: empty for f32 rows, _to_bf16 or _to_f16 for rows of that type
- * (then @p dst points at them, not at floats). */
+/* Both phases of stride 2 (as phase_pair_*, AVX-512): per 16 U output
+ * positions, the even phase's sums parked, then the odd phase's, the
+ * chain's register epilogue applied to both, interleaved with them as
+ * they are stored; only the row's last vectors masked. OT: empty for f32
+ * rows, _to_bf16 or _to_f16 for rows of that type (then @p dst points at
+ * them, not at floats). */
 #define DEFINE_PHASE_PAIR_AVX2(T, ES, CB, U, OT)                              \
     AVX2 static void phase_pair_avx2_##T##_##CB##_##U##OT(const void *in_,   \
             const term_t *te, int ne, terms_span_t es, const term_t *to,      \

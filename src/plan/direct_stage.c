@@ -182,32 +182,24 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     }
     int padded = stage_halos(plan, st->halo);
     int64_t pitch = (st->halo[0] + p->X[l] + st->halo[1] + 15) / 16 * 16;
-    /* In 2D, the height window at least WINDOW_2D rows where they fit. */
-    if (l == 1) {
-        int64_t per_position = slots / st->window[0] * pitch
-                * (int64_t)sizeof(float);
-        while (st->window[0] < WINDOW_2D && st->window[0] < p->X[0]
-                && 2 * st->window[0] * per_position <= STAGE_BYTES) {
-            st->window[0] *= 2;
-            slots *= 2;
-        }
+    /* The last outer axis's window made as large as fits, up to
+     * WINDOW_2D rows in 2D, up to that axis's whole extent in 3D and up:
+     * each row is then copied once, not once per position of the axis
+     * outside it that reads it (3 for stride 2). Where it cannot cover
+     * the axis the loop goes in tiles of that axis whose rows fit the
+     * window (direct_for_rows); rows at the tiles' borders are copied
+     * twice. */
+    int i = l - 1;
+    int64_t want = l == 1 && WINDOW_2D < p->X[i] ? WINDOW_2D : p->X[i],
+            per_position = slots / st->window[i] * pitch
+            * (int64_t)sizeof(float);
+    while (st->window[i] < want
+            && 2 * st->window[i] * per_position <= STAGE_BYTES) {
+        st->window[i] *= 2;
+        slots *= 2;
     }
-    /* In 3D and up, the last outer axis's window made as large as fits,
-     * up to that axis's whole extent: each row is then copied once, not
-     * once per position of the axis outside it that reads it (3 for
-     * stride 2). Where it cannot cover the axis the loop goes in tiles
-     * of that axis whose rows fit the window (direct_for_rows); rows at
-     * the tiles' borders are copied twice. */
     int64_t tile = 0;
     if (l >= 2) {
-        int i = l - 1;
-        int64_t per_position = slots / st->window[i] * pitch
-                * (int64_t)sizeof(float);
-        while (st->window[i] < p->X[i]
-                && 2 * st->window[i] * per_position <= STAGE_BYTES) {
-            st->window[i] *= 2;
-            slots *= 2;
-        }
         /* output rows whose inputs span at most the window: T - 1 +
          * D (K - 1) < S window */
         if (st->window[i] < p->X[i])
