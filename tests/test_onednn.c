@@ -1299,6 +1299,17 @@ Test(onednn, own_loop_staged_rows) {
             .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
     set_natural_y(&tall16, 1);
     check_own_loop_staged(tall16, 5);
+    /* Dilation 2 at stride 1 on the height axis: along a run of output
+     * rows the highest input row reached can step back (of 2 rows: row
+     * 1 for output row 0, row 0 for output row 1), and of 9 rows the
+     * rows reached skip every other one; each is staged all the same. */
+    for (int64_t h = 2; h <= 9; h += 7) {
+        shape_t dil = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2,
+                .Cin = 8, .Cout = 4, .X = {h, 40}, .K = {4, 3},
+                .S = {1, 2}, .D = {2, 1}, .PB = {3, 1}, .has_bias = 1};
+        set_natural_y(&dil, 0);
+        check_own_loop_staged(dil, 4);
+    }
     /* 5 rows to a set (fewer than the ways): f32 read in place, f16
      * copied to be widened once. */
     shape_t few = a;

@@ -423,12 +423,19 @@ typedef struct dw_args {
     float *out;
 } dw_args_t;
 
-/* A row of direct_dw_run: @p n the image, @p y the outer position. */
-static void dw_row_of(void *arg, int64_t n, const int64_t *y,
+/* The rows of direct_dw_run: @p n the image, @p y the outer position
+ * and the @p run - 1 after it on the last outer axis. */
+static void dw_row_of(void *arg, int64_t n, const int64_t *y, int64_t run,
         char *scratch) {
     const dw_args_t *a = arg;
-    dw_row(a->plan, a->pixel, a->in, a->w, a->bias, a->operands, a->out, n,
-            y, scratch);
+    int l = a->plan->p.nsp - 1;
+    int64_t at[DGRAD_MAX_SPATIAL];
+    for (int i = 0; i < l; i++) at[i] = y[i];
+    for (int64_t k = 0; k < run; k++) {
+        if (k) at[l - 1]++; /* runs are longer than 1 only where l >= 1 */
+        dw_row(a->plan, a->pixel, a->in, a->w, a->bias, a->operands, a->out,
+                n, at, scratch);
+    }
 }
 
 /* The whole output: rows (image, outer positions) shared out over the

@@ -450,7 +450,7 @@ int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t);
  * scratch has room for, in tiles of @p tile positions of the last outer
  * axis where not 0 (direct.c; for both loops). */
 typedef void (*direct_row_fn)(void *arg, int64_t rest, const int64_t *y,
-        char *scratch);
+        int64_t run, char *scratch);
 void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
         double work, size_t per_thread, char *scratch, direct_row_fn fn,
         void *arg);
