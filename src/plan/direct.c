@@ -601,8 +601,7 @@ typedef struct rows_args {
  * values, then each row assembled in f32 (in the output itself for f32),
  * given the chain where the plan carries it (@p operands) and, for
  * 16-bit output, rounded once into the output. What the rows share is
- * set up once per run: one call per output row cost the 3D example at
- * 56^3 a fifth of its time around the kernels (see rows_row). */
+ * set up once per run (rows_row has the measurement). */
 static void direct_rows(const rows_args_t *a, int64_t in_group,
         int64_t n_img, int64_t c, int64_t *y, int64_t run, const float *w,
         const float *bias, int cb, int64_t out_off, char *scratch) {
@@ -745,9 +744,13 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
 
 /* The rows of direct_run at @p rest = (image, group, block of output
  * channels), outer position @p y and the @p run - 1 positions after it
- * on the last outer axis. Runs, not rows: one thread in the 3D example
- * at 56^3 spent 24 cycles a row here, 56 setting up direct_rows and 11
- * counting rows in direct_for_rows (perf; 0.28 us a row in all). */
+ * on the last outer axis. Runs, not rows, with the staged rows copied as
+ * the run reaches them (direct_stage_run_rows): one thread, 3D example
+ * at 56^3 13.4-14.5 -> 11.7-12.4 ms, grouped 2D 0.86-0.87 -> 0.78-0.80
+ * ms; both threads 6.6-6.7 -> 5.8-6.1 and 0.44-0.45 -> 0.415-0.42 ms
+ * (`DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX
+ * g4mb1ic20id56oc8od111kd3sd2pd1 g4mb1ic20ih224oc8oh447kh3sh2ph1`,
+ * alternating builds, AMD EPYC Zen 3). */
 static void rows_row(void *arg, int64_t rest, const int64_t *y, int64_t run,
         char *scratch) {
     const rows_args_t *a = arg;
