@@ -637,6 +637,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
     dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
     kernels_t kernels = a->kernels;
     const void *src = st->slots ? (const void *)staged : in;
+    int64_t kes = (int64_t)dgrad_data_type_size(kt);
     phase_pair_fn pair = interleave
             ? phase_pair_for_cpu(kernels, kt, dgrad_f32, st->padded, cb, Y)
             : NULL;
@@ -686,15 +687,11 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                 co = direct_terms_common(t2, no);
             }
             int64_t move = dx * row_move(plan, is);
-            if (st->slots && l >= 1) {
+            if (st->slots) { /* staged only in 2D and up */
                 const int64_t *e = direct_outer_taps(plan, l - 1, y[l - 1]);
                 if (e[0])
                     direct_stage_run_rows(plan, in, dt, in_group, y,
                             e[2 * e[0]], e[2], staged_span, staged, tags);
-            } else if (st->slots) {
-                /* both phases read the same rows */
-                direct_stage_fill(st, p->nsp, in, dt, ne ? t : t2,
-                        ne ? ne : no, ne ? pe : po, dx, staged, tags);
             }
             /* 16-bit output through f32 rows: the values rows */
             for (int j = 0; j < cb && !f32 && !rounding; j++)
@@ -702,8 +699,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             void *dst[CO_BLOCK_MAX];
             for (int j = 0; j < cb; j++)
                 dst[j] = rounding ? (void *)out_row[j] : (void *)assembled[j];
-            (rounding ? rounding : pair)((const char *)src
-                            + move * (int64_t)dgrad_data_type_size(kt),
+            (rounding ? rounding : pair)((const char *)src + move * kes,
                     t, ne, ce, t2, no, co, bias, from ? &ep : NULL, Y, dst);
             if (rounding) continue;
             if (chain_after)
@@ -722,8 +718,8 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                     &per_row);
             float *const *dst = S == 1 ? assembled : ph[interleave ? x0 : 0];
             if (st->slots)
-                direct_stage_fill(st, p->nsp, in, dt, t, n, per_row, 0,
-                        staged, tags);
+                direct_stage_fill(st, p->nsp, in, dt, t, n, per_row, staged,
+                        tags);
             phase_values(kernels, kt, st->padded, src, t, n, bias, cb, count,
                     dst);
             if (S > 1 && !interleave)
@@ -746,9 +742,9 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
  * channels), outer position @p y and the @p run - 1 positions after it
  * on the last outer axis. Runs, not rows, with the staged rows copied as
  * the run reaches them (direct_stage_run_rows): one thread, 3D example
- * at 56^3 13.4-14.5 -> 11.7-12.4 ms, grouped 2D 0.86-0.87 -> 0.78-0.80
- * ms; both threads 6.6-6.7 -> 5.8-6.1 and 0.44-0.45 -> 0.415-0.42 ms
- * (`DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX
+ * at 56^3 13.1-14.5 -> 11.6-12.5 ms, grouped 2D 0.86-0.89 -> 0.78-0.83
+ * ms; both threads 6.26-6.73 -> 5.48-6.10 and 0.436-0.449 -> 0.415-0.421
+ * ms (`DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX
  * g4mb1ic20id56oc8od111kd3sd2pd1 g4mb1ic20ih224oc8oh447kh3sh2ph1`,
  * alternating builds, AMD EPYC Zen 3). */
 static void rows_row(void *arg, int64_t rest, const int64_t *y, int64_t run,

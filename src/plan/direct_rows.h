@@ -110,23 +110,27 @@ const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
  * time: 0 where the rows are read in place), the slot of a term's row,
  * and the copies a term list needs made (@p tags: a thread's record of
  * the row in each slot, cleared per execution by direct_stage_clear,
- * which also writes the zeros around the copies),
- * for terms read @p dx input rows further on the last outer axis than
- * they say (only where that axis's window covers it: no slot wraps),
- * @p per_row terms to an input row as row_terms lists them (direct.c). */
+ * which also writes the zeros around the copies), @p per_row terms to
+ * an input row as row_terms lists them (direct.c; the rows loop's pair
+ * kernels stage per run instead: direct_stage_run_rows). */
 void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
         int padding_pays);
+/* The slot of the row at @p slot (its slot but for the last outer axis)
+ * and position @p xl on that axis. */
+static inline int64_t direct_stage_slot_at(const direct_stage_t *st,
+        int64_t slot, int64_t xl, int nsp) {
+    return slot
+            + (nsp > 1 ? (xl & (st->window[nsp - 2] - 1)) * st->xl_slots : 0);
+}
 static inline int64_t direct_stage_slot(const direct_stage_t *st,
         const term_t *t, int nsp) {
-    return t->slot
-            + (nsp > 1 ? (t->xl & (st->window[nsp - 2] - 1)) * st->xl_slots
-                       : 0);
+    return direct_stage_slot_at(st, t->slot, t->xl, nsp);
 }
 void direct_stage_clear(const direct_stage_t *st, float *rows,
         int64_t *tags);
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
         dgrad_data_type_t dt, const term_t *t, int n, int per_row,
-        int64_t dx, float *rows, int64_t *tags);
+        float *rows, int64_t *tags);
 /* Stages the rows an output row of a run reads on the last outer axis
  * (2D and up), at positions [@p lo, @p hi] (fewer than that axis's
  * window), for the group at @p in_group and that row's other outer

@@ -262,15 +262,14 @@ static void stage_row(const direct_stage_t *st, const void *in,
 
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
         dgrad_data_type_t dt, const term_t *t, int n, int per_row,
-        int64_t dx, float *rows, int64_t *tags) {
-    int64_t drow = dx * st->next, dslot = dx * st->xl_slots;
+        float *rows, int64_t *tags) {
     /* the first Cin/G terms of each block of per_row x Cin/G read the
      * block's rows, the others the same ones again */
     int icg = (int)st->channels, block = per_row * icg;
     for (int b = 0; b < n; b += block)
         for (int k = b; k < b + icg; k++)
-            stage_row(st, in, dt, t[k].row + drow,
-                    direct_stage_slot(st, &t[k], nsp) + dslot, rows, tags);
+            stage_row(st, in, dt, t[k].row, direct_stage_slot(st, &t[k], nsp),
+                    rows, tags);
 }
 
 /* The copies of every row that output position @p y (its other outer
@@ -299,9 +298,8 @@ static void fill_span(const dgrad_plan_t *plan, const void *in,
         for (int64_t x = from; x <= to; x++)
             for (int64_t ci = 0; ci < st->channels; ci++)
                 stage_row(st, in, dt, off + ci * is[1] + x * st->next,
-                        (slot * st->channels + ci)
-                                + (x & (st->window[last] - 1))
-                                        * st->xl_slots,
+                        direct_stage_slot_at(st, slot * st->channels + ci, x,
+                                p->nsp),
                         rows, tags);
         int i = last - 1;
         while (i >= 0 && ++j[i] == e[i][0]) j[i--] = 0;
@@ -320,18 +318,15 @@ void direct_stage_run_rows(const dgrad_plan_t *plan, const void *in,
     int64_t a = lo < span[0] ? lo : span[0], b = hi > span[1] ? hi : span[1];
     if (span[0] > span[1] || b - a >= window) {
         /* a fresh span (slots it would share are no longer counted) */
-        fill_span(plan, in, dt, in_group, y, lo, hi, staged,
-                tags);
+        fill_span(plan, in, dt, in_group, y, lo, hi, staged, tags);
         span[0] = lo;
         span[1] = hi;
         return;
     }
     if (lo < span[0])
-        fill_span(plan, in, dt, in_group, y, lo, span[0] - 1,
-                staged, tags);
+        fill_span(plan, in, dt, in_group, y, lo, span[0] - 1, staged, tags);
     if (hi > span[1])
-        fill_span(plan, in, dt, in_group, y, span[1] + 1, hi,
-                staged, tags);
+        fill_span(plan, in, dt, in_group, y, span[1] + 1, hi, staged, tags);
     span[0] = a;
     span[1] = b;
 }
