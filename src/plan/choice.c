@@ -237,6 +237,10 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
     if (best && chosen >= 0)
         best = keep_faster_threading(c->problem, c->policy, c->staged,
                 c->weights_constant, &pds[chosen], best);
+    double ms = INFINITY; /* both timed by alternating runs */
+    if (best && c->policy->own_loop)
+        best = challenge_with_direct(c->problem, c->policy,
+                c->weights_constant, best, &ms);
     return best;
 }
 

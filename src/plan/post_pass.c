@@ -512,27 +512,46 @@ static void own_block(const dgrad_problem_t *p, const void *const *operands,
     }
 }
 
-void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
-        void *out) {
+/* Output channel blocks [@p b0, @p b1) (image and channel), each from
+ * its output (@p border 0) or, where the output is all border, from the
+ * bias (as fill_border writes it: in the output's type) or zero. */
+static void own_blocks(const dgrad_problem_t *p, const void *const *operands,
+        const void *bias, int border, void *out, int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t c = b % p->Cout;
+        float start = bias ? (float)dgrad_load(bias, p->dt, c * p->bias_stride)
+                           : 0.0f;
+        own_block(p, operands, b / p->Cout, c, border ? &start : NULL, out);
+    }
+}
+
+/* Threads only for outputs of at least this many elements: under it the
+ * pass takes microseconds, and even a one-thread OpenMP region costs
+ * libgomp a team allocation and a wake-up (direct.c, direct_for_rows). */
+#define OWN_PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
+
+static void own_run(const dgrad_plan_t *plan, const void *const *operands,
+        const void *bias, int border, void *out) {
     const dgrad_problem_t *p = &plan->p;
-    int64_t blocks = p->N * p->Cout;
+    int64_t blocks = p->N * p->Cout, elems = blocks;
+    for (int i = 0; i < p->nsp; i++) elems *= p->Y[i];
+    if (elems < OWN_PARALLEL_MIN_ELEMS) {
+        own_blocks(p, operands, bias, border, out, 0, blocks);
+        return;
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; b++)
-        own_block(p, operands, b / p->Cout, b % p->Cout, NULL, out);
+        own_blocks(p, operands, bias, border, out, b, b + 1);
+}
+
+void post_pass_own_run(const dgrad_plan_t *plan, const void *const *operands,
+        void *out) {
+    own_run(plan, operands, NULL, 0, out);
 }
 
 void post_pass_own_run_on_border(const dgrad_plan_t *plan,
         const void *const *operands, const void *bias, void *out) {
-    const dgrad_problem_t *p = &plan->p;
-    int64_t blocks = p->N * p->Cout;
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < blocks; b++) {
-        int64_t c = b % p->Cout;
-        /* the bias in the output's type, as fill_border writes it */
-        float start = bias ? (float)dgrad_load(bias, p->dt, c * p->bias_stride)
-                           : 0.0f;
-        own_block(p, operands, b / p->Cout, c, &start, out);
-    }
+    own_run(plan, operands, bias, 1, out);
 }
 
 /* ----------------------------------------------------------- running */
