@@ -448,12 +448,15 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
 int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t);
 /* Runs @p fn over @p rows output rows on the OpenMP threads the plan's
  * scratch has room for, in tiles of @p tile positions of the last outer
- * axis where not 0 (direct.c; for both loops). */
+ * axis where not 0 (direct_share.c; for both loops). */
 typedef void (*direct_row_fn)(void *arg, int64_t rest, const int64_t *y,
         int64_t run, char *scratch);
 void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
         double work, size_t per_thread, char *scratch, direct_row_fn fn,
         void *arg);
+/* The OpenMP threads a parallel region would have now (1 without
+ * OpenMP). */
+int direct_threads_max(void);
 
 /* --------------------------------------------------------------- cpu.c */
 /* The CPU's vector instruction sets for dgrad's own kernels, capped by

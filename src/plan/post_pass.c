@@ -527,7 +527,7 @@ static void own_blocks(const dgrad_problem_t *p, const void *const *operands,
 
 /* Threads only for outputs of at least this many elements: under it the
  * pass takes microseconds, and even a one-thread OpenMP region costs
- * libgomp a team allocation and a wake-up (direct.c, direct_for_rows). */
+ * libgomp a team allocation and a wake-up (direct_share.c). */
 #define OWN_PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
 
 static void own_run(const dgrad_plan_t *plan, const void *const *operands,

@@ -12,7 +12,6 @@
  * Not built with sanitizers: they replace malloc themselves.
  * Usage: dgrad_test_execute_no_malloc
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,49 +19,7 @@
 
 #include "dgrad/dgrad.h"
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t count, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void *__libc_memalign(size_t alignment, size_t size);
-
-static size_t allocations;
-
-static void count_one(void) {
-    __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
-}
-
-void *malloc(size_t size) {
-    count_one();
-    return __libc_malloc(size);
-}
-
-void *calloc(size_t count, size_t size) {
-    count_one();
-    return __libc_calloc(count, size);
-}
-
-void *realloc(void *p, size_t size) {
-    count_one();
-    return __libc_realloc(p, size);
-}
-
-void *aligned_alloc(size_t alignment, size_t size) {
-    count_one();
-    return __libc_memalign(alignment, size);
-}
-
-void *memalign(size_t alignment, size_t size) {
-    count_one();
-    return __libc_memalign(alignment, size);
-}
-
-int posix_memalign(void **p, size_t alignment, size_t size) {
-    count_one();
-    void *block = __libc_memalign(alignment, size);
-    if (!block) return ENOMEM;
-    *p = block;
-    return 0;
-}
+#include "counting_malloc.h"
 
 /* An ONNX ConvTranspose, 1 image, NCX f32, no padding, unit strides but
  * for the dilation: C channels in and out, spatial X, kernel K, dilation

@@ -12,56 +12,13 @@
  * Not built with sanitizers: they replace malloc themselves.
  * Usage: dgrad_test_query_no_malloc path/to/libdgrad_plugin.so
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dgrad/dgrad_loader.h"
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t count, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void *__libc_memalign(size_t alignment, size_t size);
-
-static size_t allocations;
-
-static void count_one(void) {
-    __atomic_add_fetch(&allocations, 1, __ATOMIC_RELAXED);
-}
-
-void *malloc(size_t size) {
-    count_one();
-    return __libc_malloc(size);
-}
-
-void *calloc(size_t count, size_t size) {
-    count_one();
-    return __libc_calloc(count, size);
-}
-
-void *realloc(void *p, size_t size) {
-    count_one();
-    return __libc_realloc(p, size);
-}
-
-void *aligned_alloc(size_t alignment, size_t size) {
-    count_one();
-    return __libc_memalign(alignment, size);
-}
-
-void *memalign(size_t alignment, size_t size) {
-    count_one();
-    return __libc_memalign(alignment, size);
-}
-
-int posix_memalign(void **p, size_t alignment, size_t size) {
-    count_one();
-    void *block = __libc_memalign(alignment, size);
-    if (!block) return ENOMEM;
-    *p = block;
-    return 0;
-}
+#include "../no_malloc/counting_malloc.h"
 
 typedef struct question {
     const char *kind;
