@@ -548,7 +548,7 @@ static void keep_terms(const dgrad_plan_t *plan, int64_t in_group,
     rc->common[0] = direct_terms_common(te, ne);
     rc->common[1] = direct_terms_common(to, no);
     memcpy(rc->t[0], te, (size_t)ne * sizeof *te);
-    memcpy(rc->t[1], to, (size_t)no * sizeof *to);
+    if (no) memcpy(rc->t[1], to, (size_t)no * sizeof *to);
     window_positions(plan, rc);
 }
 
@@ -702,15 +702,37 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             int64_t count, q0;
             int64_t x0 = direct_phase_geometry(p, r, &count, &q0);
             if (count == 0) continue;
-            int per_row;
-            int n = row_terms(plan, is, in_group, y, w, cb, r, count, q0, t,
-                    &per_row);
+            int per_row, n;
+            int64_t dx = 0;
+            /* One phase (stride 1): the row's class keeps its term list
+             * and stages its rows per run, as the pair path does. */
+            row_cache_t *rc = S == 1
+                    ? cached_terms(plan, is, in_group, y, w, cb, cache, &dx)
+                    : NULL;
+            if (rc) {
+                t = rc->t[0];
+                n = rc->n[0];
+            } else {
+                t = own_t;
+                n = row_terms(plan, is, in_group, y, w, cb, r, count, q0, t,
+                        &per_row);
+                if (S == 1)
+                    keep_terms(plan, in_group, y, w, cb, t, n, per_row, NULL,
+                            0, 0, cache);
+            }
             float *const *dst = S == 1 ? assembled : ph[interleave ? x0 : 0];
-            if (st->slots)
+            if (st->slots && S == 1) {
+                const int64_t *e = direct_outer_taps(plan, l - 1, y[l - 1]);
+                if (e[0])
+                    direct_stage_run_rows(plan, in, dt, in_group, y,
+                            e[2 * e[0]], e[2], staged_span, staged, tags);
+            } else if (st->slots) {
                 direct_stage_fill(st, p->nsp, in, dt, t, n, per_row, staged,
                         tags);
-            phase_values(kernels, kt, st->padded, src, t, n, bias, cb, count,
-                    dst);
+            }
+            phase_values(kernels, kt, st->padded,
+                    (const char *)src + dx * row_move(plan, is) * kes, t, n,
+                    bias, cb, count, dst);
             if (S > 1 && !interleave)
                 for (int j = 0; j < cb; j++)
                     for (int64_t m = 0; m < count; m++)
