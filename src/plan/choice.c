@@ -5,7 +5,8 @@
  * when more than one remains, picks by one of three strategies:
  * - untimed, for problems without groups or post-ops under the policy's
  *   min_macs (microseconds whatever the layout): the candidate with the
- *   fewest reorders per execute;
+ *   fewest reorders per execute, then dgrad's own loop against it in
+ *   alternating runs;
  * - timed, for problems up to max_bytes and max_macs: each candidate runs
  *   on scratch buffers, reorders and conversions included (weights
  *   prepared first when the caller declares them constant, which is part
@@ -204,7 +205,11 @@ typedef struct choosing {
  * count of reorders predicts. With output padding, the primitive computing the
  * tail saves the border fill (one pass, the ONNX examples' largest cost):
  * taken at no more reorders, once a run has shown that it writes zeros
- * there (microseconds at this size). */
+ * there (microseconds at this size). dgrad's own loop, which calls no
+ * primitive (no argument map, no stream), then meets the choice in
+ * alternating runs: the ONNX examples in NCX took 0.3-1.0 us on it
+ * against 1.0-1.3 on gemm (bench/README.md "Small problems on dgrad's
+ * own loop"). */
 static dgrad_plan_t *choose_untimed(choosing_t *c) {
     const cand_pd_t *pds = c->pds;
     int sorted[MAX_CAND_PDS], k = rank_order(pds, c->n, sorted), few = -1;
