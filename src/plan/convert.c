@@ -244,10 +244,6 @@ static void convert_rows(const convert_t *cv, dgrad_data_type_t dt,
     }
 }
 
-/* Conversions of at least this many elements use every thread of the
- * OpenMP runtime oneDNN runs on (when dgrad is built with OpenMP). */
-#define PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
-
 /* Converts between the user's tensor and its f32 staging copy. */
 void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
         const void *src, void *dst) {
@@ -256,7 +252,7 @@ void convert(const convert_t *cv, dgrad_data_type_t dt, int to_f32,
     for (int j = 0; j < inner; j++) rows *= cv->dims[j];
     if (rows <= 0 || cv->dims[inner] <= 0) return;
 #ifdef _OPENMP
-    if (rows * cv->dims[inner] >= PARALLEL_MIN_ELEMS) {
+    if (rows * cv->dims[inner] >= PLAN_PARALLEL_MIN_ELEMS) {
         if (rows == 1) {
             /* One run: split it. */
             convert_t part = *cv;

@@ -632,7 +632,9 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
     dgrad_data_type_t kt = st->slots ? dgrad_f32 : dt;
     kernels_t kernels = a->kernels;
     const void *src = st->slots ? (const void *)staged : in;
-    int64_t kes = (int64_t)dgrad_data_type_size(kt);
+    /* bytes the kernels' source moves for cached terms one input row
+     * further on the last outer axis */
+    int64_t row_bytes = row_move(plan, is) * (int64_t)dgrad_data_type_size(kt);
     phase_pair_fn pair = interleave
             ? phase_pair_for_cpu(kernels, kt, dgrad_f32, st->padded, cb, Y)
             : NULL;
@@ -681,20 +683,16 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                 ce = direct_terms_common(t, ne);
                 co = direct_terms_common(t2, no);
             }
-            int64_t move = dx * row_move(plan, is);
-            if (st->slots) { /* staged only in 2D and up */
-                const int64_t *e = direct_outer_taps(plan, l - 1, y[l - 1]);
-                if (e[0])
-                    direct_stage_run_rows(plan, in, dt, in_group, y,
-                            e[2 * e[0]], e[2], staged_span, staged, tags);
-            }
+            if (st->slots) /* staged only in 2D and up */
+                direct_stage_run_rows(plan, in, dt, in_group, y, staged_span,
+                        staged, tags);
             /* 16-bit output through f32 rows: the values rows */
             for (int j = 0; j < cb && !f32 && !rounding; j++)
                 assembled[j] = v0 + j * len;
             void *dst[CO_BLOCK_MAX];
             for (int j = 0; j < cb; j++)
                 dst[j] = rounding ? (void *)out_row[j] : (void *)assembled[j];
-            (rounding ? rounding : pair)((const char *)src + move * kes,
+            (rounding ? rounding : pair)((const char *)src + dx * row_bytes,
                     t, ne, ce, t2, no, co, bias, from ? &ep : NULL, Y, dst);
             if (rounding) continue;
             if (chain_after)
@@ -708,7 +706,7 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             int64_t count, q0;
             int64_t x0 = direct_phase_geometry(p, r, &count, &q0);
             if (count == 0) continue;
-            int per_row, n;
+            int per_row = 0, n;
             int64_t dx = 0;
             /* One phase (stride 1): the row's class keeps its term list
              * and stages its rows per run, as the pair path does. */
@@ -727,18 +725,15 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
                             0, 0, cache);
             }
             float *const *dst = S == 1 ? assembled : ph[interleave ? x0 : 0];
-            if (st->slots && S == 1) {
-                const int64_t *e = direct_outer_taps(plan, l - 1, y[l - 1]);
-                if (e[0])
-                    direct_stage_run_rows(plan, in, dt, in_group, y,
-                            e[2 * e[0]], e[2], staged_span, staged, tags);
-            } else if (st->slots) {
+            if (st->slots && S == 1)
+                direct_stage_run_rows(plan, in, dt, in_group, y, staged_span,
+                        staged, tags);
+            else if (st->slots)
                 direct_stage_fill(st, p->nsp, in, dt, t, n, per_row, staged,
                         tags);
-            }
             phase_values(kernels, kt, st->padded,
-                    (const char *)src + dx * row_move(plan, is) * kes, t, n,
-                    bias, cb, count, dst);
+                    (const char *)src + dx * row_bytes, t, n, bias, cb, count,
+                    dst);
             if (S > 1 && !interleave)
                 for (int j = 0; j < cb; j++)
                     for (int64_t m = 0; m < count; m++)

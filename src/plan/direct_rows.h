@@ -131,16 +131,14 @@ void direct_stage_clear(const direct_stage_t *st, float *rows,
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,
         dgrad_data_type_t dt, const term_t *t, int n, int per_row,
         float *rows, int64_t *tags);
-/* Stages the rows an output row of a run reads on the last outer axis
- * (2D and up), at positions [@p lo, @p hi] (fewer than that axis's
- * window), for the group at @p in_group and that row's other outer
- * positions @p y: those outside @p span, the positions the run has
- * staged so far and whose slots still hold them (none where span[0] >
- * span[1]), updated. One check an input row per run, not one a term
- * list's row per output row (direct_stage_fill). */
+/* Stages the rows the output row at outer positions @p y of a run reads
+ * on the last outer axis (2D and up; fewer positions than that axis's
+ * window), for the group at @p in_group: those outside @p span, the
+ * positions the run has staged so far and whose slots still hold them
+ * (none where span[0] > span[1]), updated. One check an input row per
+ * run, not one a term list's row per output row (direct_stage_fill). */
 void direct_stage_run_rows(const dgrad_plan_t *plan, const void *in,
         dgrad_data_type_t dt, int64_t in_group, const int64_t *y,
-        int64_t lo, int64_t hi, int64_t span[2], float *rows,
-        int64_t *tags);
+        int64_t span[2], float *rows, int64_t *tags);
 
 #endif

@@ -311,10 +311,15 @@ static void fill_span(const dgrad_plan_t *plan, const void *in,
  * dilation on that axis the highest valid one can also step back. */
 void direct_stage_run_rows(const dgrad_plan_t *plan, const void *in,
         dgrad_data_type_t dt, int64_t in_group, const int64_t *y,
-        int64_t lo, int64_t hi, int64_t span[2], float *staged,
-        int64_t *tags) {
+        int64_t span[2], float *staged, int64_t *tags) {
+    int last = plan->p.nsp - 2;
+    /* the input positions the row reaches: its taps' lowest and highest
+     * (the table lists them by tap, highest position first) */
+    const int64_t *e = direct_outer_taps(plan, last, y[last]);
+    if (e[0] == 0) return;
+    int64_t lo = e[2 * e[0]], hi = e[2];
     if (span[0] <= lo && hi <= span[1]) return;
-    int64_t window = plan->direct_stage.window[plan->p.nsp - 2];
+    int64_t window = plan->direct_stage.window[last];
     int64_t a = lo < span[0] ? lo : span[0], b = hi > span[1] ? hi : span[1];
     if (span[0] > span[1] || b - a >= window) {
         /* a fresh span (slots it would share are no longer counted) */

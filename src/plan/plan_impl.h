@@ -593,6 +593,11 @@ void convert_run_to_f32(dgrad_data_type_t dt, const void *src, float *dst,
 
 int threads_enter(int single);
 void threads_leave(int old);
+/* dgrad's own passes over a tensor (conversions, the own post pass) use
+ * the OpenMP threads from this many elements on; under it they run on
+ * the calling thread outside any region (a one-thread region still costs
+ * libgomp a team allocation and a wake-up: direct_share.c). */
+#define PLAN_PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
 void ctx_destroy(exec_ctx_t *c);
 /* A context's memory object re-bound to @p ptr when the pointer changed
  * (@p mem receives it). */

@@ -525,17 +525,12 @@ static void own_blocks(const dgrad_problem_t *p, const void *const *operands,
     }
 }
 
-/* Threads only for outputs of at least this many elements: under it the
- * pass takes microseconds, and even a one-thread OpenMP region costs
- * libgomp a team allocation and a wake-up (direct_share.c). */
-#define OWN_PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
-
 static void own_run(const dgrad_plan_t *plan, const void *const *operands,
         const void *bias, int border, void *out) {
     const dgrad_problem_t *p = &plan->p;
     int64_t blocks = p->N * p->Cout, elems = blocks;
     for (int i = 0; i < p->nsp; i++) elems *= p->Y[i];
-    if (elems < OWN_PARALLEL_MIN_ELEMS) {
+    if (elems < PLAN_PARALLEL_MIN_ELEMS) {
         own_blocks(p, operands, bias, border, out, 0, blocks);
         return;
     }
