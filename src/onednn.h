@@ -55,6 +55,11 @@ typedef struct dgrad_plan_policy {
      * against the best oneDNN plan (1), never (0), or taken wherever it
      * applies (2: tests, DGRAD_OWN_LOOP=only; DGRAD_OWN_LOOP=0 gives 0). */
     int32_t own_loop;
+    /* That loop's kernels where the CPU has AVX-512: timed against the
+     * AVX2 ones (0; with own_loop 2, the AVX-512 ones), the AVX-512 ones
+     * (1: DGRAD_OWN_KERNELS=widest), or the AVX2 ones (2: tests,
+     * DGRAD_OWN_KERNELS=avx2). */
+    int32_t own_kernels;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the

@@ -1408,6 +1408,45 @@ Test(onednn, own_loop_depthwise_channels_last) {
     check_own_loop_as(v, NXC, "dgrad:direct_dw");
 }
 
+/* The own loops' kernel set as the policy asks (own_kernels 2: AVX2 on
+ * a CPU with AVX-512, the timed choice's other candidate; 1: the widest),
+ * each plan matching the reference: the rows loop in every type (16-bit
+ * ones read by the kernels themselves) and the depthwise one. On a CPU
+ * without AVX-512 both ask for what it runs anyway. */
+Test(onednn, own_loop_kernel_sets) {
+    shape_t rows = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 6,
+            .Cout = 10, .X = {5, 40}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .has_bias = 1};
+    shape_t dw = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 37, .Cin = 37,
+            .Cout = 37, .X = {5, 7}, .K = {4, 4}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&rows, 1);
+    set_natural_y(&dw, -1);
+    int wide = cpu_has_avx512f() && cpu_has_avx2_fma();
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int k = 1; k <= 2; k++)
+        for (int i = 0; i < 4; i++) {
+            shape_t s = i < 3 ? rows : dw;
+            if (i < 3) s.dt = dts[i];
+            s.act_layout = i < 3 ? NCX : NXC;
+            policy()->own_kernels = k;
+            check_own_loop_as(s, s.act_layout,
+                    i < 3 ? "dgrad:direct" : "dgrad:direct_dw");
+            dgrad_problem_t p = make_problem(&s);
+            dgrad_plan_t *plan = NULL;
+            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                 policy(), &plan),
+                    dgrad_success, "%s", dgrad_last_error_message());
+            int avx2 = plan->direct_avx2;
+            /* 16-bit activations read by AVX-512 kernels need BW too */
+            int expect = k == 2 && wide
+                    && (i == 0 || i == 3 || plan->staged || cpu_has_avx512bw());
+            dgrad_plan_release(plan);
+            cr_assert_eq(avx2, expect, "own_kernels %d, case %d: AVX2 "
+                    "kernels %d", k, i, avx2);
+        }
+}
+
 Test(onednn, own_loop_only_where_it_applies) {
     /* Channels-last activations: a oneDNN plan. */
     shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,

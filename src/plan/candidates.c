@@ -293,17 +293,21 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
 }
 
 /* The plan of one of dgrad's own loops (direct.c, direct_dw.c) on the
- * user's buffers, or (@p staged) on f32 copies of them. */
+ * user's buffers, or (@p staged) on f32 copies of them; with @p avx2, on
+ * AVX2 kernels where it would otherwise run AVX-512 ones (NULL where it
+ * would not). */
 static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged) {
+        const dgrad_plan_policy_t *policy, int staged, int avx2) {
     dgrad_plan_t *plan = plan_alloc_whole_box(problem, policy);
     if (!plan) return NULL;
     if (plan->empty
             || init_io_mds(plan, staged) != dnnl_success
-            || !(plan->direct = direct_applicable(plan))) {
+            || !(plan->direct = direct_applicable(plan))
+            || (avx2 && !direct_avx2_differs(plan))) {
         plan_destroy(plan);
         return NULL;
     }
+    plan->direct_avx2 = avx2;
     snprintf(plan->impl, sizeof plan->impl, "%s",
             plan->direct == DIRECT_ROWS ? "dgrad:direct" : "dgrad:direct_dw");
     if (!direct_taps_init(plan)) {
@@ -342,13 +346,14 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
  * where the CPU has AVX-512BW or AVX2, adding the bias in f32 before the
  * one rounding); 1: on f32 copies (16-bit types, and layouts oneDNN's
  * descriptors cannot hold); DIRECT_EITHER: the first of the two that
- * applies. */
+ * applies. @p avx2: on the AVX2 kernels of a CPU with AVX-512 (NULL
+ * where the plan would run AVX2 ones anyway). */
 dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged) {
+        const dgrad_plan_policy_t *policy, int staged, int avx2) {
     int nested = layouts_nested(problem);
     dgrad_plan_t *plan = nested && staged != 1
-            ? direct_plan(problem, policy, 0) : NULL;
+            ? direct_plan(problem, policy, 0, avx2) : NULL;
     if (!plan && staged != 0 && (!nested || problem->dt != dgrad_f32))
-        plan = direct_plan(problem, policy, 1);
+        plan = direct_plan(problem, policy, 1, avx2);
     return plan;
 }

@@ -89,9 +89,9 @@ static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
 }
 
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
-    static atomic_int search = -1, fold = -1, own = -1;
+    static atomic_int search = -1, fold = -1, own = -1, kernels = -1;
     int v = atomic_load(&search), f = atomic_load(&fold),
-        o = atomic_load(&own);
+        o = atomic_load(&own), k = atomic_load(&kernels);
     if (v < 0) {
         const char *e = getenv("DGRAD_LAYOUT_SEARCH");
         v = !(e && !strcmp(e, "0"));
@@ -107,13 +107,18 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
         o = !e ? 1 : !strcmp(e, "0") ? 0 : !strcmp(e, "only") ? 2 : 1;
         atomic_store(&own, o);
     }
+    if (k < 0) {
+        const char *e = getenv("DGRAD_OWN_KERNELS");
+        k = !e ? 0 : !strcmp(e, "widest") ? 1 : !strcmp(e, "avx2") ? 2 : 0;
+        atomic_store(&kernels, k);
+    }
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
      * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0, f, o};
+            0, f, o, k};
     return p;
 }
 
@@ -317,10 +322,10 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
         rbest = challenge_with_direct(&r, c->policy, c->weights_constant,
                 rbest, &rms);
         if (rbest->direct) {
-            int staged = rbest->staged;
+            int staged = rbest->staged, avx2 = rbest->direct_avx2;
             plan_destroy(rbest);
             rbest = NULL;
-            best = build_direct(c->problem, c->policy, staged);
+            best = build_direct(c->problem, c->policy, staged, avx2);
             const char *why = !best ? " (not built for the problem: ranking)"
                     : !within_budget(best)
                     ? " (over the workspace budget: ranking)" : "";
@@ -376,6 +381,15 @@ static int gather_candidates(choosing_t *c, dnnl_status_t *first_error) {
     return c->n;
 }
 
+/* dgrad's own loop wherever it applies (policy own_loop 2), on the AVX2
+ * kernels where the policy asks for them and they differ. */
+static dgrad_plan_t *build_direct_only(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy) {
+    dgrad_plan_t *plan = policy->own_kernels == 2
+            ? build_direct(problem, policy, DIRECT_EITHER, 1) : NULL;
+    return plan ? plan : build_direct(problem, policy, DIRECT_EITHER, 0);
+}
+
 static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         dgrad_plan_t **out) {
@@ -406,7 +420,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
     if (policy->own_loop == 2
-            && (best = build_direct(problem, policy, DIRECT_EITHER))) {
+            && (best = build_direct_only(problem, policy))) {
         choice = "own loop";
     } else if (policy->layout_search) {
         /* A single candidate goes through the same choice: its thread

@@ -133,9 +133,9 @@ static int avx512_reads(dgrad_data_type_t dt) {
 typedef enum { KERNELS_PORTABLE, KERNELS_AVX2, KERNELS_AVX512 } kernels_t;
 static dgrad_data_type_t io_type(const dgrad_plan_t *plan);
 static kernels_t plan_kernels(const dgrad_plan_t *plan) {
-    return avx512_reads(io_type(plan)) ? KERNELS_AVX512
-            : have_avx2_fma()          ? KERNELS_AVX2
-                                       : KERNELS_PORTABLE;
+    return avx512_reads(io_type(plan)) && !plan->direct_avx2 ? KERNELS_AVX512
+            : have_avx2_fma()                              ? KERNELS_AVX2
+                                                           : KERNELS_PORTABLE;
 }
 
 /* Whether this loop applies to a plan with these io descs (compute type
@@ -155,6 +155,12 @@ static int rows_applicable(const dgrad_plan_t *plan) {
             && p->S[p->nsp - 1] <= DIRECT_MAX_STRIDE
             && p->Y[p->nsp - 1] <= DIRECT_MAX_ROW
             && (p->Cin / p->G) * kouter * taps_x <= DIRECT_MAX_TERMS;
+}
+
+int direct_avx2_differs(const dgrad_plan_t *plan) {
+    return have_avx2_fma()
+            && (plan->direct == DIRECT_DEPTHWISE_CL ? have_avx512()
+                                                    : avx512_reads(io_type(plan)));
 }
 
 /* The rows loop where it applies, else the channels-last depthwise one
@@ -444,14 +450,15 @@ static int block_width(const dgrad_plan_t *plan) {
     return (int)((cg + blocks - 1) / blocks);
 }
 
-static void interleave2(const float *e, const float *o, int64_t len,
-        float *out) {
+static void interleave2(kernels_t kernels, const float *e, const float *o,
+        int64_t len, float *out) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (have_avx512()) {
+    if (kernels == KERNELS_AVX512) {
         direct_avx512_interleave2(e, o, len, out);
         return;
     }
 #endif
+    (void)kernels;
     for (int64_t x = 0; x < len; x++) out[x] = (x & 1) ? o[x / 2] : e[x / 2];
 }
 
@@ -741,7 +748,8 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
         }
         /* one channel at a time: 16-bit rows of both phases share row32 */
         for (int j = 0; j < cb; j++) {
-            if (interleave) interleave2(ph[0][j], ph[1][j], Y, assembled[j]);
+            if (interleave)
+                interleave2(kernels, ph[0][j], ph[1][j], Y, assembled[j]);
             if (plan->post.fused)
                 chain_rows(plan, operands, n_img, c + j, y, 1, 0,
                         &assembled[j], tmp);

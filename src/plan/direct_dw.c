@@ -306,10 +306,10 @@ typedef void (*pixel_fn)(const float *, const int64_t *, int, const float *,
         int64_t, const float *, int64_t, const epilogue_t *, float *, int64_t,
         int64_t, int64_t);
 
-/* The widest the CPU runs (cpu.c). */
-static pixel_fn pixel_for_cpu(void) {
+/* The widest the CPU runs (cpu.c), or AVX2's where the plan says so. */
+static pixel_fn pixel_for_plan(const dgrad_plan_t *plan) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_has_avx512f()) return pixel_avx512;
+    if (cpu_has_avx512f() && !plan->direct_avx2) return pixel_avx512;
     if (cpu_has_avx2_fma()) return pixel_avx2;
 #endif
     return pixel_portable;
@@ -448,7 +448,7 @@ void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
     int64_t outer = 1;
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
-    dw_args_t args = {plan, pixel_for_cpu(), in, w, bias, operands, out};
+    dw_args_t args = {plan, pixel_for_plan(plan), in, w, bias, operands, out};
     direct_for_rows(plan, rows, 0, (double)rows * (double)p->Y[l]
                     * (double)p->Cout,
             direct_dw_thread_scratch(p), scratch, dw_row_of, &args);

@@ -219,6 +219,9 @@ struct dgrad_plan {
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
     direct_stage_t direct_stage;   /* the rows loop's staged input rows */
     int direct_threads;            /* threads its scratch has room for */
+    int direct_avx2;               /* its kernels are AVX2 ones though the
+                                      CPU has AVX-512 (timed faster:
+                                      challenge_with_direct) */
     post_pass_t post;              /* the post-ops, after everything */
     size_t scratch_size;           /* largest scratchpad of all steps */
     _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */
@@ -430,6 +433,9 @@ enum { DIRECT_ROWS = 1, DIRECT_DEPTHWISE_CL = 2 };
 /* The loop that applies to a plan with these io descs (DIRECT_*), 0 for
  * none. */
 int direct_applicable(const dgrad_plan_t *plan);
+/* Whether the plan's loop runs AVX-512 kernels unless told otherwise
+ * (direct_avx2) and the CPU has AVX2 ones as well. */
+int direct_avx2_differs(const dgrad_plan_t *plan);
 int direct_taps_init(dgrad_plan_t *plan);
 size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads);
 size_t direct_weights_size(const dgrad_plan_t *plan);
@@ -544,7 +550,7 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *c);
 #define DIRECT_EITHER (-1)
 dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged);
+        const dgrad_plan_policy_t *policy, int staged, int avx2);
 
 /* ------------------------------------------------------------ timing.c */
 
