@@ -67,8 +67,13 @@ int main(int argc, char **argv) {
         to[k].hi = padded ? end : count - (k & 1);
         for (int j = 0; j < CO_BLOCK_WIDE; j++) to[k].w[j] = 0.01f * j;
     }
+    /* cold: each call writes the next rows of 64 MiB planes, as the
+     * loop writes an output larger than the caches */
+    int cold = argc > 7 && !strcmp(argv[7], "cold");
+    int64_t plane = cold ? ((int64_t)64 << 20) / 4 / cb : len + 64;
     for (int j = 0; j < cb; j++)
-        if (!(dst[j] = aligned_alloc(64, (size_t)(len + 64) * 4))) return 1;
+        if (!(dst[j] = aligned_alloc(64, (size_t)plane * 4))) return 1;
+    for (int j = 0; cold && j < cb; j++) memset(dst[j], 0, (size_t)plane * 4);
     phase_pair_fn pair = direct_avx2_pair(0, cb, count, padded);
     double flops_per_call = 2.0 * cb * (ne + no) * (double)count;
     long calls = (long)(4e9 / flops_per_call) + 1;
@@ -80,8 +85,14 @@ int main(int argc, char **argv) {
     double best = 0;
     for (int rep = 0; rep < 3; rep++) {
         double t0 = seconds();
-        for (long i = 0; i < calls; i++)
+        int64_t at = 0;
+        for (long i = 0; i < calls; i++) {
+            if (cold) {
+                at = at + 2 * len > plane ? 0 : at + len;
+                for (int j = 0; j < cb; j++) out[j] = dst[j] + at;
+            }
             pair(in, te, ne, ce, to, no, co, bias, NULL, len, out);
+        }
         double rate = flops_per_call * (double)calls / (seconds() - t0);
         if (rate > best) best = rate;
     }

@@ -60,6 +60,11 @@ typedef struct dgrad_plan_policy {
      * (1: DGRAD_OWN_KERNELS=widest), or the AVX2 ones (2: tests,
      * DGRAD_OWN_KERNELS=avx2). */
     int32_t own_kernels;
+    /* A post-op chain the step writing the output could carry (a folded
+     * forward convolution, the bias add) is timed carried and as a pass
+     * of its own (0), carried (1: DGRAD_CHAIN_PASS=0), or a pass (2:
+     * tests, DGRAD_CHAIN_PASS=only). */
+    int32_t chain_pass;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the

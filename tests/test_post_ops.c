@@ -349,10 +349,13 @@ Test(post_ops_api, chains_repeating_an_algorithm) {
 
 /* Plans made afterwards by the default policy with these strategy
  * settings (choice.c: 0 never, 1 timed, 2 only). */
+/* Strategies as given; a chain a step can carry is carried (no timing
+ * against the pass), so that tests know where it rides. */
 static void use_strategies(int phase_fold, int own_loop) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.phase_fold = phase_fold;
     policy.own_loop = own_loop;
+    policy.chain_pass = 1;
     dgrad_api_set_policy_for_testing(&policy);
 }
 
@@ -715,5 +718,55 @@ Test(post_ops_api, a_stride_1_fold_writes_the_output_and_carries_the_chain) {
     t.post[0] = (tester_post_op_t)POST("Tanh");
     expect_pass(&t);
     expect_carrier(&t, "convolution", "fold:");
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
+/* The other side of the timed choice between carrying a chain and
+ * passing it (timing.c, try_chain_passed): with the pass forced, plans
+ * whose forward convolution or bias add would carry the chain run it as
+ * a pass, and match the reference (unary and binary chains, in place
+ * too, each type); with carrying forced, the same plans carry it. */
+Test(post_ops_api, a_chain_a_step_could_carry_runs_as_a_pass_when_faster) {
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int j = 0; j < 8; j++) {
+        tester_t t;
+        int fold = j < 4, nsp = 1 + j % 2;
+        /* oneDNN Graph's, NXC: the bias add writes the user's layout */
+        tester_init(&t, dgrad_op_onednn_conv_transpose, nsp);
+        t.Cin = 5;
+        t.Cout = 4;
+        t.dt = dts[j % 3];
+        t.channels_last = 1;
+        for (int i = 0; i < nsp; i++) {
+            t.X[i] = 6;
+            t.K[i] = 3;
+            t.S[i] = fold ? 1 : 2;
+        }
+        t.bias = 1;
+        t.n_post = 2;
+        t.post[0] = (tester_post_op_t)POST("ReLU");
+        t.post[1] = (tester_post_op_t)POST(j % 4 == 3 ? "Add" : "Tanh");
+        t.in_place = j % 4 == 3;
+        t.executions = 2;
+        t.seed = 1300u + (unsigned)j;
+        for (int pass = 1; pass <= 2; pass++) {
+            dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+            /* folded plans; else ranked backward data with its bias add */
+            policy.phase_fold = fold ? 2 : 0;
+            policy.own_loop = 0;
+            policy.layout_search = fold;
+            policy.chain_pass = pass;
+            dgrad_api_set_policy_for_testing(&policy);
+            expect_pass(&t);
+            t.in_place = 0;
+            /* oneDNN 2.6's brgconv takes no full operand: the Add
+             * then takes the pass either way */
+            if (t.dt == dgrad_f32 && (pass == 2 || j % 4 != 3))
+                expect_carrier(&t, pass == 2 ? "pass"
+                                : fold ? "convolution" : "bias add",
+                        fold ? "fold:" : "");
+            t.in_place = j % 4 == 3;
+        }
+    }
     dgrad_api_set_policy_for_testing(NULL);
 }

@@ -80,6 +80,7 @@ static void key_make(plan_key_t *k, const dgrad_problem_t *p,
     key_put(k, pol->phase_fold);
     key_put(k, pol->own_loop);
     key_put(k, pol->own_kernels);
+    key_put(k, pol->chain_pass);
 }
 
 static int key_equal(const plan_key_t *a, const plan_key_t *b) {

@@ -251,7 +251,10 @@ dgrad_plan_t *build_candidate(const dgrad_problem_t *problem,
     if (s == dnnl_success)
         s = c->fold ? build_fold_primitives(plan, c->pd, what)
                     : build_primitives(plan, c->pd, what);
-    if (s == dnnl_success) return plan;
+    if (s == dnnl_success) {
+        plan->post.passed = c->chain_passed || policy->chain_pass == 2;
+        return plan;
+    }
     if (*err == dnnl_success) *err = s;
     if (plan) plan_destroy(plan);
     return NULL;
@@ -264,7 +267,8 @@ dgrad_plan_t *rebuild_candidate(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, const cand_pd_t *like,
         dnnl_status_t *err,
         const char **what) {
-    cand_pd_t c = {NULL, like->cand, like->fold, like->extend_tail, 0, 0};
+    cand_pd_t c = {NULL, like->cand, like->fold, like->extend_tail, 0, 0,
+            like->chain_passed};
     dnnl_status_t s;
     dgrad_plan_t *tmpl = template_plan(problem, policy, staged, c.fold,
             c.extend_tail, &s), *plan = NULL;

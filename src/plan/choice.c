@@ -89,9 +89,11 @@ static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
 }
 
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
-    static atomic_int search = -1, fold = -1, own = -1, kernels = -1;
+    static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
+                      pass = -1;
     int v = atomic_load(&search), f = atomic_load(&fold),
-        o = atomic_load(&own), k = atomic_load(&kernels);
+        o = atomic_load(&own), k = atomic_load(&kernels),
+        c = atomic_load(&pass);
     if (v < 0) {
         const char *e = getenv("DGRAD_LAYOUT_SEARCH");
         v = !(e && !strcmp(e, "0"));
@@ -112,13 +114,18 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
         k = !e ? 0 : !strcmp(e, "widest") ? 1 : !strcmp(e, "avx2") ? 2 : 0;
         atomic_store(&kernels, k);
     }
+    if (c < 0) {
+        const char *e = getenv("DGRAD_CHAIN_PASS");
+        c = !e ? 0 : !strcmp(e, "0") ? 1 : !strcmp(e, "only") ? 2 : 0;
+        atomic_store(&pass, c);
+    }
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
      * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0, f, o, k};
+            0, f, o, k, c};
     return p;
 }
 
@@ -325,6 +332,8 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
             int staged = rbest->staged, avx2 = rbest->direct_avx2;
             plan_destroy(rbest);
             rbest = NULL;
+            avx2 = own_kernels_on_rows_copy(c->problem, c->policy,
+                    c->weights_constant, staged, avx2);
             best = build_direct(c->problem, c->policy, staged, avx2);
             const char *why = !best ? " (not built for the problem: ranking)"
                     : !within_budget(best)

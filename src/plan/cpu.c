@@ -56,6 +56,14 @@ int cpu_l1d_ways(void) {
     return 8;
 }
 
+int64_t cpu_llc_bytes(void) {
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0) return l3;
+#endif
+    return (int64_t)32 << 20;
+}
+
 int64_t cpu_l1d_set_period(void) {
 #if defined(_SC_LEVEL1_DCACHE_ASSOC) && defined(_SC_LEVEL1_DCACHE_SIZE)
     long w = sysconf(_SC_LEVEL1_DCACHE_ASSOC),

@@ -98,6 +98,7 @@ typedef struct post_pass {
     int active;       /* the problem has post-ops */
     int own;          /* run by dgrad's loop */
     int fused;        /* carried by a step of the plan (fused_into) */
+    int passed;       /* a pass though a step could carry it (timing.c) */
     const step_t *fused_into;
     int first_binary; /* post-op 0 is the primitive's operation */
     step_t step;
@@ -251,6 +252,9 @@ typedef struct cand_pd {
     int extend_tail;
     int reorders; /* activations whose layout differs from their io one */
     int wei_reorder; /* weights in another layout than the user's */
+    /* The post-op chain as a pass of its own even where the step writing
+     * the output could carry it (timed against carrying: search). */
+    int chain_passed;
 } cand_pd_t;
 
 /* Layout candidates per output geometry (candidates.c), and of the
@@ -473,6 +477,9 @@ int cpu_has_avx512bw(void);
 int cpu_has_avx2_fma(void);
 int cpu_l1d_ways(void);
 int64_t cpu_l1d_set_period(void);
+/* The last-level cache's bytes as the C library reads them (32 MiB where
+ * it cannot). */
+int64_t cpu_llc_bytes(void);
 
 /* ---------------------------------------------------------- direct_dw.c */
 
@@ -565,8 +572,11 @@ dgrad_plan_t *checked_tail_candidate(const dgrad_problem_t *problem,
         dnnl_status_t *err, const char **what);
 dgrad_plan_t *search(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
-        const cand_pd_t *pds, int n, int *winner, double *winner_ms,
+        cand_pd_t *pds, int n, int *winner, double *winner_ms,
         dnnl_status_t *err, const char **what);
+int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        int staged, int chosen);
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         dgrad_plan_t *best, double *best_ms);

@@ -213,12 +213,12 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
         ctx_destroy(plan->pool);
         plan->pool = next;
     }
-    if (bias_add_is_final(plan)) {
+    if (!pp->passed && bias_add_is_final(plan)) {
         dnnl_status_t f = fuse_into(plan, &plan->bias_add,
                 bias_add_with_attr);
         if (f == dnnl_success || f == dnnl_out_of_memory) return f;
     }
-    if (fold_can_carry(plan)) {
+    if (!pp->passed && fold_can_carry(plan)) {
         dnnl_status_t f = fuse_into(plan, &plan->conv, fold_conv_with_attr);
         if (f == dnnl_success || f == dnnl_out_of_memory) return f;
     }

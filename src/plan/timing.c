@@ -100,11 +100,11 @@ static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p,
 
 /* A smaller problem with the same channels, kernel, strides, dilations,
  * pads (begin and end, so output padding stays) and axis orders: batch 1,
- * the largest spatial size halved until the policy's reduced_* sizes
- * hold. Returns -1
- * when it cannot get there (huge channel counts). */
-int reduce_problem(const dgrad_problem_t *p,
-        const dgrad_plan_policy_t *policy, dgrad_problem_t *r) {
+ * the largest spatial size halved (but the last where @p keep_rows: the
+ * same rows) until it is within @p bytes and @p macs. Returns -1 when it
+ * cannot get there (huge channel counts). */
+static int reduce_within(const dgrad_problem_t *p, double bytes,
+        double macs, int keep_rows, dgrad_problem_t *r) {
     int64_t pe[DGRAD_MAX_SPATIAL], in_old[5], wei_old[6], out_old[5];
     int frozen[DGRAD_MAX_SPATIAL] = {0};
     canonical_dims(p, in_old, wei_old, out_old);
@@ -112,8 +112,8 @@ int reduce_problem(const dgrad_problem_t *p,
     r->N = 1;
     for (int i = 0; i < p->nsp; i++)
         pe[i] = dgrad_problem_natural_size(p, i) - p->PB[i] - p->Y[i];
-    while (problem_bytes(r) > policy->reduced_bytes
-            || problem_macs(r) > policy->reduced_macs) {
+    if (keep_rows) frozen[p->nsp - 1] = 1;
+    while (problem_bytes(r) > bytes || problem_macs(r) > macs) {
         int a = -1;
         for (int i = 0; i < p->nsp; i++)
             if (!frozen[i] && r->X[i] > 1 && (a < 0 || r->X[i] > r->X[a]))
@@ -138,6 +138,13 @@ int reduce_problem(const dgrad_problem_t *p,
     dense_like(2 + r->nsp, in_old, p->in_strides, in, r->in_strides);
     dense_like(2 + r->nsp, out_old, p->out_strides, out, r->out_strides);
     return 0;
+}
+
+/* Within the policy's reduced_* sizes. */
+int reduce_problem(const dgrad_problem_t *p,
+        const dgrad_plan_policy_t *policy, dgrad_problem_t *r) {
+    return reduce_within(p, policy->reduced_bytes, policy->reduced_macs, 0,
+            r);
 }
 
 /* The weights a timed candidate runs with: the scratch user weights, or,
@@ -400,13 +407,61 @@ static void try_one_thread(const dgrad_problem_t *problem,
     timed_drop(&one);
 }
 
+/* A candidate (@p cur, timed) whose chain rides on the step writing the
+ * output (a folded forward convolution, the bias add) against the same
+ * with the chain as a pass of its own: a kernel with post-ops can be
+ * slower than the kernel alone and one more pass over the output
+ * (`unet3d:upconv3_128` with bias + ReLU, folded: 10.6 ms carried against
+ * 9.0 ms unfused, bench/README.md). @p cur becomes the faster; where the
+ * pass wins, @p c is marked so that rebuilding it (threads, runoffs)
+ * builds the same. */
+static void try_chain_passed(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        cand_pd_t *c, const probe_bufs_t *bufs, timed_t *cur) {
+    const post_pass_t *pp = &cur->plan->post;
+    if (!pp->fused || !pp->fused_into || policy->chain_pass) return;
+    timed_t passed = {NULL, {NULL, 0, NULL}, INFINITY, cur->index};
+    dnnl_status_t err = dnnl_success;
+    const char *what = "";
+    c->chain_passed = 1;
+    passed.plan = build_candidate(problem, policy, staged, c, &err, &what);
+    c->chain_passed = 0;
+    int ok = passed.plan && probe_wei_init(&passed.wei, passed.plan, bufs,
+                                    weights_constant) == 0;
+    if (ok && c->extend_tail)
+        ok = tail_checked(passed.plan, bufs, passed.wei.ptr,
+                passed.wei.prepared);
+    if (ok) ok = chain_ready(passed.plan) == 0;
+    if (ok) {
+        const dgrad_plan_t *pl[2] = {cur->plan, passed.plan};
+        const probe_wei_t w[2] = {cur->wei, passed.wei};
+        double t[2] = {INFINITY, INFINITY};
+        ok = runoff(pl, w, bufs, 3, runoff_runs(cur->ms), t);
+        if (layout_search_verbose())
+            fprintf(stderr, "dgrad layout search: chain carried %.4f ms, "
+                    "as a pass %.4f ms\n", t[0], t[1]);
+        if (ok && t[1] < t[0]) {
+            passed.ms = t[1];
+            timed_t swap = *cur;
+            *cur = passed;
+            passed = swap;
+            c->chain_passed = 1;
+        } else if (ok) {
+            cur->ms = t[0];
+        }
+    }
+    timed_drop(&passed);
+}
+
 /* Times the candidates of @p problem on scratch buffers and returns the
  * fastest as a built plan, with its candidate in @p winner; NULL when no
  * candidate could be timed. With @p weights_constant the weights are
- * prepared before timing, as an execute with constant weights sees them. */
+ * prepared before timing, as an execute with constant weights sees them.
+ * A candidate of @p pds whose chain is faster as a pass is marked so
+ * (chain_passed). */
 dgrad_plan_t *search(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
-        const cand_pd_t *pds, int n, int *winner, double *winner_ms,
+        cand_pd_t *pds, int n, int *winner, double *winner_ms,
         dnnl_status_t *err, const char **what) {
     probe_bufs_t bufs;
     if (probe_init(&bufs, problem, policy) != 0) return NULL;
@@ -432,6 +487,9 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         if (layout_search_verbose())
             fprintf(stderr, " %.4f ms%s\n", cur.ms,
                     checked ? "" : " (not runnable or tail not zeroed: rejected)");
+        if (checked && isfinite(cur.ms) && cur.ms < 1.5 * best.ms)
+            try_chain_passed(problem, policy, staged, weights_constant,
+                    &pds[k], &bufs, &cur);
         if (checked && cur.ms < SINGLE_THREAD_MAX_MS && policy->threading == 0)
             try_one_thread(problem, policy, staged, weights_constant,
                     &pds[k], &bufs, &cur);
@@ -554,6 +612,40 @@ static dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
     plan_destroy(keep_own ? best : own);
     if (keep_own) *best_ms = t[1];
     return keep_own ? own : best;
+}
+
+/* Whether dgrad's own loop of @p problem (@p staged as built) runs faster
+ * on its AVX2 kernels than on AVX-512's, timed on a copy that keeps its
+ * rows and is larger than the last-level cache (up to the policy's
+ * max_bytes and max_macs), where @p problem is too large to time as it
+ * is: a reduced copy's rows are short and its output stays in the
+ * cache, where the two sets tied (the full 3D specification example's
+ * copy: 3.06 against 3.14 ms) while on the problem the AVX2 ones took
+ * 275 ms against 345-352 (`DGRAD_OWN_KERNELS=avx2|widest dgrad demo`,
+ * AMD EPYC Zen 4). @p chosen where that copy cannot be made or run. */
+int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        int staged, int chosen) {
+    if (policy->own_kernels) return policy->own_kernels == 2;
+    double bytes = 4.0 * (double)cpu_llc_bytes();
+    if (bytes < policy->reduced_bytes) bytes = policy->reduced_bytes;
+    if (bytes > policy->max_bytes) bytes = policy->max_bytes;
+    dgrad_problem_t r;
+    if (reduce_within(problem, bytes, policy->max_macs, 1, &r) != 0)
+        return chosen;
+    dgrad_plan_t *wide = build_direct(&r, policy, staged, 0),
+                 *avx2 = build_direct(&r, policy, staged, 1);
+    if (!wide || !avx2) {
+        if (wide) plan_destroy(wide);
+        if (avx2) plan_destroy(avx2);
+        return chosen;
+    }
+    double ms = INFINITY;
+    dgrad_plan_t *kept = challenge_with(&r, policy, weights_constant, wide,
+            avx2, &ms);
+    int on_avx2 = kept->direct_avx2;
+    plan_destroy(kept);
+    return on_avx2;
 }
 
 /* Each form of dgrad's own loop that applies (on the user's tensors, on

@@ -789,6 +789,7 @@ Test(faults, phase_fold, .timeout = 600) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.phase_fold = 2;
     policy.own_loop = 0;
+    policy.chain_pass = 1; /* the carrier below is the one swept */
     dgrad_api_set_policy_for_testing(&policy);
     sweep_core("compile (folded)", onnx_timed, fresh, act_compile,
             verify_by_executing, undo_compiled, EXPECT_FAILURES);
