@@ -88,37 +88,28 @@ static int rank_order(const cand_pd_t *pds, int n, int *sorted) {
     return k;
 }
 
+/* The value an environment variable selects, read once per process into
+ * @p cache: @p v1 for word @p w1, @p v2 for @p w2 (NULL: none), else
+ * @p otherwise (unset too). */
+static int env_setting(atomic_int *cache, const char *name, const char *w1,
+        int v1, const char *w2, int v2, int otherwise) {
+    int v = atomic_load(cache);
+    if (v >= 0) return v;
+    const char *e = getenv(name);
+    v = e && !strcmp(e, w1) ? v1 : e && w2 && !strcmp(e, w2) ? v2 : otherwise;
+    atomic_store(cache, v);
+    return v;
+}
+
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
                       pass = -1;
-    int v = atomic_load(&search), f = atomic_load(&fold),
-        o = atomic_load(&own), k = atomic_load(&kernels),
-        c = atomic_load(&pass);
-    if (v < 0) {
-        const char *e = getenv("DGRAD_LAYOUT_SEARCH");
-        v = !(e && !strcmp(e, "0"));
-        atomic_store(&search, v);
-    }
-    if (f < 0) {
-        const char *e = getenv("DGRAD_PHASE_FOLD");
-        f = !e ? 1 : !strcmp(e, "0") ? 0 : !strcmp(e, "only") ? 2 : 1;
-        atomic_store(&fold, f);
-    }
-    if (o < 0) {
-        const char *e = getenv("DGRAD_OWN_LOOP");
-        o = !e ? 1 : !strcmp(e, "0") ? 0 : !strcmp(e, "only") ? 2 : 1;
-        atomic_store(&own, o);
-    }
-    if (k < 0) {
-        const char *e = getenv("DGRAD_OWN_KERNELS");
-        k = !e ? 0 : !strcmp(e, "widest") ? 1 : !strcmp(e, "avx2") ? 2 : 0;
-        atomic_store(&kernels, k);
-    }
-    if (c < 0) {
-        const char *e = getenv("DGRAD_CHAIN_PASS");
-        c = !e ? 0 : !strcmp(e, "0") ? 1 : !strcmp(e, "only") ? 2 : 0;
-        atomic_store(&pass, c);
-    }
+    int v = env_setting(&search, "DGRAD_LAYOUT_SEARCH", "0", 0, NULL, 0, 1),
+        f = env_setting(&fold, "DGRAD_PHASE_FOLD", "0", 0, "only", 2, 1),
+        o = env_setting(&own, "DGRAD_OWN_LOOP", "0", 0, "only", 2, 1),
+        k = env_setting(&kernels, "DGRAD_OWN_KERNELS", "widest", 1, "avx2",
+                2, 0),
+        c = env_setting(&pass, "DGRAD_CHAIN_PASS", "0", 1, "only", 2, 0);
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
      * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
