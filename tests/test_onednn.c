@@ -1408,6 +1408,30 @@ Test(onednn, own_loop_depthwise_channels_last) {
     check_own_loop_as(v, NXC, "dgrad:direct_dw");
 }
 
+/* A folded plan whose forward convolution has output windows wholly in
+ * its padding (17 depthwise channels folded into a dense 1D convolution,
+ * input 2, window 3, output 7: right padding 5), in each type and
+ * channels-last: oneDNN 3.7.1's brgemm kernel crashed on it in bf16
+ * (onednn_defects.c, pd_safe_for_padding_windows); the plan must run
+ * and match the reference. */
+Test(onednn, a_fold_with_windows_in_the_padding) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    policy()->phase_fold = 2;
+    policy()->own_loop = 0;
+    for (int i = 0; i < 3; i++) {
+        shape_t s = {.nsp = 1, .dt = dts[i], .N = 1, .G = 17, .Cin = 17,
+                .Cout = 17, .X = {2}, .K = {3}, .S = {1}, .D = {1},
+                .PB = {0}, .act_layout = NXC};
+        set_natural_y(&s, -3);
+        cr_assert_eq(s.Y[0], 7);
+        for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++) {
+            s.wei_layout = w;
+            dgrad_problem_t p = make_problem(&s);
+            check_problem_ex(&p, 1, 0);
+        }
+    }
+}
+
 /* The own loops' kernel set as the policy asks (own_kernels 2: AVX2 on
  * a CPU with AVX-512, the timed choice's other candidate; 1: the widest),
  * each plan matching the reference: the rows loop in every type (16-bit

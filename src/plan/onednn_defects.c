@@ -7,7 +7,9 @@
  * - primitives not offered (pd_untrusted; pd_trusted_or_next takes the
  *   next implementation oneDNN offers instead), among them chains with
  *   an operand oneDNN's gemm convolution reads at the wrong positions;
- * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes);
+ * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes),
+ *   nor brgemm ones with windows wholly in the padding
+ *   (pd_safe_for_padding_windows);
  * - post-op chains that repeat an eltwise algorithm with other
  *   parameters kept from oneDNN where it mixes them up
  *   (eltwise_params_shared).
@@ -161,6 +163,28 @@ dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s) {
  * fold does not offer 1x1 windows there, and no 1x1 problem gets a
  * forward hint (primitives.c). */
 int onednn_1x1_forward_crashes(void) { return version_needs_check(); }
+
+/* oneDNN 3.7.1's brgemm forward convolution crashes (SIGSEGV in
+ * brgemm_convolution_fwd_t::perform_outwork) where an output position's
+ * window lies wholly in the padding: conformance sweep case
+ * sweep-quick#0012 in bf16 (17 groups of one channel folded into a
+ * dense 1D convolution mb1_ic17oc17_iw2ow7kw3sw1dw0pw2, right padding 5,
+ * "brg_conv_fwd:avx512_core_bf16"), AMD EPYC Zen 4; the AVX2-only
+ * machines never ran that kernel. On 3.7 to 3.8.0 such a convolution
+ * takes the next implementation oneDNN offers (NULL, dnnl_unimplemented
+ * when none is left). */
+dnnl_status_t pd_safe_for_padding_windows(dnnl_primitive_desc_t *pd,
+        int windows_in_padding) {
+    if (!*pd || !windows_in_padding || !version_needs_check())
+        return dnnl_success;
+    while (strstr(pd_impl_name(*pd), "brg") || pd_untrusted(*pd))
+        if (ACQUIRE(pd_next_impl(*pd)) != dnnl_success) {
+            dnnl_primitive_desc_destroy(*pd);
+            *pd = NULL;
+            return dnnl_unimplemented;
+        }
+    return dnnl_success;
+}
 
 /* oneDNN 2.6.3's binary primitive ("jit:uni") gives every eltwise post-op
  * of one algorithm the parameters of the first: linear(2) then

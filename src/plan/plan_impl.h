@@ -509,6 +509,8 @@ int pd_untrusted(const_dnnl_primitive_desc_t pd);
 dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s);
 /* Whether creating a 1x1 forward convolution can crash this oneDNN. */
 int onednn_1x1_forward_crashes(void);
+dnnl_status_t pd_safe_for_padding_windows(dnnl_primitive_desc_t *pd,
+        int windows_in_padding);
 /* Whether this oneDNN's binary primitive mixes up the parameters of
  * eltwise post-ops of one algorithm (measured once per process). */
 int eltwise_params_shared(void);
