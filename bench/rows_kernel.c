@@ -4,7 +4,7 @@
  * synthetic terms, so that what limits it can be told from what limits
  * the whole loop (bench/README.md "What limits the rows loop on AVX2").
  *
- *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING [padded]]
+ *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING [padded|- [cold]]]
  *
  * CB output channels (1-12), output rows of LEN, ROWS input rows read by
  * EVEN terms of the even phase and 2 x EVEN of the odd one (the odd
@@ -12,7 +12,9 @@
  * input rows SPACING floats apart (default: the row plus 64; a multiple
  * of 1024 puts every row in the same L1 sets, as the channel planes of
  * 224 x 224 do); `padded`: the kernel for padded copies (direct_stage.c:
- * every term read over whole steps, the long kernels from one step on).
+ * every term read over whole steps, the long kernels from one step on);
+ * `cold`: each call writes the next rows of 64 MiB planes instead of the
+ * same cached row (an output beyond the last-level cache).
  * Prints GFLOP/s of one thread (useful multiply-adds only).
  */
 #include <stdint.h>
@@ -32,7 +34,8 @@ static double seconds(void) {
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s CB LEN ROWS EVEN [SPACING [padded]]\n",
+        fprintf(stderr, "usage: %s CB LEN ROWS EVEN [SPACING [padded|- "
+                "[cold]]]\n",
                 argv[0]);
         return 2;
     }
@@ -67,8 +70,6 @@ int main(int argc, char **argv) {
         to[k].hi = padded ? end : count - (k & 1);
         for (int j = 0; j < CO_BLOCK_WIDE; j++) to[k].w[j] = 0.01f * j;
     }
-    /* cold: each call writes the next rows of 64 MiB planes, as the
-     * loop writes an output larger than the caches */
     int cold = argc > 7 && !strcmp(argv[7], "cold");
     int64_t plane = cold ? ((int64_t)64 << 20) / 4 / cb : len + 64;
     for (int j = 0; j < cb; j++)

@@ -622,11 +622,12 @@ static dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
  * cache, where the two sets tied (the full 3D specification example's
  * copy: 3.06 against 3.14 ms) while on the problem the AVX2 ones took
  * 275 ms against 345-352 (`DGRAD_OWN_KERNELS=avx2|widest dgrad demo`,
- * AMD EPYC Zen 4). @p chosen where that copy cannot be made or run. */
+ * AMD EPYC Zen 4). @p chosen (the reduced copy's) where the policy fixes
+ * the set or that copy cannot be made or run. */
 int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         int staged, int chosen) {
-    if (policy->own_kernels) return policy->own_kernels == 2;
+    if (policy->own_kernels) return chosen; /* fixed: the copy's choice */
     double bytes = 4.0 * (double)cpu_llc_bytes();
     if (bytes < policy->reduced_bytes) bytes = policy->reduced_bytes;
     if (bytes > policy->max_bytes) bytes = policy->max_bytes;
