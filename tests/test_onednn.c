@@ -1412,7 +1412,7 @@ Test(onednn, own_loop_depthwise_channels_last) {
  * its padding (17 depthwise channels folded into a dense 1D convolution,
  * input 2, window 3, output 7: right padding 5), in each type and
  * channels-last: oneDNN 3.7.1's brgemm kernel crashed on it in bf16
- * (onednn_defects.c, pd_safe_for_padding_windows); the plan must run
+ * (onednn_defects.c, pd_safe_for_padding); the plan must run
  * and match the reference. */
 Test(onednn, a_fold_with_windows_in_the_padding) {
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
@@ -1430,6 +1430,30 @@ Test(onednn, a_fold_with_windows_in_the_padding) {
             check_problem_ex(&p, 1, 0);
         }
     }
+}
+
+/* A folded 3D plan whose forward convolution has one input channel per
+ * group and an input depth of 1 under a padded window of 3 (conformance
+ * case sweep-quick#0157: 3 groups of one channel, the fold
+ * g3 mb1_ic3oc9_id1od3kd3pd2): oneDNN 3.7.1's brgemm kernel, which its
+ * untimed first choice is in bf16 on an AVX-512-BF16 CPU, got 231 of
+ * 504 elements wrong (onednn_defects.c, depth_taps_dropped). Every type,
+ * both activation layouts, the first implementation offered. */
+Test(onednn, a_fold_over_a_depth_shorter_than_its_window) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    policy()->layout_search = 0;
+    policy()->phase_fold = 2;
+    policy()->own_loop = 0;
+    for (int i = 0; i < 3; i++)
+        for (int a = 0; a < 2; a++) {
+            shape_t s = {.nsp = 3, .dt = dts[i], .N = 1, .G = 3, .Cin = 3,
+                    .Cout = 3, .X = {1, 3, 4}, .K = {3, 2, 3},
+                    .S = {1, 1, 3}, .D = {1, 1, 2}, .PB = {0, 0, 0},
+                    .act_layout = a ? NXC : NCX};
+            set_natural_y(&s, 0);
+            dgrad_problem_t p = make_problem(&s);
+            check_problem_ex(&p, 1, 0);
+        }
 }
 
 /* The own loops' kernel set as the policy asks (own_kernels 2: AVX2 on

@@ -8,8 +8,8 @@
  *   next implementation oneDNN offers instead), among them chains with
  *   an operand oneDNN's gemm convolution reads at the wrong positions;
  * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes),
- *   nor brgemm ones with windows wholly in the padding
- *   (pd_safe_for_padding_windows);
+ *   nor brgemm ones with windows wholly in the padding or with the
+ *   depth taps they drop (pd_safe_for_padding);
  * - post-op chains that repeat an eltwise algorithm with other
  *   parameters kept from oneDNN where it mixes them up
  *   (eltwise_params_shared).
@@ -170,14 +170,47 @@ int onednn_1x1_forward_crashes(void) { return version_needs_check(); }
  * sweep-quick#0012 in bf16 (17 groups of one channel folded into a
  * dense 1D convolution mb1_ic17oc17_iw2ow7kw3sw1dw0pw2, right padding 5,
  * "brg_conv_fwd:avx512_core_bf16"), AMD EPYC Zen 4; the AVX2-only
- * machines never ran that kernel. On 3.7 to 3.8.0 such a convolution
- * takes the next implementation oneDNN offers (NULL, dnnl_unimplemented
- * when none is left). */
-dnnl_status_t pd_safe_for_padding_windows(dnnl_primitive_desc_t *pd,
-        int windows_in_padding) {
-    if (!*pd || !windows_in_padding || !version_needs_check())
-        return dnnl_success;
-    while (strstr(pd_impl_name(*pd), "brg") || pd_untrusted(*pd))
+ * machines never ran that kernel. */
+static int windows_in_padding(int nsp, const int64_t *pl, const int64_t *pr,
+        const int64_t *extent) {
+    for (int i = 0; i < nsp; i++)
+        if (pl[i] >= extent[i] || pr[i] >= extent[i]) return 1;
+    return 0;
+}
+
+/* The same kernel in bf16 leaves out (or mixes up) most of the output of
+ * a 3D convolution with one input channel per group whose input depth is
+ * shorter than the window and padded in front: sweep-quick#0157
+ * (GroupConvolutionBackpropData 3D, 3 groups of 1 -> 1 channel, folded
+ * into g3 mb1_ic3oc9_id1od3kd3pd2_ih3oh4kh2ph1_iw4ow5kw2pw1) gets 231 of
+ * 504 elements wrong on 3.7.1, AMD EPYC Zen 4, one thread or two. A
+ * standalone oneDNN program over 1-3 groups, 1-16 channels, depths 1-3,
+ * windows 1-3 and pads 0-2 found it wrong exactly where the input has one
+ * channel per group, depth 1 under a window of 2 or 3, front padding 1
+ * or 2 and a window wider than 1 on the other axes; f32 and two or more
+ * input channels are right. Fenced a little wider (f16 too, any input
+ * depth shorter than the window). */
+static int depth_taps_dropped(const_dnnl_primitive_desc_t pd, int nsp,
+        const int64_t *pl, const int64_t *extent) {
+    md_ref_t src = pd_md(pd, dnnl_query_src_md),
+             wei = pd_md(pd, dnnl_query_weights_md);
+    if (nsp != 3 || !src || !wei || md_ndims(src) != 5) return 0;
+    dnnl_data_type_t dt = md_data_type(src);
+    if (dt != dnnl_bf16 && dt != dnnl_f16) return 0;
+    int64_t sd[DNNL_MAX_NDIMS], wd[DNNL_MAX_NDIMS];
+    md_dims(src, sd);
+    md_dims(wei, wd);
+    int64_t in_per_group = wd[md_ndims(wei) - 4];
+    return in_per_group == 1 && sd[2] < extent[0] && pl[0] >= 1;
+}
+
+dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
+        const int64_t *pl, const int64_t *pr, const int64_t *extent) {
+    if (!*pd || !version_needs_check()) return dnnl_success;
+    int whole = windows_in_padding(nsp, pl, pr, extent);
+    while (pd_untrusted(*pd)
+            || (strstr(pd_impl_name(*pd), "brg")
+                    && (whole || depth_taps_dropped(*pd, nsp, pl, extent))))
         if (ACQUIRE(pd_next_impl(*pd)) != dnnl_success) {
             dnnl_primitive_desc_destroy(*pd);
             *pd = NULL;

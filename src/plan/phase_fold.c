@@ -172,12 +172,9 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
                 md_ref(&src), md_ref(&wei), md_ref(&bias), md_ref(&dst),
                 strides, dilates, pl, pr, attr));
     s = pd_trusted_or_next(pd, s);
-    int in_padding = 0; /* a window wholly in the padding somewhere */
-    for (int i = 0; i < p->nsp; i++) {
-        int64_t extent = (f->W[i] - 1) * f->fd[i] + 1;
-        in_padding |= pl[i] >= extent || pr[i] >= extent;
-    }
-    if (s == dnnl_success) s = pd_safe_for_padding_windows(pd, in_padding);
+    int64_t extent[DGRAD_MAX_SPATIAL];
+    for (int i = 0; i < p->nsp; i++) extent[i] = (f->W[i] - 1) * f->fd[i] + 1;
+    if (s == dnnl_success) s = pd_safe_for_padding(pd, p->nsp, pl, pr, extent);
     dnnl_primitive_attr_destroy(attr);
     md_free(&src);
     md_free(&wei);

@@ -509,8 +509,13 @@ int pd_untrusted(const_dnnl_primitive_desc_t pd);
 dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s);
 /* Whether creating a 1x1 forward convolution can crash this oneDNN. */
 int onednn_1x1_forward_crashes(void);
-dnnl_status_t pd_safe_for_padding_windows(dnnl_primitive_desc_t *pd,
-        int windows_in_padding);
+/* On the oneDNN versions whose brgemm forward convolution mishandles
+ * padding (onednn_defects.c): a brgemm pd for a convolution with pads
+ * @p pl, @p pr and window extents @p extent (input positions, per
+ * spatial axis) gives way to the next implementation; NULL and
+ * dnnl_unimplemented when none is left. */
+dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
+        const int64_t *pl, const int64_t *pr, const int64_t *extent);
 /* Whether this oneDNN's binary primitive mixes up the parameters of
  * eltwise post-ops of one algorithm (measured once per process). */
 int eltwise_params_shared(void);
