@@ -184,12 +184,13 @@ static int windows_in_padding(int nsp, const int64_t *pl, const int64_t *pr,
  * (GroupConvolutionBackpropData 3D, 3 groups of 1 -> 1 channel, folded
  * into g3 mb1_ic3oc9_id1od3kd3pd2_ih3oh4kh2ph1_iw4ow5kw2pw1) gets 231 of
  * 504 elements wrong on 3.7.1, AMD EPYC Zen 4, one thread or two. A
- * standalone oneDNN program over 1-3 groups, 1-16 channels, depths 1-3,
- * windows 1-3 and pads 0-2 found it wrong exactly where the input has one
- * channel per group, depth 1 under a window of 2 or 3, front padding 1
- * or 2 and a window wider than 1 on the other axes; f32 and two or more
- * input channels are right. Fenced a little wider (f16 too, any input
- * depth shorter than the window). */
+ * standalone oneDNN program over 1-3 groups, 1-16 channels, depths 1-4,
+ * windows 1-5, pads 0-4 and planes up to 16x16 found it wrong exactly
+ * where the input has one channel per group, depth 1 under a window of
+ * 2-4, front padding and a window wider than 1 on the other axes; f32,
+ * two or more input channels, depths of 2 and up and a height or width
+ * of 1 are right. Fenced a little wider (f16 too, any input depth
+ * shorter than the window). */
 static int depth_taps_dropped(const_dnnl_primitive_desc_t pd, int nsp,
         const int64_t *pl, const int64_t *extent) {
     md_ref_t src = pd_md(pd, dnnl_query_src_md),
