@@ -1435,10 +1435,11 @@ Test(onednn, a_fold_with_windows_in_the_padding) {
 /* A folded 3D plan whose forward convolution has one input channel per
  * group and an input depth of 1 under a padded window of 3 (conformance
  * case sweep-quick#0157: 3 groups of one channel, the fold
- * g3 mb1_ic3oc9_id1od3kd3pd2): oneDNN 3.7.1's brgemm kernel, which its
- * untimed first choice is in bf16 on an AVX-512-BF16 CPU, got 231 of
- * 504 elements wrong (onednn_defects.c, depth_taps_dropped). Every type,
- * both activation layouts, the first implementation offered. */
+ * g3 mb1_ic3oc9_id1od3kd3pd2): oneDNN 3.7.1's brgemm kernel, its first
+ * implementation in bf16 on an AVX-512-BF16 CPU, got 231 of 504
+ * elements wrong (onednn_defects.c, depth_taps_dropped). Every type,
+ * both activation layouts, candidates ranked, not timed, so that the
+ * first implementation offered is the one run. */
 Test(onednn, a_fold_over_a_depth_shorter_than_its_window) {
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     policy()->layout_search = 0;

@@ -141,17 +141,26 @@ int pd_untrusted(const_dnnl_primitive_desc_t pd) {
             || binary_operand_misplaced(pd);
 }
 
+/* Moves *@p pd on to the next implementation oneDNN offers (@p allowed:
+ * there may be one worth taking); where there is none, destroys it and
+ * returns dnnl_unimplemented with *@p pd NULL. */
+static dnnl_status_t next_impl_or_none(dnnl_primitive_desc_t *pd,
+        int allowed) {
+    if (allowed && ACQUIRE(pd_next_impl(*pd)) == dnnl_success)
+        return dnnl_success;
+    dnnl_primitive_desc_destroy(*pd);
+    *pd = NULL;
+    return dnnl_unimplemented;
+}
+
 dnnl_status_t pd_trusted_or_next(dnnl_primitive_desc_t *pd, dnnl_status_t s) {
     if (s != dnnl_success) return s;
     /* The layouts are the same for every implementation: none can be
      * trusted with them. */
     int next = !batch_stride_ignored(*pd);
     while (pd_untrusted(*pd))
-        if (!next || ACQUIRE(pd_next_impl(*pd)) != dnnl_success) {
-            dnnl_primitive_desc_destroy(*pd);
-            *pd = NULL;
+        if (next_impl_or_none(pd, next) != dnnl_success)
             return dnnl_unimplemented;
-        }
     return dnnl_success;
 }
 
@@ -215,11 +224,8 @@ dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
     while (pd_untrusted(*pd)
             || (strstr(pd_impl_name(*pd), "brg")
                     && (whole || depth_taps_dropped(*pd, nsp, pl, extent))))
-        if (ACQUIRE(pd_next_impl(*pd)) != dnnl_success) {
-            dnnl_primitive_desc_destroy(*pd);
-            *pd = NULL;
+        if (next_impl_or_none(pd, 1) != dnnl_success)
             return dnnl_unimplemented;
-        }
     return dnnl_success;
 }
 
