@@ -4,7 +4,7 @@
  * synthetic terms, so that what limits it can be told from what limits
  * the whole loop (bench/README.md "What limits the rows loop on AVX2").
  *
- *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING [padded|- [cold]]]
+ *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING [padded|- [cold|- [shared]]]]
  *
  * CB output channels (1-12), output rows of LEN, ROWS input rows read by
  * EVEN terms of the even phase and 2 x EVEN of the odd one (the odd
@@ -14,7 +14,10 @@
  * 224 x 224 do); `padded`: the kernel for padded copies (direct_stage.c:
  * every term read over whole steps, the long kernels from one step on);
  * `cold`: each call writes the next rows of 64 MiB planes instead of the
- * same cached row (an output beyond the last-level cache).
+ * same cached row (an output beyond the last-level cache); `shared`: the
+ * kernel that loads each run once for both phases (phase_shared_fn, CB up
+ * to 4, padded copies, a CPU with AVX-512VL), the odd terms' m + 1 taps
+ * listed first, as row_terms lists windows of 3 with an odd padding.
  * Prints GFLOP/s of one thread (useful multiply-adds only).
  */
 #include <stdint.h>
@@ -35,7 +38,7 @@ static double seconds(void) {
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: %s CB LEN ROWS EVEN [SPACING [padded|- "
-                "[cold]]]\n",
+                "[cold|- [shared]]]]\n",
                 argv[0]);
         return 2;
     }
@@ -64,10 +67,11 @@ int main(int argc, char **argv) {
         te[k].hi = end;
         for (int j = 0; j < CO_BLOCK_WIDE; j++) te[k].w[j] = 0.01f * j;
     }
-    for (int k = 0; k < no; k++) { /* taps at m and m + 1 of one row */
-        to[k].off = (k / 2 % rows) * spacing + (k & 1);
+    for (int k = 0; k < no; k++) { /* taps at m + 1, then at m */
+        int next = k < ne;
+        to[k].off = (k % ne % rows) * spacing + next;
         to[k].lo = 0;
-        to[k].hi = padded ? end : count - (k & 1);
+        to[k].hi = padded ? end : count - next;
         for (int j = 0; j < CO_BLOCK_WIDE; j++) to[k].w[j] = 0.01f * j;
     }
     int cold = argc > 7 && !strcmp(argv[7], "cold");
@@ -76,6 +80,14 @@ int main(int argc, char **argv) {
         if (!(dst[j] = aligned_alloc(64, (size_t)plane * 4))) return 1;
     for (int j = 0; cold && j < cb; j++) memset(dst[j], 0, (size_t)plane * 4);
     phase_pair_fn pair = direct_avx2_pair(0, cb, count, padded);
+    phase_shared_fn shared = argc > 8 && !strcmp(argv[8], "shared")
+            ? direct_avx2_pair_shared(0, cb, 0)
+            : NULL;
+    if (argc > 8 && (!shared || !padded || !__builtin_cpu_supports("avx512vl"))) {
+        fprintf(stderr, "%s: shared: CB 1-%d, padded, AVX-512VL\n", argv[0],
+                SHARED_CO_BLOCK);
+        return 2;
+    }
     double flops_per_call = 2.0 * cb * (ne + no) * (double)count;
     long calls = (long)(4e9 / flops_per_call) + 1;
     terms_span_t ce = direct_terms_common(te, ne),
@@ -92,14 +104,18 @@ int main(int argc, char **argv) {
                 at = at + 2 * len > plane ? 0 : at + len;
                 for (int j = 0; j < cb; j++) out[j] = dst[j] + at;
             }
-            pair(in, te, ne, ce, to, no, co, bias, NULL, len, out);
+            if (shared)
+                shared(in, te, ne, to, ne, bias, NULL, len, out);
+            else
+                pair(in, te, ne, ce, to, no, co, bias, NULL, len, out);
         }
         double rate = flops_per_call * (double)calls / (seconds() - t0);
         if (rate > best) best = rate;
     }
     printf("cb %d, rows of %lld, %d + %d terms on %d input rows %lld floats "
-           "apart%s: %.1f GFLOP/s\n", cb, (long long)len, ne, no, rows,
-            (long long)spacing, padded ? ", padded" : "", best * 1e-9);
+           "apart%s%s: %.1f GFLOP/s\n", cb, (long long)len, ne, no, rows,
+            (long long)spacing, padded ? ", padded" : "",
+            shared ? ", shared loads" : "", best * 1e-9);
     for (int j = 0; j < cb; j++) free(dst[j]);
     free(te);
     free(to);

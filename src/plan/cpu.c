@@ -14,7 +14,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { CPU_AVX512F = 1, CPU_AVX512BW = 2, CPU_AVX2_FMA = 4, CPU_READ = 8 };
+enum {
+    CPU_AVX512F = 1,
+    CPU_AVX512BW = 2,
+    CPU_AVX2_FMA = 4,
+    CPU_READ = 8,
+    CPU_AVX512VL = 16
+};
 
 static int cpu_features(void) {
     static atomic_int features = 0;
@@ -31,6 +37,7 @@ static int cpu_features(void) {
         f |= CPU_AVX2_FMA;
     if (avx512 && __builtin_cpu_supports("avx512f")) {
         f |= CPU_AVX512F;
+        if (__builtin_cpu_supports("avx512vl")) f |= CPU_AVX512VL;
         if (__builtin_cpu_supports("avx512bw")
                 && __builtin_cpu_supports("avx512vl"))
             f |= CPU_AVX512BW;
@@ -42,6 +49,7 @@ static int cpu_features(void) {
 
 int cpu_has_avx512f(void) { return (cpu_features() & CPU_AVX512F) != 0; }
 int cpu_has_avx512bw(void) { return (cpu_features() & CPU_AVX512BW) != 0; }
+int cpu_has_avx512vl(void) { return (cpu_features() & CPU_AVX512VL) != 0; }
 int cpu_has_avx2_fma(void) { return (cpu_features() & CPU_AVX2_FMA) != 0; }
 
 /* The L1 data cache's ways, and the distance at which addresses share a

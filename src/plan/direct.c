@@ -432,6 +432,21 @@ static phase_pair_fn phase_pair_for_cpu(kernels_t kernels,
     return NULL;
 }
 
+/* The kernel sharing each input run's loads between both phases, for
+ * output type @p out (f32 rows or, rounding, 16-bit ones), where phase
+ * @p one_tap has one tap (direct_shared_phase), else NULL. */
+static phase_shared_fn phase_shared_for_cpu(int one_tap,
+        dgrad_data_type_t out, int cb) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (one_tap >= 0)
+        return direct_avx2_pair_shared(type_index(out), cb, one_tap);
+#endif
+    (void)one_tap;
+    (void)out;
+    (void)cb;
+    return NULL;
+}
+
 /* Output channels per block: CO_BLOCK, or where the AVX2 kernels take
  * both phases of stride 2 at once, up to CO_BLOCK_WIDE in equal blocks:
  * each input vector then feeds every channel of the group, not 4 of them
@@ -594,7 +609,41 @@ typedef struct rows_args {
     int64_t values_rows; /* values_rows(plan) */
     kernels_t kernels;   /* plan_kernels(plan) */
     size_t stage_off;    /* where a thread's staged rows start */
+    int shared;          /* direct_shared_phase(plan) */
 } rows_args_t;
+
+/* The phase of stride 2 (0 even, 1 odd) with one tap whose input run
+ * the other phase's second (even) or first (odd) of two taps reads as
+ * well (phase_shared_fn), or -1: where the AVX2 kernels run on padded
+ * copies on a CPU with AVX-512VL and the last axis has such taps
+ * (windows of 3 at stride 2 and dilation 1: the tap table lists k
+ * ascending, and with odd padding the even phase has k = 1 alone, the
+ * odd one k = 0 and 2, k = 2 reading k = 1's run; with even padding
+ * the other way round, k = 0 reading k = 1's). A term of phase r reads
+ * its row from q0 - tx (row_terms). */
+int direct_shared_phase(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    if (plan->direct != DIRECT_ROWS || plan_kernels(plan) != KERNELS_AVX2
+            || !cpu_has_avx512vl() || !plan->direct_stage.padded
+            || p->S[l] != 2 || p->Y[l] < 2)
+        return -1;
+    int64_t count, q, q0[2];
+    const int64_t *t[2];
+    for (int64_t r = 0; r < 2; r++) { /* even output positions first */
+        int ph = direct_phase_geometry(p, r, &count, &q) != 0;
+        q0[ph] = q;
+        t[ph] = direct_last_taps(plan, r);
+    }
+    for (int one = 0; one < 2; one++) {
+        const int64_t *a = t[one], *b = t[!one];
+        int64_t shared = one ? 0 : 1; /* of b's two taps */
+        if (a[0] == 1 && b[0] == 2
+                && q0[!one] - b[2 + 2 * shared] == q0[one] - a[2])
+            return one;
+    }
+    return -1;
+}
 
 /* The rows of @p cb output channels from @p c (at element @p out_off of
  * @p out, channel stride @p out_cs) at image @p n, outer position @p y
@@ -653,6 +702,9 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
     phase_pair_fn rounding = pair && !f32 && !chain_after
             ? phase_pair_for_cpu(kernels, kt, dt, st->padded, cb, Y)
             : NULL;
+    phase_shared_fn shared = pair
+            ? phase_shared_for_cpu(a->shared, rounding ? dt : dgrad_f32, cb)
+            : NULL;
     int64_t staged_span[2] = {1, 0}; /* none yet: direct_stage_run_rows */
     for (int64_t k = 0; k < run; k++, out_off += out_next) {
         if (k) y[l - 1]++;
@@ -699,8 +751,15 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             void *dst[CO_BLOCK_MAX];
             for (int j = 0; j < cb; j++)
                 dst[j] = rounding ? (void *)out_row[j] : (void *)assembled[j];
-            (rounding ? rounding : pair)((const char *)src + dx * row_bytes,
-                    t, ne, ce, t2, no, co, bias, from ? &ep : NULL, Y, dst);
+            const char *in_rows = (const char *)src + dx * row_bytes;
+            if (shared && (a->shared ? po == 1 && pe == 2
+                                     : pe == 1 && po == 2)) /* every row's taps */
+                shared(in_rows, a->shared ? t2 : t, a->shared ? no : ne,
+                        a->shared ? t : t2, (int)(p->Cin / p->G), bias,
+                        from ? &ep : NULL, Y, dst);
+            else
+                (rounding ? rounding : pair)(in_rows, t, ne, ce, t2, no, co,
+                        bias, from ? &ep : NULL, Y, dst);
             if (rounding) continue;
             if (chain_after)
                 chain_rows(plan, operands, n_img, c, y, cb, from, assembled,
@@ -824,7 +883,7 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
     }
     rows_args_t args = {plan, in, w, bias, operands, out, blocks, width,
             {0}, {0}, {0, 1}, values_rows(plan), plan_kernels(plan),
-            values_bytes(plan)};
+            values_bytes(plan), direct_shared_phase(plan)};
     /* even positions are the phase starting at 0 */
     for (int64_t r = 0; r < 2 && r < p->S[l]; r++) {
         int64_t count, q0, ph = direct_phase_geometry(p, r, &count, &q0) != 0;

@@ -82,6 +82,25 @@ phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count, int padded);
 phase_pair_fn direct_avx2_pair_rounding(int out_type, int cb, int64_t count,
         int padded);
 
+/* Both phases of stride 2 where one phase has one term an input row
+ * and the other two, one of which reads the same run (windows of 3 at
+ * stride 2: phase @p one_tap, 0 even or 1 odd, has the one tap, and the
+ * other phase's second or first tap, as direct_shared_phase says), on
+ * padded copies (whole steps, no ranges): the two-tap list is blocks of
+ * 2 x @p icg terms (row_terms: one tap's Cin/G rows, then the other's),
+ * the one-tap list blocks of @p icg. Every input vector loaded once
+ * feeds the 2 x CB FMAs of both terms that read it. Output as
+ * phase_pair_fn's. */
+typedef void (*phase_shared_fn)(const void *, const term_t *, int,
+        const term_t *, int, const float *, const epilogue_t *, int64_t,
+        void *const *);
+#define SHARED_CO_BLOCK 4
+/* The kernel for @p cb (at most SHARED_CO_BLOCK) channels rounding into
+ * output type index @p out_type (0 f32, 1 bf16, 2 f16), or NULL: both
+ * phases' accumulators of a step take 32 vector registers (the caller
+ * checks the CPU: cpu_has_avx512vl, for AVX2 code with registers 16-31). */
+phase_shared_fn direct_avx2_pair_shared(int out_type, int cb, int one_tap);
+
 /* The AVX-512 kernels (direct_avx512.c) for blocks of up to CO_BLOCK
  * channels, and the interleaving of an even and an odd phase row into an
  * output row of @p len (the caller checks the CPU: cpu_has_avx512f, and

@@ -440,6 +440,10 @@ int direct_applicable(const dgrad_plan_t *plan);
 /* Whether the plan's loop runs AVX-512 kernels unless told otherwise
  * (direct_avx2) and the CPU has AVX2 ones as well. */
 int direct_avx2_differs(const dgrad_plan_t *plan);
+/* The phase of stride 2 (0 even, 1 odd) with one tap where the rows
+ * loop's kernels load each input run once for both phases, else -1
+ * (direct.c). */
+int direct_shared_phase(const dgrad_plan_t *plan);
 int direct_taps_init(dgrad_plan_t *plan);
 size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads);
 size_t direct_weights_size(const dgrad_plan_t *plan);
@@ -470,10 +474,11 @@ int direct_threads_max(void);
 
 /* --------------------------------------------------------------- cpu.c */
 /* The CPU's vector instruction sets for dgrad's own kernels, capped by
- * DGRAD_MAX_CPU_ISA: AVX-512F; AVX-512 BW and VL too; AVX2 with FMA (and
- * so F16C). */
+ * DGRAD_MAX_CPU_ISA: AVX-512F; AVX-512 BW and VL too; AVX-512VL (the AVX2
+ * kernels' 32-register forms); AVX2 with FMA (and so F16C). */
 int cpu_has_avx512f(void);
 int cpu_has_avx512bw(void);
+int cpu_has_avx512vl(void);
 int cpu_has_avx2_fma(void);
 int cpu_l1d_ways(void);
 int64_t cpu_l1d_set_period(void);
