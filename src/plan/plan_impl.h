@@ -187,6 +187,7 @@ typedef struct direct_stage {
     int64_t tile;     /* output rows of that axis the loop takes at once */
     int64_t halo[2]; /* zeros before and after each copy, where padded */
     int padded;      /* terms may read whole steps (direct_stage_plan) */
+    int64_t ahead;   /* elements to the row a run further (0: none) */
 } direct_stage_t;
 
 struct dgrad_plan {
