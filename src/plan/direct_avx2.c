@@ -411,6 +411,36 @@ static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
  * second tap reads its run (windows of 3 at stride 2 with an odd
  * padding); SW 1: the one-tap phase is the odd one, sharing the other's
  * first tap (even padding). */
+/* A step of the kernels below that the epilogue applies to or the row
+ * ends in: its even and odd sums ([cb][u][8] each) stored from @p x on.
+ * Apart from the whole steps' code: in it, GCC kept the epilogue's
+ * constants in registers the term loop then lacked (2 channels, rows of
+ * 447: 89 -> 94 GFLOP/s in `dgrad_rows_kernel ... shared` with both
+ * changes). */
+#define DEFINE_SHARED_STORE(OT)                                               \
+    __attribute__((target("avx2,fma,f16c,prfchw"), noinline)) static void    \
+    shared_store##OT(const float *ev, const float *ov, int cb, int us,        \
+            int64_t x0, int64_t len, const epilogue_t *ep,                    \
+            void *const *dst) {                                               \
+        const bf16_rounding_t *rounding = bf16_rounding();                    \
+        (void)rounding;                                                       \
+        for (int u = 0; u < us; u++) {                                        \
+            int64_t x = x0 + 16 * u, left = len - x;                          \
+            if (left <= 0) break;                                             \
+            for (int j = 0; j < cb; j++) {                                    \
+                __m256 e = _mm256_load_ps(ev + (j * us + u) * 8),             \
+                       o = _mm256_load_ps(ov + (j * us + u) * 8);             \
+                if (ep) {                                                     \
+                    e = epilogue_avx2(ep, e);                                 \
+                    o = epilogue_avx2(ep, o);                                 \
+                }                                                             \
+                AVX2_STORE##OT(dst[j], x, e, o, left);                        \
+            }                                                                 \
+        }                                                                     \
+    }
+DEFINE_SHARED_STORE()
+DEFINE_SHARED_STORE(_to_bf16)
+DEFINE_SHARED_STORE(_to_f16)
 #define AVX2_VL                                                               \
     __attribute__((target("avx2,fma,f16c,prfchw,avx512f,avx512vl")))
 #define DEFINE_PHASE_SHARED(CB, U, SW, OT)                                    \
@@ -422,17 +452,21 @@ static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
         const bf16_rounding_t *rounding = bf16_rounding();                    \
         (void)rounding;                                                       \
         int64_t count = (len + 1) / 2;                                        \
+        /* the other tap's run: the same distance from every row's */     \
+        int64_t apart = ns ? td[(SW) ? icg : 0].off - ts[0].off : 0;          \
         for (int64_t m0 = 0; m0 < count; m0 += 8 * (U)) {                     \
             __m256 s[CB][U], d[CB][U];                                        \
             _Pragma("GCC unroll 4") for (int j = 0; j < (CB); j++)            \
                 _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++)         \
                     s[j][u] = d[j][u] = _mm256_set1_ps(bias[j]);              \
             const term_t *ta = td;                                            \
-            for (int k = 0; k < ns; ta += icg)                                \
-                for (int ci = 0; ci < icg; ci++, k++, ta++) {                 \
+            for (int k = 0, ci = 0; k < ns; k++, ta++, ci++) {                \
+                    if (ci == icg) { /* the next block of rows */             \
+                        ci = 0;                                               \
+                        ta += icg;                                            \
+                    }                                                         \
                     const term_t *tb = ta + icg;                              \
-                    const float *xs = in + ts[k].off + m0,                    \
-                                *ys = in + ((SW) ? tb : ta)->off + m0;        \
+                    const float *xs = in + ts[k].off + m0, *ys = xs + apart;  \
                     _mm_prefetch((const char *)(xs + 64), _MM_HINT_T0);       \
                     __m256 ws[CB], wa[CB], wb[CB];                            \
                     _Pragma("GCC unroll 4") for (int j = 0; j < (CB); j++) {  \
@@ -446,28 +480,35 @@ static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
                         __asm__("" : "+v"(x));                                \
                         __asm__("" : "+v"(y));                                \
                         _Pragma("GCC unroll 4") for (int j = 0; j < (CB);     \
-                                j++) {                                        \
+                                j++)                                          \
                             s[j][u] = _mm256_fmadd_ps(ws[j], x, s[j][u]);     \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < (CB);     \
+                                j++)                                          \
                             d[j][u] = _mm256_fmadd_ps(wa[j], (SW) ? x : y,    \
                                     d[j][u]);                                 \
+                        _Pragma("GCC unroll 4") for (int j = 0; j < (CB);     \
+                                j++)                                          \
                             d[j][u] = _mm256_fmadd_ps(wb[j], (SW) ? y : x,    \
                                     d[j][u]);                                 \
-                        }                                                     \
                     }                                                         \
                 }                                                             \
-            _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {           \
-                int64_t x = 2 * (m0 + 8 * u), left = len - x;                 \
-                if (left <= 0) break;                                         \
-                _Pragma("GCC unroll 4") for (int j = 0; j < (CB); j++) {      \
-                    __m256 ev = (SW) ? d[j][u] : s[j][u],                     \
-                           ov = (SW) ? s[j][u] : d[j][u];                     \
-                    if (ep) {                                                 \
-                        ev = epilogue_avx2(ep, ev);                           \
-                        ov = epilogue_avx2(ep, ov);                           \
-                    }                                                         \
-                    AVX2_STORE##OT(dst[j], x, ev, ov, left);                  \
-                }                                                             \
+            if (!ep && len - 2 * m0 >= 16 * (U)) { /* a whole step */         \
+                _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++)         \
+                    _Pragma("GCC unroll 4") for (int j = 0; j < (CB); j++)    \
+                        AVX2_STORE##OT(dst[j], 2 * (m0 + 8 * u),              \
+                                (SW) ? d[j][u] : s[j][u],                     \
+                                (SW) ? s[j][u] : d[j][u], 16);                \
+                continue;                                                     \
             }                                                                 \
+            float ev[CB][U][8] __attribute__((aligned(32))),                  \
+                    ov[CB][U][8] __attribute__((aligned(32)));                \
+            _Pragma("GCC unroll 4") for (int j = 0; j < (CB); j++)            \
+                _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {       \
+                    _mm256_store_ps(ev[j][u], (SW) ? d[j][u] : s[j][u]);      \
+                    _mm256_store_ps(ov[j][u], (SW) ? s[j][u] : d[j][u]);      \
+                }                                                             \
+            shared_store##OT(ev[0][0], ov[0][0], CB, U, 2 * m0, len, ep,      \
+                    dst);                                                     \
         }                                                                     \
     }
 /* Per block width the vectors a step: 2 x CB x U accumulators and 3 x CB
