@@ -394,29 +394,11 @@ static const phase_pair_fn phase_pair_rounding_long[2][CO_BLOCK_WIDE] = {
 static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
         AVX2_PAIR_SHORT(f32, _to_bf16), AVX2_PAIR_SHORT(f32, _to_f16)};
 
-/* Both phases sharing the loads of each input run (phase_shared_fn),
- * for CPUs with AVX-512VL: the same 256-bit instructions, but with 32
- * registers a step keeps both phases' CB x U accumulators (16 for 2
- * channels) and one input row's 3 x CB weights in registers, so the
- * one-tap phase's term and the two-tap phase's term reading the same run
- * take one load of each vector, and nothing is parked. With 16
- * registers (AVX2 alone) the same kernel spilled and gained nothing. One
- * thread, 2 channels, rows of 447 from 11 input rows (the full 3D
- * example's), three rounds each: 82.6-86.1 -> 95.5-104.8 GFLOP/s with
- * the output row cached, 62.4-64.7 -> 73.3-74.6 written into 64 MiB
- * planes (AMD EPYC Zen 4; bench/README.md "Both phases from one load").
- * A two-tap sum takes its terms row by row (the pair kernels take one
- * tap's rows, then the other's): the same terms, rounded in another
- * order. SW 0: the one-tap phase is the even one and the other phase's
- * second tap reads its run (windows of 3 at stride 2 with an odd
- * padding); SW 1: the one-tap phase is the odd one, sharing the other's
- * first tap (even padding). */
 /* A step of the kernels below that the epilogue applies to or the row
- * ends in: its even and odd sums ([cb][u][8] each) stored from @p x on.
- * Apart from the whole steps' code: in it, GCC kept the epilogue's
- * constants in registers the term loop then lacked (2 channels, rows of
- * 447: 89 -> 94 GFLOP/s in `dgrad_rows_kernel ... shared` with both
- * changes). */
+ * ends in: its even and odd sums ([cb][us][8] each) stored from @p x0
+ * on. Kept out of the kernels, whose whole steps store directly: inlined,
+ * with the epilogue, the kernels ran 89-92 GFLOP/s instead of 93-95 on
+ * rows of 447 (`dgrad_rows_kernel 2 447 11 11 1000 padded - shared`). */
 #define DEFINE_SHARED_STORE(OT)                                               \
     __attribute__((target("avx2,fma,f16c,prfchw"), noinline)) static void    \
     shared_store##OT(const float *ev, const float *ov, int cb, int us,        \
@@ -441,6 +423,26 @@ static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
 DEFINE_SHARED_STORE()
 DEFINE_SHARED_STORE(_to_bf16)
 DEFINE_SHARED_STORE(_to_f16)
+
+/* Both phases sharing the loads of each input run (phase_shared_fn),
+ * for CPUs with AVX-512VL: the same 256-bit instructions, but with 32
+ * registers a step keeps both phases' CB x U accumulators (16 for 2
+ * channels) and one input row's 3 x CB weights in registers, so the
+ * one-tap phase's term and the two-tap phase's term reading the same run
+ * take one load of each vector, and nothing is parked. With 16
+ * registers (AVX2 alone) the same kernel spilled and gained nothing. One
+ * thread, 2 channels, 11 input rows, three rounds (`dgrad_rows_kernel 2
+ * 447 11 11 1000 padded -|cold [shared]`, `... 2 111 11 11 156 padded -
+ * [shared]`, AMD EPYC Zen 4): rows of 447 (the full 3D example's) 86.5-87.4
+ * -> 92.6-95.0 GFLOP/s with the output row cached, 65.6-72.1 -> 73.7-79.5
+ * written into 64 MiB planes; rows of 111 (the example at 56^3) 68.6-68.9
+ * -> 73.0-74.4. A two-tap sum takes its terms row by row (the pair
+ * kernels take one tap's rows, then the other's): the same terms,
+ * rounded in another order. SW 0: the one-tap phase is the even one and
+ * the other phase's second tap reads its run (windows of 3 at stride 2
+ * with an odd padding); SW 1: the one-tap phase is the odd one, sharing
+ * the other's first tap (even padding). Every row's other tap reads the
+ * same distance from the shared run (apart). */
 #define AVX2_VL                                                               \
     __attribute__((target("avx2,fma,f16c,prfchw,avx512f,avx512vl")))
 #define DEFINE_PHASE_SHARED(CB, U, SW, OT)                                    \
