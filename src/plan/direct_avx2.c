@@ -260,6 +260,18 @@ AVX2 static inline __m256i f16_interleaved(__m256 e, __m256 o) {
 #define AVX2_STORE_to_f16(row, x, e, o, left)                                 \
     store16_u16((uint16_t *)(void *)(row) + (x), f16_interleaved(e, o), left)
 
+/* The chain's register epilogue (@p ep, if any) on an even and an odd
+ * vector, then both stored as AVX2_STORE##OT stores them. */
+#define AVX2_EPILOGUE_STORE(OT, row, x, e, o, left, ep)                       \
+    do {                                                                      \
+        __m256 e_ = (e), o_ = (o);                                            \
+        if (ep) {                                                             \
+            e_ = epilogue_avx2(ep, e_);                                       \
+            o_ = epilogue_avx2(ep, o_);                                       \
+        }                                                                     \
+        AVX2_STORE##OT(row, x, e_, o_, left);                                 \
+    } while (0)
+
 /* Both phases of stride 2 (as phase_pair_*, AVX-512): per 16 U output
  * positions, the even phase's sums parked, then the odd phase's, the
  * chain's register epilogue applied to both, interleaved with them as
@@ -298,14 +310,9 @@ AVX2 static inline __m256i f16_interleaved(__m256 e, __m256 o) {
             _Pragma("GCC unroll 8") for (int u = 0; u < (U); u++) {           \
                 int64_t x = 2 * (m0 + 8 * u), left = len - x;                 \
                 if (left <= 0) break;                                         \
-                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {     \
-                    __m256 e = _mm256_load_ps(even[j][u]), o = acc[j][u];     \
-                    if (ep) {                                                 \
-                        e = epilogue_avx2(ep, e);                             \
-                        o = epilogue_avx2(ep, o);                             \
-                    }                                                         \
-                    AVX2_STORE##OT(dst[j], x, e, o, left);                    \
-                }                                                             \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)       \
+                    AVX2_EPILOGUE_STORE(OT, dst[j], x,                        \
+                            _mm256_load_ps(even[j][u]), acc[j][u], left, ep); \
             }                                                                 \
         }                                                                     \
     }
@@ -409,15 +416,10 @@ static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
         for (int u = 0; u < us; u++) {                                        \
             int64_t x = x0 + 16 * u, left = len - x;                          \
             if (left <= 0) break;                                             \
-            for (int j = 0; j < cb; j++) {                                    \
-                __m256 e = _mm256_load_ps(ev + (j * us + u) * 8),             \
-                       o = _mm256_load_ps(ov + (j * us + u) * 8);             \
-                if (ep) {                                                     \
-                    e = epilogue_avx2(ep, e);                                 \
-                    o = epilogue_avx2(ep, o);                                 \
-                }                                                             \
-                AVX2_STORE##OT(dst[j], x, e, o, left);                        \
-            }                                                                 \
+            for (int j = 0; j < cb; j++)                                      \
+                AVX2_EPILOGUE_STORE(OT, dst[j], x,                            \
+                        _mm256_load_ps(ev + (j * us + u) * 8),                \
+                        _mm256_load_ps(ov + (j * us + u) * 8), left, ep);     \
         }                                                                     \
     }
 DEFINE_SHARED_STORE()
