@@ -37,10 +37,10 @@ static int cpu_features(void) {
         f |= CPU_AVX2_FMA;
     if (avx512 && __builtin_cpu_supports("avx512f")) {
         f |= CPU_AVX512F;
-        if (__builtin_cpu_supports("avx512vl")) f |= CPU_AVX512VL;
-        if (__builtin_cpu_supports("avx512bw")
-                && __builtin_cpu_supports("avx512vl"))
-            f |= CPU_AVX512BW;
+        if (__builtin_cpu_supports("avx512vl")) {
+            f |= CPU_AVX512VL;
+            if (__builtin_cpu_supports("avx512bw")) f |= CPU_AVX512BW;
+        }
     }
 #endif
     atomic_store(&features, f);

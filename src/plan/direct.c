@@ -752,10 +752,11 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             for (int j = 0; j < cb; j++)
                 dst[j] = rounding ? (void *)out_row[j] : (void *)assembled[j];
             const char *in_rows = (const char *)src + dx * row_bytes;
-            if (shared && (a->shared ? po == 1 && pe == 2
-                                     : pe == 1 && po == 2)) /* every row's taps */
-                shared(in_rows, a->shared ? t2 : t, a->shared ? no : ne,
-                        a->shared ? t : t2, (int)(p->Cin / p->G), bias,
+            /* the one-tap phase's list first (every row's taps present) */
+            int odd_one = a->shared == 1;
+            if (shared && (odd_one ? po : pe) == 1 && (odd_one ? pe : po) == 2)
+                shared(in_rows, odd_one ? t2 : t, odd_one ? no : ne,
+                        odd_one ? t : t2, (int)(p->Cin / p->G), bias,
                         from ? &ep : NULL, Y, dst);
             else
                 (rounding ? rounding : pair)(in_rows, t, ne, ce, t2, no, co,
