@@ -1331,23 +1331,24 @@ Test(onednn, own_loop_padded_rows) {
             .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
     set_natural_y(&v, 1);
     check_own_loop_staged_as(v, 5, 1, 1, 1, 0);
-    /* 200 rows of height: the window cannot cover them; tiles of the
-     * height axis, slots wrapping within the ring */
+    /* 600 rows of height: no budget of the copies (at most 1 MiB)
+     * covers them; tiles of the height axis, slots wrapping within the
+     * ring */
     shape_t wrap = v;
     wrap.X[0] = 3;
-    wrap.X[1] = 200;
+    wrap.X[1] = 600;
     set_natural_y(&wrap, 0);
     check_own_loop_staged_as(wrap, 5, 1, 1, 0, 1);
     /* 3D rows long enough for the long kernels in place, few rows a
      * set: copied, kept for the next depths, the whole height (5 rows)
-     * and tiles of 300 */
+     * and tiles of 600 */
     shape_t deep = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
             .Cout = 2, .X = {4, 5, 130}, .K = {3, 3, 3}, .S = {2, 2, 2},
             .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
     set_natural_y(&deep, 0);
     check_own_loop_staged_as(deep, 3, 0, 1, 1, 0);
     deep.X[0] = 3;
-    deep.X[1] = 300;
+    deep.X[1] = 600;
     set_natural_y(&deep, 1);
     check_own_loop_staged_as(deep, 3, 0, 1, 0, 1);
     /* 2D, a phase of 33 (one partial step), output padding */
@@ -1363,6 +1364,25 @@ Test(onednn, own_loop_padded_rows) {
             .D = {1, 1}, .PB = {1, -300}, .has_bias = 1};
     set_natural_y(&far, 1);
     check_own_loop_staged_as(far, 5, 0, 0, 0, 0);
+}
+
+/* The copies' budget (half the core's L2 within 256 KiB-1 MiB,
+ * direct_stage.c; DGRAD_STAGE_BYTES sets it): 100 rows of height, 5
+ * channels of 40 positions, take tiles of the height axis at 256 KiB
+ * (the Zen 3 budget) and one window over it at 1 MiB (the budget of a 2
+ * MiB L2), whatever this CPU's L2; the results right at both. Two
+ * problems (with and without a bias), since the budget is read when a
+ * plan is made and the plan cache does not key on it. */
+Test(onednn, own_loop_copies_budget) {
+    shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 10,
+            .Cout = 4, .X = {3, 100, 40}, .K = {3, 3, 3}, .S = {2, 2, 2},
+            .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
+    set_natural_y(&v, 1);
+    cr_assert_eq(setenv("DGRAD_STAGE_BYTES", "262144", 1), 0);
+    check_own_loop_staged_as(v, 5, 1, 1, 0, 1);
+    v.has_bias = 0;
+    cr_assert_eq(setenv("DGRAD_STAGE_BYTES", "1048576", 1), 0);
+    check_own_loop_staged_as(v, 5, 1, 1, 1, 0);
 }
 
 /* The channels-last depthwise loop (src/plan/direct_dw.c): channel

@@ -72,6 +72,14 @@ int64_t cpu_llc_bytes(void) {
     return (int64_t)32 << 20;
 }
 
+int64_t cpu_l2_bytes(void) {
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 > 0) return l2;
+#endif
+    return (int64_t)512 << 10;
+}
+
 int64_t cpu_l1d_set_period(void) {
 #if defined(_SC_LEVEL1_DCACHE_ASSOC) && defined(_SC_LEVEL1_DCACHE_SIZE)
     long w = sysconf(_SC_LEVEL1_DCACHE_ASSOC),

@@ -68,9 +68,7 @@
 
 #include "dtype.h"
 
-/* At most this much of a thread's scratch for the copies (a share of
- * L2), and the buckets counted for the set period. */
-#define STAGE_BYTES (256 << 10)
+/* The buckets counted for the set period. */
 #define PERIOD_LINES_MAX 1024
 #define PHASES_MAX 8 /* output rows counted per outer axis */
 #define TILE_MIN 8    /* output rows a tile, or none */
@@ -162,6 +160,27 @@ static int stage_halos(const dgrad_plan_t *plan, int64_t halo[2]) {
     return 0;
 }
 
+/* The copies' budget of one thread: half of the core's L2 (the output
+ * rows and the weights keep the rest), within [STAGE_BYTES_MIN,
+ * STAGE_BYTES_MAX]; `DGRAD_STAGE_BYTES=n` sets it (for measuring). A
+ * larger ring covers more of the height axis in 3D: fewer tiles, fewer
+ * rows copied twice at their borders. The full 3D example on Zen 4 (1
+ * MiB L2), both threads, alternating rounds, median ms: 256 KiB 215-227,
+ * 512 KiB 208-215, 1 MiB 202-213 (`DGRAD_STAGE_BYTES=n dgrad bench
+ * --no-raw --data-format NCX --reps 5
+ * g4mb1ic20id224ih224iw224oc8od447oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1`);
+ * 128 KiB 261-266. The 2D and 56^3 examples in f32, bf16 and f16 moved
+ * within the noise. 256 KiB was Zen 3's (512 KiB L2) before the rule. */
+#define STAGE_BYTES_MIN ((int64_t)256 << 10)
+#define STAGE_BYTES_MAX ((int64_t)1 << 20)
+static int64_t stage_bytes(void) {
+    const char *set = getenv("DGRAD_STAGE_BYTES");
+    int64_t bytes = set ? strtoll(set, NULL, 10) : cpu_l2_bytes() / 2;
+    if (set && bytes > 0) return bytes;
+    return bytes < STAGE_BYTES_MIN ? STAGE_BYTES_MIN
+            : bytes > STAGE_BYTES_MAX ? STAGE_BYTES_MAX : bytes;
+}
+
 void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
         int padding_pays) {
     direct_stage_t *st = &plan->direct_stage;
@@ -172,7 +191,8 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
      * and 4.0 us copied). */
     int widen = (plan->staged ? dgrad_f32 : p->dt) != dgrad_f32;
     if (!vector_kernels || l < 1) return;
-    int64_t slots = p->Cin / p->G, span[DGRAD_MAX_SPATIAL];
+    int64_t slots = p->Cin / p->G, span[DGRAD_MAX_SPATIAL],
+            budget = stage_bytes();
     for (int i = 0; i < l; i++) {
         span[i] = (p->K[i] - 1) * p->D[i] / p->S[i] + 1;
         if (span[i] > p->X[i]) span[i] = p->X[i];
@@ -194,7 +214,7 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
             per_position = slots / st->window[i] * pitch
             * (int64_t)sizeof(float);
     while (st->window[i] < want
-            && 2 * st->window[i] * per_position <= STAGE_BYTES) {
+            && 2 * st->window[i] * per_position <= budget) {
         st->window[i] *= 2;
         slots *= 2;
     }
@@ -215,7 +235,7 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     int never = mode && strcmp(mode, "never") == 0,
         always = mode && strcmp(mode, "always") == 0,
         kept = l >= 2 && (tile || st->window[l - 1] >= p->X[l - 1]);
-    if (never || slots * pitch * (int64_t)sizeof(float) > STAGE_BYTES
+    if (never || slots * pitch * (int64_t)sizeof(float) > budget
             || (!always && !widen && !kept && !(padded && padding_pays)
                     && rows_per_set(plan) <= cpu_l1d_ways())) {
         memset(st, 0, sizeof *st); /* read in place */

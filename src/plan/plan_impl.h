@@ -486,6 +486,9 @@ int64_t cpu_l1d_set_period(void);
 /* The last-level cache's bytes as the C library reads them (32 MiB where
  * it cannot). */
 int64_t cpu_llc_bytes(void);
+/* One core's L2 bytes as the C library reads them (512 KiB where it
+ * cannot). */
+int64_t cpu_l2_bytes(void);
 
 /* ---------------------------------------------------------- direct_dw.c */
 
