@@ -65,6 +65,10 @@ typedef struct dgrad_plan_policy {
      * of its own (0), carried (1: DGRAD_CHAIN_PASS=0), or a pass (2:
      * tests, DGRAD_CHAIN_PASS=only). */
     int32_t chain_pass;
+    /* dgrad's own loop copies its input rows (direct_stage.c) by its rule
+     * (0), never (1: DGRAD_STAGE_ROWS=never), or wherever the copies fit
+     * (2: DGRAD_STAGE_ROWS=always; tests). */
+    int32_t stage_rows;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the

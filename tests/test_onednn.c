@@ -1373,6 +1373,49 @@ Test(onednn, own_loop_padded_rows) {
  * MiB L2), whatever this CPU's L2; the results right at both. Two
  * problems (with and without a bias), since the budget is read when a
  * plan is made and the plan cache does not key on it. */
+/* A reduced copy times dgrad's own loop copying its input rows as the
+ * problem's loop does (build_direct_as_problem): 32 -> 3 channels, rows
+ * of 512 (a 7 x 7 window, stride 2: the copies, 32 x 4 rows of 544
+ * floats, exceed a budget of 256 KiB, so the problem reads in place)
+ * and the copy's rows of 256 (the copies fit, and 32 rows share each L1
+ * set: the rule alone would copy). */
+Test(onednn, own_loop_copy_times_the_problems_rows) {
+    cr_assert_eq(setenv("DGRAD_STAGE_BYTES", "262144", 1), 0);
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 32,
+            .Cout = 3, .X = {64, 512}, .K = {7, 7}, .S = {2, 2},
+            .D = {1, 1}, .PB = {0, 0}, .act_layout = NCX};
+    set_natural_y(&s, 1);
+    shape_t r = s;
+    r.X[0] = 32;
+    r.X[1] = 256;
+    set_natural_y(&r, 1);
+    dgrad_problem_t full = make_problem(&s), copy = make_problem(&r);
+    dgrad_plan_policy_t pol = *policy();
+    pol.stage_rows = 0; /* the rule, whatever DGRAD_STAGE_ROWS says */
+    int avx2 = 1;
+    dgrad_plan_t *alone = build_direct(&copy, &pol, 0, avx2);
+    if (!alone) alone = build_direct(&copy, &pol, 0, avx2 = 0);
+    if (!alone || !cpu_has_avx2_fma())
+        cr_skip_test("no AVX2 kernels on this CPU: nothing is copied");
+    dgrad_plan_t *problems = build_direct(&full, &pol, 0, avx2),
+                 *as = build_direct_as_problem(&copy, &full, &pol, 0, avx2),
+                 *own_rule = build_direct_as_problem(&copy, NULL, &pol, 0,
+                         avx2);
+    cr_assert(problems && as && own_rule);
+    cr_assert_gt(alone->direct_stage.slots, 0,
+            "the copy's rule copies its rows");
+    cr_assert_eq(problems->direct_stage.slots, 0,
+            "the problem's copies would exceed the budget");
+    cr_assert_eq(as->direct_stage.slots, 0,
+            "timed as the problem: %lld slots of copies on the copy",
+            (long long)as->direct_stage.slots);
+    cr_assert_eq(own_rule->direct_stage.slots, alone->direct_stage.slots);
+    plan_destroy(alone);
+    plan_destroy(problems);
+    plan_destroy(as);
+    plan_destroy(own_rule);
+}
+
 Test(onednn, own_loop_copies_budget) {
     shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 10,
             .Cout = 4, .X = {3, 100, 40}, .K = {3, 3, 3}, .S = {2, 2, 2},

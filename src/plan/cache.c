@@ -81,6 +81,7 @@ static void key_make(plan_key_t *k, const dgrad_problem_t *p,
     key_put(k, pol->own_loop);
     key_put(k, pol->own_kernels);
     key_put(k, pol->chain_pass);
+    key_put(k, pol->stage_rows);
 }
 
 static int key_equal(const plan_key_t *a, const plan_key_t *b) {

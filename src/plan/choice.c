@@ -103,20 +103,22 @@ static int env_setting(atomic_int *cache, const char *name, const char *w1,
 
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
-                      pass = -1;
+                      pass = -1, stage = -1;
     int v = env_setting(&search, "DGRAD_LAYOUT_SEARCH", "0", 0, NULL, 0, 1),
         f = env_setting(&fold, "DGRAD_PHASE_FOLD", "0", 0, "only", 2, 1),
         o = env_setting(&own, "DGRAD_OWN_LOOP", "0", 0, "only", 2, 1),
         k = env_setting(&kernels, "DGRAD_OWN_KERNELS", "widest", 1, "avx2",
                 2, 0),
-        c = env_setting(&pass, "DGRAD_CHAIN_PASS", "0", 1, "only", 2, 0);
+        c = env_setting(&pass, "DGRAD_CHAIN_PASS", "0", 1, "only", 2, 0),
+        s = env_setting(&stage, "DGRAD_STAGE_ROWS", "never", 1, "always", 2,
+                0);
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
      * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0, f, o, k, c};
+            0, f, o, k, c, s};
     return p;
 }
 
@@ -247,7 +249,7 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
                 c->weights_constant, &pds[chosen], best);
     double ms = INFINITY; /* both timed by alternating runs */
     if (best && c->policy->own_loop)
-        best = challenge_with_direct(c->problem, c->policy,
+        best = challenge_with_direct(c->problem, NULL, c->policy,
                 c->weights_constant, best, &ms);
     return best;
 }
@@ -292,7 +294,7 @@ static dgrad_plan_t *choose_timed(choosing_t *c) {
         best = keep_faster_threading(c->problem, c->policy, c->staged,
                 c->weights_constant, &c->pds[w], best);
     if (best && c->policy->own_loop)
-        best = challenge_with_direct(c->problem, c->policy,
+        best = challenge_with_direct(c->problem, NULL, c->policy,
                 c->weights_constant, best, &ms);
     return best;
 }
@@ -315,10 +317,11 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
                       &w, &rms, &rerr, &rwhat)
             : NULL, *best = NULL;
     if (rbest && c->policy->own_loop) {
-        /* dgrad's own loop is the same code at any size: where it wins
-         * on the copy, it is built for the problem. */
-        rbest = challenge_with_direct(&r, c->policy, c->weights_constant,
-                rbest, &rms);
+        /* dgrad's own loop is the same code at any size (timed copying
+         * its input rows as on the problem): where it wins on the copy,
+         * it is built for the problem. */
+        rbest = challenge_with_direct(&r, c->problem, c->policy,
+                c->weights_constant, rbest, &rms);
         if (rbest->direct) {
             int staged = rbest->staged, avx2 = rbest->direct_avx2;
             plan_destroy(rbest);

@@ -35,7 +35,8 @@
  * masked.
  *
  * When: the copies cost a pass over the input, repaid by each of these
- * (direct_stage_plan; `DGRAD_STAGE_ROWS=never|always` overrides).
+ * (direct_stage_plan; the policy's stage_rows, from
+ * `DGRAD_STAGE_ROWS=never|always`, overrides).
  * Measured, `DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX`,
  * both threads, AMD EPYC Zen 3, in place against the rule:
  * - more of an output row's rows sharing one set than the L1 cache has
@@ -227,13 +228,12 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
                     + 1;
         if (tile < TILE_MIN) tile = 0; /* the term lists' cache needs runs */
     }
-    /* DGRAD_STAGE_ROWS: never, always (where it fits), else as the file
-     * comment says: 16-bit rows; rows kept for the output depths that
-     * read them again; short rows that padding lets take the long
+    /* The policy's stage_rows: never, always (where it fits), else as
+     * the file comment says: 16-bit rows; rows kept for the output depths
+     * that read them again; short rows that padding lets take the long
      * kernels; rows sharing L1 sets beyond the cache's ways. */
-    const char *mode = getenv("DGRAD_STAGE_ROWS");
-    int never = mode && strcmp(mode, "never") == 0,
-        always = mode && strcmp(mode, "always") == 0,
+    int never = plan->policy.stage_rows == 1,
+        always = plan->policy.stage_rows == 2,
         kept = l >= 2 && (tile || st->window[l - 1] >= p->X[l - 1]);
     if (never || slots * pitch * (int64_t)sizeof(float) > budget
             || (!always && !widen && !kept && !(padded && padding_pays)

@@ -593,9 +593,15 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
 int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         int staged, int chosen);
+/* dgrad's own loop built for @p copy, a reduced copy of @p problem (or
+ * NULL), copying its input rows exactly where the loop of @p problem
+ * does (the rule's choice on @p copy otherwise), for timing. */
+dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
+        const dgrad_problem_t *problem, const dgrad_plan_policy_t *policy,
+        int staged, int avx2);
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int weights_constant,
-        dgrad_plan_t *best, double *best_ms);
+        const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
+        int weights_constant, dgrad_plan_t *best, double *best_ms);
 dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
         const cand_pd_t *c, dgrad_plan_t *plan);

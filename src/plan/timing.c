@@ -649,6 +649,32 @@ int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
     return on_avx2;
 }
 
+/* dgrad's own loop of @p copy, a reduced copy of @p problem, copying its
+ * input rows (direct_stage.c) where the loop of @p problem does, or not
+ * at all where that one does not: the rule weighs the rows' length and
+ * the spacing of channel planes, which the copy changes, and a copy
+ * timed on rows the problem would read in place says nothing of the
+ * problem (`masknet_p1:deconv1`, 64 -> 3 channels of 512^2, f32 NCX: on
+ * its copy of 128 x 256 the copies fit the L2 budget and the loop beat
+ * oneDNN's gemm; on the problem they do not fit and it took 82-99 ms
+ * against 50-57, `dgrad bench --data-format NCX --weights-format OIX
+ * g1mb1ic64ih512iw512oc3oh1030ow1030kh7kw7sh2sw2ph0pw0`, AMD EPYC Zen 4). */
+dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
+        const dgrad_problem_t *problem, const dgrad_plan_policy_t *policy,
+        int staged, int avx2) {
+    dgrad_plan_t *own = build_direct(copy, policy, staged, avx2);
+    if (!own || !problem || policy->stage_rows) return own;
+    dgrad_plan_t *full = build_direct(problem, policy, staged, avx2);
+    if (!full) return own;
+    int copies = full->direct_stage.slots > 0;
+    plan_destroy(full);
+    if ((own->direct_stage.slots > 0) == copies) return own;
+    plan_destroy(own);
+    dgrad_plan_policy_t as_problem = *policy;
+    as_problem.stage_rows = copies ? 2 : 1;
+    return build_direct(copy, &as_problem, staged, avx2);
+}
+
 /* Each form of dgrad's own loop that applies (on the user's tensors, on
  * f32 copies: for 16-bit types either can win, the copies costing two
  * passes, the widening in the loop an instruction per load; on a CPU
@@ -656,14 +682,16 @@ int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
  * AMD Zen 4 runs a 512-bit operation as two 256-bit halves, and there the
  * AVX2 kernels' tuning won, the dense 2D specification example 1.22-1.26
  * ms against 1.57-1.63 in NCX, bench/README.md) against @p best, the
- * faster kept. */
+ * faster kept. Where @p problem is a reduced copy of @p full (else NULL),
+ * each loop is timed copying the input rows as on @p full. */
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int weights_constant,
-        dgrad_plan_t *best, double *best_ms) {
+        const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
+        int weights_constant, dgrad_plan_t *best, double *best_ms) {
     for (int s = 0; s < 2; s++)
         for (int avx2 = 0; avx2 < 2; avx2++) {
             if (policy->own_kernels == (avx2 ? 1 : 2)) continue;
-            dgrad_plan_t *own = build_direct(problem, policy, s, avx2);
+            dgrad_plan_t *own = build_direct_as_problem(problem, full, policy,
+                    s, avx2);
             if (own)
                 best = challenge_with(problem, policy, weights_constant,
                         best, own, best_ms);
