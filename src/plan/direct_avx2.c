@@ -401,13 +401,40 @@ static const phase_pair_fn phase_pair_rounding_long[2][CO_BLOCK_WIDE] = {
 static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
         AVX2_PAIR_SHORT(f32, _to_bf16), AVX2_PAIR_SHORT(f32, _to_f16)};
 
+/* The row's last few f32 of a step under AVX-512VL's lane masks, where
+ * the shared-loads kernels run: vmaskmovps stores are slow on AMD, and a
+ * row of 111 ends in a partial step every other step. One thread,
+ * alternating builds, AMD EPYC Zen 4: `dgrad_rows_kernel 2 111 11 11 156
+ * padded - shared` 73.6-73.9 -> 83.5-84.8 GFLOP/s (rows of 447: 87.0-94.5
+ * -> 93.1-97.3); the 3D example at 56^3 8.40-8.58 -> 7.67-7.93 ms, both
+ * threads 4.54-4.96 -> 3.97-4.24 ms (`DGRAD_OWN_KERNELS=avx2
+ * DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX
+ * g4mb1ic20id56oc8od111kd3sd2pd1`). */
+__attribute__((target("avx2,fma,f16c,prfchw,avx512f,avx512vl"))) static inline
+void store16_f32_vl(float *p, __m256 e, __m256 o, int64_t left) {
+    if (left >= 16) {
+        store16_f32(p, e, o, left);
+        return;
+    }
+    __m256 l = _mm256_unpacklo_ps(e, o), h = _mm256_unpackhi_ps(e, o);
+    __mmask8 ma = (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1),
+             mb = (__mmask8)(left > 8 ? (1u << (left - 8)) - 1 : 0);
+    _mm256_mask_storeu_ps(p, ma, _mm256_permute2f128_ps(l, h, 0x20));
+    _mm256_mask_storeu_ps(p + 8, mb, _mm256_permute2f128_ps(l, h, 0x31));
+}
+#define AVX2_STORE_vl(row, x, e, o, left)                                     \
+    store16_f32_vl((float *)(row) + (x), e, o, left)
+#define AVX2_STORE_vl_to_bf16 AVX2_STORE_to_bf16
+#define AVX2_STORE_vl_to_f16 AVX2_STORE_to_f16
+
 /* A step of the kernels below that the epilogue applies to or the row
  * ends in: its even and odd sums ([cb][us][8] each) stored from @p x0
  * on. Kept out of the kernels, whose whole steps store directly: inlined,
  * with the epilogue, the kernels ran 89-92 GFLOP/s instead of 93-95 on
  * rows of 447 (`dgrad_rows_kernel 2 447 11 11 1000 padded - shared`). */
 #define DEFINE_SHARED_STORE(OT)                                               \
-    __attribute__((target("avx2,fma,f16c,prfchw"), noinline)) static void    \
+    __attribute__((target("avx2,fma,f16c,prfchw,avx512f,avx512vl"),          \
+            noinline)) static void                                            \
     shared_store##OT(const float *ev, const float *ov, int cb, int us,        \
             int64_t x0, int64_t len, const epilogue_t *ep,                    \
             void *const *dst) {                                               \
@@ -417,7 +444,7 @@ static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
             int64_t x = x0 + 16 * u, left = len - x;                          \
             if (left <= 0) break;                                             \
             for (int j = 0; j < cb; j++)                                      \
-                AVX2_EPILOGUE_STORE(OT, dst[j], x,                            \
+                AVX2_EPILOGUE_STORE(_vl##OT, dst[j], x,                       \
                         _mm256_load_ps(ev + (j * us + u) * 8),                \
                         _mm256_load_ps(ov + (j * us + u) * 8), left, ep);     \
         }                                                                     \
