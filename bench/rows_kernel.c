@@ -17,7 +17,8 @@
  * same cached row (an output beyond the last-level cache); `shared`: the
  * kernel that loads each run once for both phases (phase_shared_fn, CB up
  * to 4, padded copies, a CPU with AVX-512VL), the odd terms' m + 1 taps
- * listed first, as row_terms lists windows of 3 with an odd padding.
+ * listed first, as row_terms lists windows of 3 with an odd padding
+ * (DGRAD_MAX_CPU_ISA=avx2 refuses it, as it keeps the loop from it).
  * Prints GFLOP/s of one thread (useful multiply-adds only).
  */
 #include <stdint.h>
@@ -83,7 +84,7 @@ int main(int argc, char **argv) {
     phase_shared_fn shared = argc > 8 && !strcmp(argv[8], "shared")
             ? direct_avx2_pair_shared(0, cb, 0)
             : NULL;
-    if (argc > 8 && (!shared || !padded || !__builtin_cpu_supports("avx512vl"))) {
+    if (argc > 8 && (!shared || !padded || !cpu_has_avx512vl())) {
         fprintf(stderr, "%s: shared: CB 1-%d, padded, AVX-512VL\n", argv[0],
                 SHARED_CO_BLOCK);
         return 2;
