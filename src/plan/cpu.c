@@ -64,20 +64,27 @@ int cpu_l1d_ways(void) {
     return 8;
 }
 
+/* sysconf's figure for @p name where it gives one (> 0), else
+ * @p otherwise. */
+static int64_t sysconf_or(int name, int64_t otherwise) {
+    long v = sysconf(name);
+    return v > 0 ? v : otherwise;
+}
+
 int64_t cpu_llc_bytes(void) {
 #ifdef _SC_LEVEL3_CACHE_SIZE
-    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (l3 > 0) return l3;
-#endif
+    return sysconf_or(_SC_LEVEL3_CACHE_SIZE, (int64_t)32 << 20);
+#else
     return (int64_t)32 << 20;
+#endif
 }
 
 int64_t cpu_l2_bytes(void) {
 #ifdef _SC_LEVEL2_CACHE_SIZE
-    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    if (l2 > 0) return l2;
-#endif
+    return sysconf_or(_SC_LEVEL2_CACHE_SIZE, (int64_t)512 << 10);
+#else
     return (int64_t)512 << 10;
+#endif
 }
 
 int64_t cpu_l1d_set_period(void) {
