@@ -1395,8 +1395,10 @@ Test(onednn, own_loop_copy_times_the_problems_rows) {
     int avx2 = 1;
     dgrad_plan_t *alone = build_direct(&copy, &pol, 0, avx2);
     if (!alone) alone = build_direct(&copy, &pol, 0, avx2 = 0);
-    if (!alone || !cpu_has_avx2_fma())
+    if (!alone || !cpu_has_avx2_fma()) {
+        if (alone) plan_destroy(alone);
         cr_skip_test("no AVX2 kernels on this CPU: nothing is copied");
+    }
     dgrad_plan_t *problems = build_direct(&full, &pol, 0, avx2),
                  *as = build_direct_as_problem(&copy, &full, &pol, 0, avx2),
                  *own_rule = build_direct_as_problem(&copy, NULL, &pol, 0,
