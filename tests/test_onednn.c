@@ -1366,30 +1366,21 @@ Test(onednn, own_loop_padded_rows) {
     check_own_loop_staged_as(far, 5, 0, 0, 0, 0);
 }
 
-/* The copies' budget (half the core's L2 within 256 KiB-1 MiB,
- * direct_stage.c; DGRAD_STAGE_BYTES sets it): 100 rows of height, 5
- * channels of 40 positions, take tiles of the height axis at 256 KiB
- * (the Zen 3 budget) and one window over it at 1 MiB (the budget of a 2
- * MiB L2), whatever this CPU's L2; the results right at both. Two
- * problems (with and without a bias), since the budget is read when a
- * plan is made and the plan cache does not key on it. */
-/* A reduced copy times dgrad's own loop copying its input rows as the
- * problem's loop does (build_direct_as_problem): 32 -> 3 channels, rows
- * of 512 (a 7 x 7 window, stride 2: the copies, 32 x 4 rows of 544
- * floats, exceed a budget of 256 KiB, so the problem reads in place)
- * and the copy's rows of 256 (the copies fit, and 32 rows share each L1
- * set: the rule alone would copy). */
-Test(onednn, own_loop_copy_times_the_problems_rows) {
+/* A reduced copy (@p copy_x: its height and row length) of @p full
+ * times dgrad's own loop copying its input rows exactly where the
+ * problem's loop does (@p problem_copies), though the rule alone
+ * decides the other way on the copy (build_direct_as_problem); with
+ * no problem given, the rule's choice. A budget of 256 KiB, whatever
+ * this CPU's L2. */
+static void check_copy_timed_as_problem(shape_t full_shape,
+        const int64_t copy_x[2], int problem_copies) {
     cr_assert_eq(setenv("DGRAD_STAGE_BYTES", "262144", 1), 0);
-    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 32,
-            .Cout = 3, .X = {64, 512}, .K = {7, 7}, .S = {2, 2},
-            .D = {1, 1}, .PB = {0, 0}, .act_layout = NCX};
-    set_natural_y(&s, 1);
-    shape_t r = s;
-    r.X[0] = 32;
-    r.X[1] = 256;
+    set_natural_y(&full_shape, 1);
+    shape_t r = full_shape;
+    r.X[0] = copy_x[0];
+    r.X[1] = copy_x[1];
     set_natural_y(&r, 1);
-    dgrad_problem_t full = make_problem(&s), copy = make_problem(&r);
+    dgrad_problem_t full = make_problem(&full_shape), copy = make_problem(&r);
     dgrad_plan_policy_t pol = *policy();
     pol.stage_rows = 0; /* the rule, whatever DGRAD_STAGE_ROWS says */
     int avx2 = 1;
@@ -1404,11 +1395,13 @@ Test(onednn, own_loop_copy_times_the_problems_rows) {
                  *own_rule = build_direct_as_problem(&copy, NULL, &pol, 0,
                          avx2);
     cr_assert(problems && as && own_rule);
-    cr_assert_gt(alone->direct_stage.slots, 0,
-            "the copy's rule copies its rows");
-    cr_assert_eq(problems->direct_stage.slots, 0,
-            "the problem's copies would exceed the budget");
-    cr_assert_eq(as->direct_stage.slots, 0,
+    cr_assert_eq(problems->direct_stage.slots > 0, problem_copies,
+            "the problem's loop copies: %lld slots",
+            (long long)problems->direct_stage.slots);
+    cr_assert_eq(alone->direct_stage.slots > 0, !problem_copies,
+            "the copy's rule alone decides the other way: %lld slots",
+            (long long)alone->direct_stage.slots);
+    cr_assert_eq(as->direct_stage.slots > 0, problem_copies,
             "timed as the problem: %lld slots of copies on the copy",
             (long long)as->direct_stage.slots);
     cr_assert_eq(own_rule->direct_stage.slots, alone->direct_stage.slots);
@@ -1418,6 +1411,30 @@ Test(onednn, own_loop_copy_times_the_problems_rows) {
     plan_destroy(own_rule);
 }
 
+Test(onednn, own_loop_copy_times_the_problems_rows) {
+    /* 32 -> 3 channels, rows of 512, a 7 x 7 window at stride 2: the
+     * problem's copies (32 x 4 rows of 544 floats) exceed the budget, so
+     * it reads in place; the copy's rows of 256 fit, and 32 of them share
+     * each L1 set: the rule alone would copy them */
+    shape_t in_place = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1,
+            .Cin = 32, .Cout = 3, .X = {64, 512}, .K = {7, 7}, .S = {2, 2},
+            .D = {1, 1}, .PB = {0, 0}, .act_layout = NCX};
+    check_copy_timed_as_problem(in_place, (const int64_t[]){32, 256}, 0);
+    /* 8 -> 3 channels, 3 x 3 at stride 2: rows of 1024 (planes of 64
+     * KiB) copied, the copy's rows of 512 read in place by the rule */
+    shape_t copied = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 8,
+            .Cout = 3, .X = {16, 1024}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .act_layout = NCX};
+    check_copy_timed_as_problem(copied, (const int64_t[]){8, 512}, 1);
+}
+
+/* The copies' budget (half the core's L2 within 256 KiB-1 MiB,
+ * direct_stage.c; DGRAD_STAGE_BYTES sets it): 100 rows of height, 5
+ * channels of 40 positions, take tiles of the height axis at 256 KiB
+ * (the Zen 3 budget) and one window over it at 1 MiB (the budget of a 2
+ * MiB L2), whatever this CPU's L2; the results right at both. Two
+ * problems (with and without a bias), since the budget is read when a
+ * plan is made and the plan cache does not key on it. */
 Test(onednn, own_loop_copies_budget) {
     shape_t v = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 10,
             .Cout = 4, .X = {3, 100, 40}, .K = {3, 3, 3}, .S = {2, 2, 2},

@@ -616,14 +616,16 @@ static dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
 
 /* Whether dgrad's own loop of @p problem (@p staged as built) runs faster
  * on its AVX2 kernels than on AVX-512's, timed on a copy that keeps its
- * rows and is larger than the last-level cache (up to the policy's
- * max_bytes and max_macs), where @p problem is too large to time as it
- * is: a reduced copy's rows are short and its output stays in the
- * cache, where the two sets tied (the full 3D specification example's
- * copy: 3.06 against 3.14 ms) while on the problem the AVX2 ones took
- * 275 ms against 345-352 (`DGRAD_OWN_KERNELS=avx2|widest dgrad demo`,
- * AMD EPYC Zen 4). @p chosen (the reduced copy's) where the policy fixes
- * the set or that copy cannot be made or run. */
+ * rows, and its copies of them where the problem's loop has them
+ * (build_direct_as_problem), and is larger than the last-level cache
+ * (up to the policy's max_bytes and max_macs), where @p problem is too
+ * large to time as it is: a reduced copy's rows are short and its
+ * output stays in the cache, where the two sets tied (the full 3D
+ * specification example's copy: 3.06 against 3.14 ms) while on the
+ * problem the AVX2 ones took 275 ms against 345-352
+ * (`DGRAD_OWN_KERNELS=avx2|widest dgrad demo`, AMD EPYC Zen 4). @p
+ * chosen (the reduced copy's) where the policy fixes the set or that
+ * copy cannot be made or run. */
 int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         int staged, int chosen) {
@@ -634,8 +636,10 @@ int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
     dgrad_problem_t r;
     if (reduce_within(problem, bytes, policy->max_macs, 1, &r) != 0)
         return chosen;
-    dgrad_plan_t *wide = build_direct(&r, policy, staged, 0),
-                 *avx2 = build_direct(&r, policy, staged, 1);
+    dgrad_plan_t *wide = build_direct_as_problem(&r, problem, policy, staged,
+                         0),
+                 *avx2 = build_direct_as_problem(&r, problem, policy, staged,
+                         1);
     if (!wide || !avx2) {
         if (wide) plan_destroy(wide);
         if (avx2) plan_destroy(avx2);
