@@ -1490,6 +1490,68 @@ Test(onednn, own_loop_depthwise_channels_last) {
     check_own_loop_as(v, NXC, "dgrad:direct_dw");
 }
 
+/* The channels-last loop of windows that do not overlap
+ * (src/plan/direct_blocks.c): output columns per input pixel (S * Cout
+ * of the last axis) of one partial vector (6), of whole and partial
+ * vectors of 16 (40), of a chunk of 64 and one more vector (80), of
+ * whole chunks (128); input rows not a multiple of any pixel block
+ * (13); every type with a bias; K < S (outputs and whole rows no tap
+ * reaches: the bias there); 1D to 3D, two images; both kernel sets. */
+static void check_blocks(shape_t s) {
+    for (int i = 0; i < s.nsp; i++) s.Y[i] = s.X[i] * s.S[i];
+    check_own_loop_as(s, NXC, "dgrad:direct_blocks");
+}
+
+Test(onednn, own_loop_blocks_channels_last) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    int64_t couts[] = {3, 20, 40, 64};
+    for (int k = 1; k <= 2; k++) {
+        policy()->own_kernels = k;
+        for (int i = 0; i < 4; i++) {
+            shape_t s = {.nsp = 2, .dt = dts[i % 3], .N = 1, .G = 1,
+                    .Cin = 20 + i, .Cout = couts[i], .X = {3, 13},
+                    .K = {2, 2}, .S = {2, 2}, .D = {1, 1}, .PB = {0, 0},
+                    .has_bias = i != 1};
+            check_blocks(s);
+        }
+        shape_t one = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 7,
+                .Cout = 5, .X = {29}, .K = {1}, .S = {3}, .D = {1},
+                .PB = {0}, .has_bias = 1};
+        check_blocks(one);
+        shape_t v = {.nsp = 3, .dt = dgrad_bf16, .N = 2, .G = 1, .Cin = 4,
+                .Cout = 9, .X = {2, 3, 7}, .K = {1, 2, 2}, .S = {2, 3, 2},
+                .D = {1, 1, 1}, .PB = {0, 0, 0}, .has_bias = 1};
+        check_blocks(v);
+    }
+}
+
+/* Where it does not apply: windows that overlap, padding, an output
+ * longer than S times the input, groups, and NCX activations. */
+Test(onednn, own_loop_blocks_only_where_windows_do_not_overlap) {
+    shape_t base = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 6, .X = {3, 5}, .K = {2, 2}, .S = {2, 2}, .D = {1, 1},
+            .PB = {0, 0}, .act_layout = NXC};
+    for (int c = 0; c < 5; c++) {
+        shape_t s = base;
+        if (c == 0) s.K[1] = 3;
+        if (c == 1) s.PB[0] = 1;
+        if (c == 2) s.G = 2;
+        if (c == 3) s.act_layout = NCX;
+        for (int i = 0; i < 2; i++) s.Y[i] = s.X[i] * s.S[i] - s.PB[i];
+        if (c == 4) s.Y[1]++;
+        dgrad_problem_t p = make_problem(&s);
+        dgrad_plan_t *plan = build_direct(&p, policy(), DIRECT_EITHER, 0);
+        cr_assert(!plan || plan->direct != DIRECT_BLOCKS_CL,
+                "case %d: the blocks loop took it", c);
+        if (plan) plan_destroy(plan);
+    }
+    for (int i = 0; i < 2; i++) base.Y[i] = base.X[i] * base.S[i];
+    dgrad_problem_t p = make_problem(&base);
+    dgrad_plan_t *plan = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    cr_assert(plan && plan->direct == DIRECT_BLOCKS_CL);
+    plan_destroy(plan);
+}
+
 /* A folded plan whose forward convolution has output windows wholly in
  * its padding (17 depthwise channels folded into a dense 1D convolution,
  * input 2, window 3, output 7: right padding 5), in each type and

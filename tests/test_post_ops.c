@@ -618,6 +618,45 @@ Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* The channels-last loop of windows that do not overlap
+ * (direct_blocks.c) applies the chain the same way, per output pixel
+ * along its channels after the row's columns are stored: K = S (and K <
+ * S on the first axis, rows no tap reaches), 1D to 3D, each type,
+ * output columns of partial and whole vectors; checked against the
+ * reference. */
+Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
+    use_strategies(dgrad_plan_policy_default().phase_fold, 2);
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    const int64_t channels[] = {5, 20, 32};
+    for (int j = 0; j < 9; j++) {
+        tester_t t;
+        int nsp = 1 + j % 3;
+        tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
+                              : dgrad_op_convolution_backward_data, nsp);
+        t.channels_last = 1;
+        t.G = 1;
+        t.Cin = 3 + j;
+        t.Cout = channels[j / 3];
+        t.dt = dts[j % 3];
+        for (int i = 0; i < nsp; i++) {
+            t.X[i] = i == nsp - 1 ? 9 : 3;
+            t.S[i] = 2;
+            t.K[i] = i == 0 && nsp > 1 ? 1 : 2;
+            t.pb[i] = t.pe[i] = 0;
+        }
+        /* an output of S times the input where K < S */
+        if (nsp > 1) t.op[0] = 1;
+        t.bias = j % 2; /* ConvTranspose only */
+        own_loop_chain(&t, j, (1u << (nsp + 1)) - 1,
+                ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
+        t.seed = 900u + (unsigned)j;
+        expect_pass(&t);
+        t.in_place = 0;
+        expect_carrier(&t, "own loop", "direct_blocks");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
 /* oneDNN 2.6.3's gemm convolution with groups on a channels-last output
  * reads a binary operand that varies over positions at the wrong
  * positions (onednn_defects.c, binary_operand_misplaced): folded plans

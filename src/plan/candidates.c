@@ -296,7 +296,7 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
     return plan;
 }
 
-/* The plan of one of dgrad's own loops (direct.c, direct_dw.c) on the
+/* The plan of one of dgrad's own loops (direct*.c) on the
  * user's buffers, or (@p staged) on f32 copies of them; with @p avx2, on
  * AVX2 kernels where it would otherwise run AVX-512 ones (NULL where it
  * would not). */
@@ -313,7 +313,9 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
     }
     plan->direct_avx2 = avx2;
     snprintf(plan->impl, sizeof plan->impl, "%s",
-            plan->direct == DIRECT_ROWS ? "dgrad:direct" : "dgrad:direct_dw");
+            plan->direct == DIRECT_ROWS           ? "dgrad:direct"
+                    : plan->direct == DIRECT_DEPTHWISE_CL ? "dgrad:direct_dw"
+                                                          : "dgrad:direct_blocks");
     if (!direct_taps_init(plan)) {
         plan_destroy(plan);
         return NULL;

@@ -159,15 +159,18 @@ static int rows_applicable(const dgrad_plan_t *plan) {
 
 int direct_avx2_differs(const dgrad_plan_t *plan) {
     return have_avx2_fma()
-            && (plan->direct == DIRECT_DEPTHWISE_CL ? have_avx512()
-                                                    : avx512_reads(io_type(plan)));
+            && (plan->direct == DIRECT_ROWS ? avx512_reads(io_type(plan))
+                                            : have_avx512());
 }
 
-/* The rows loop where it applies, else the channels-last depthwise one
- * (the two never both apply but on degenerate sizes). */
+/* The rows loop where it applies, else a channels-last one: depthwise,
+ * or windows that do not overlap (the three never apply together but on
+ * degenerate sizes). */
 int direct_applicable(const dgrad_plan_t *plan) {
-    return rows_applicable(plan) ? DIRECT_ROWS
-            : direct_dw_applicable(plan) ? DIRECT_DEPTHWISE_CL : 0;
+    return rows_applicable(plan)              ? DIRECT_ROWS
+            : direct_dw_applicable(plan)     ? DIRECT_DEPTHWISE_CL
+            : direct_blocks_applicable(plan) ? DIRECT_BLOCKS_CL
+                                             : 0;
 }
 
 /* Scratch of an execution: one part per thread, for as many threads as
@@ -177,6 +180,8 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
     *threads = direct_threads_max();
     return (plan->direct == DIRECT_DEPTHWISE_CL
                            ? direct_dw_thread_scratch(&plan->p)
+                    : plan->direct == DIRECT_BLOCKS_CL
+                           ? direct_blocks_thread_scratch(&plan->p)
                            : thread_scratch(plan))
             * (size_t)*threads;
 }
@@ -184,6 +189,7 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
 size_t direct_weights_size(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_weights_size(p);
+    if (plan->direct == DIRECT_BLOCKS_CL) return direct_blocks_weights_size(p);
     int64_t n = p->Cin * (p->Cout / p->G);
     for (int i = 0; i < p->nsp; i++) n *= p->K[i];
     return (size_t)n * sizeof(float);
@@ -195,6 +201,10 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed) {
     if (plan->direct == DIRECT_DEPTHWISE_CL) {
         direct_dw_pack_weights(plan, user, packed);
+        return;
+    }
+    if (plan->direct == DIRECT_BLOCKS_CL) {
+        direct_blocks_pack_weights(plan, user, packed);
         return;
     }
     const dgrad_problem_t *p = &plan->p;
@@ -263,6 +273,7 @@ const int64_t *direct_last_taps(const dgrad_plan_t *plan, int64_t r) {
 
 int direct_taps_init(dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_taps_init(plan);
+    if (plan->direct == DIRECT_BLOCKS_CL) return 1; /* no tables */
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t n = p->S[l] * taps_width(p, l);
@@ -859,6 +870,10 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         char *scratch) {
     if (plan->direct == DIRECT_DEPTHWISE_CL) {
         direct_dw_run(plan, in, w, bias, operands, out, scratch);
+        return;
+    }
+    if (plan->direct == DIRECT_BLOCKS_CL) {
+        direct_blocks_run(plan, in, w, bias, operands, out, scratch);
         return;
     }
     const dgrad_problem_t *p = &plan->p;

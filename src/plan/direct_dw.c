@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "direct_vec.h"
 #include "dtype.h"
 
 /* Limits that keep a row's tap combinations and a pixel's buffer small. */
@@ -124,42 +125,6 @@ int direct_dw_taps_init(dgrad_plan_t *plan) {
     plan->direct_taps = t;
     for (int i = 0; i < p->nsp; i++) t = direct_position_taps(p, i, t);
     return 1;
-}
-
-/* W channels: GCC's vector extension at each target's own width (16 for
- * AVX-512, 8 for AVX2, 4 for the baseline; wider vectors than the
- * target's registers compile to spills: 40x slower on AVX2). Written as
- * macros: a function taking or returning a vector would change the ABI
- * between targets. */
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-typedef float v8f __attribute__((vector_size(32)));
-typedef int32_t v8i __attribute__((vector_size(32)));
-typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
-
-#define V_LOAD(v, p) memcpy(&(v), (p), sizeof(v))
-#define V_STORE(p, v) memcpy((p), &(v), sizeof(v))
-/* m ? x : y, lane by lane (m: all ones or zero) */
-#define V_SELECT(VF, VI, m, x, y)                                             \
-    ((VF)(((VI)(x) & (m)) | ((VI)(y) & ~(m))))
-/* x > 0 ? x : alpha x; Clamp: x < min ? min : x > max ? max : x (NaN
- * stays) */
-#define V_EPILOGUE(VF, VI, ep, v)                                             \
-    do {                                                                      \
-        VF lo_ = (VF){0} + (ep)->a;                                           \
-        if ((ep)->clip) {                                                     \
-            VF hi_ = (VF){0} + (ep)->b;                                       \
-            v = V_SELECT(VF, VI, v < lo_, lo_,                                \
-                    V_SELECT(VF, VI, v > hi_, hi_, v));                       \
-        } else {                                                              \
-            v = V_SELECT(VF, VI, v > (VF){0}, v, lo_ * v);                    \
-        }                                                                     \
-    } while (0)
-
-static float scalar_epilogue(const epilogue_t *ep, float v) {
-    if (ep->clip) return v < ep->a ? ep->a : v > ep->b ? ep->b : v;
-    return v > 0.0f ? v : ep->a * v;
 }
 
 /* A run of @p count pixels with the same taps, each one input pixel

@@ -1,6 +1,6 @@
 /*
  * The own loops' rows shared out over the OpenMP threads (direct.c's
- * rows loop and direct_dw.c's depthwise loop): each thread a contiguous
+ * rows loop, direct_dw.c's depthwise loop and direct_blocks.c): each thread a contiguous
  * share of the rows, handed out in runs along the last outer axis, tile
  * by tile of that axis where the plan stages rows in tiles.
  */

@@ -431,9 +431,11 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
 /* ------------------------------------------------------------ direct.c */
 
 /* dgrad's own loops: along output rows of few channels per group in
- * NCX (direct.c), or along the channels of depthwise channels-last
- * (direct_dw.c). The direct_* functions serve both, by plan->direct. */
-enum { DIRECT_ROWS = 1, DIRECT_DEPTHWISE_CL = 2 };
+ * NCX (direct.c), along the channels of depthwise channels-last
+ * (direct_dw.c), or over the output blocks of windows that do not
+ * overlap in channels-last (direct_blocks.c). The direct_* functions
+ * serve all three, by plan->direct. */
+enum { DIRECT_ROWS = 1, DIRECT_DEPTHWISE_CL = 2, DIRECT_BLOCKS_CL = 3 };
 
 /* The loop that applies to a plan with these io descs (DIRECT_*), 0 for
  * none. */
@@ -502,6 +504,18 @@ void direct_dw_pack_weights(const dgrad_plan_t *plan, const void *user,
 void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, const void *const *operands, void *out,
         char *scratch);
+
+/* ------------------------------------------------------ direct_blocks.c */
+
+int direct_blocks_applicable(const dgrad_plan_t *plan);
+/* Scratch bytes of one thread. */
+size_t direct_blocks_thread_scratch(const dgrad_problem_t *p);
+size_t direct_blocks_weights_size(const dgrad_problem_t *p);
+void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
+        float *packed);
+void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, const void *const *operands,
+        void *out, char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */
 
