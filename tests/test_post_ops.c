@@ -580,6 +580,22 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* Case @p j of a channels-last loop's chain test (@p t set up but for
+ * its chain): own_loop_chain's chain with operands broadcast as NXC
+ * orders the axes (bit d: axis d), checked against the reference with
+ * the in-place Add where the chain has one, then carried by the loop
+ * (@p impl) itself. */
+static void expect_channels_last_loop_carries(tester_t *t, int j,
+        unsigned seed, const char *impl) {
+    int nsp = t->nsp;
+    own_loop_chain(t, j, (1u << (nsp + 1)) - 1,
+            ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
+    t->seed = seed + (unsigned)j;
+    expect_pass(t);
+    t->in_place = 0;
+    expect_carrier(t, "own loop", impl);
+}
+
 /* The channels-last depthwise loop (direct_dw.c) applies the whole
  * chain to each pixel it writes, along its channels, a leading LeakyReLU
  * or Clamp in registers: unary ops, binary operands full (in place for
@@ -607,13 +623,7 @@ Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
             t.pb[i] = t.pe[i] = 1;
         }
         t.bias = j % 2; /* ConvTranspose only */
-        /* broadcast bit d: axis d in NXC order */
-        own_loop_chain(&t, j, (1u << (nsp + 1)) - 1,
-                ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
-        t.seed = 800u + (unsigned)j;
-        expect_pass(&t);
-        t.in_place = 0;
-        expect_carrier(&t, "own loop", "direct_dw");
+        expect_channels_last_loop_carries(&t, j, 800u, "direct_dw");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
@@ -647,12 +657,7 @@ Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
         /* an output of S times the input where K < S */
         if (nsp > 1) t.op[0] = 1;
         t.bias = j % 2; /* ConvTranspose only */
-        own_loop_chain(&t, j, (1u << (nsp + 1)) - 1,
-                ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
-        t.seed = 900u + (unsigned)j;
-        expect_pass(&t);
-        t.in_place = 0;
-        expect_carrier(&t, "own loop", "direct_blocks");
+        expect_channels_last_loop_carries(&t, j, 900u, "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
