@@ -1496,7 +1496,8 @@ Test(onednn, own_loop_depthwise_channels_last) {
  * vectors of 16 (40), of a chunk of 64 and one more vector (80), of
  * whole chunks (128); input rows not a multiple of any pixel block
  * (13); every type with a bias; K < S (outputs and whole rows no tap
- * reaches: the bias there); 1D to 3D, two images; both kernel sets. */
+ * reaches: the bias there); 1D to 3D, two images; both kernel sets;
+ * strided pixels, rows and images. */
 static void check_blocks(shape_t s) {
     for (int i = 0; i < s.nsp; i++) s.Y[i] = s.X[i] * s.S[i];
     check_own_loop_as(s, NXC, "dgrad:direct_blocks");
@@ -1523,6 +1524,26 @@ Test(onednn, own_loop_blocks_channels_last) {
                 .D = {1, 1, 1}, .PB = {0, 0, 0}, .has_bias = 1};
         check_blocks(v);
     }
+    /* Input pixels 3 elements apart beyond their channels, output rows 5
+     * beyond their pixels, images 7 beyond their rows: the loop reads
+     * and writes through the caller's strides (80 columns: both kernels
+     * of a row). */
+    policy()->own_kernels = 1;
+    shape_t g = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 6,
+            .Cout = 40, .X = {3, 9}, .K = {2, 2}, .S = {2, 2}, .D = {1, 1},
+            .PB = {0, 0}, .Y = {6, 18}, .act_layout = NXC, .has_bias = 1};
+    dgrad_problem_t p = make_problem(&g);
+    p.in_strides[3] = g.Cin + 3;
+    p.in_strides[2] = g.X[1] * p.in_strides[3];
+    p.in_strides[0] = g.X[0] * p.in_strides[2] + 7;
+    p.out_strides[2] = g.Y[1] * g.Cout + 5;
+    p.out_strides[0] = g.Y[0] * p.out_strides[2] + 7;
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
+    dgrad_plan_release(plan);
+    check_problem_ex(&p, 1, 0);
 }
 
 /* Where it does not apply: windows that overlap, padding, an output

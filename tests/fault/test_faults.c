@@ -423,6 +423,12 @@ static const spec_t onnx_stride_1 = {dgrad_op_conv_transpose, dgrad_f32,
 static const spec_t onnx_depthwise_cl = {dgrad_op_conv_transpose, dgrad_f32,
         {{"strides", "2,2"}, {"pads", "1,1,1,1"}, {"group", "20"}},
         {1, 20, 5, 5}, {20, 1, 4, 4}, 4, 1, 0, 0, 0, {1, 20, 10, 10}, 1};
+/* Windows that do not overlap (k2 s2, no padding), channels-last with a
+ * bias: dgrad's blocks loop (direct_blocks.c) where the policy takes the
+ * own loops. */
+static const spec_t onnx_blocks_cl = {dgrad_op_conv_transpose, dgrad_f32,
+        {{"strides", "2,2"}}, {1, 6, 5, 7}, {6, 10, 2, 2}, 4, 1, 0, 0, 0,
+        {1, 10, 10, 14}, 1};
 static const spec_t graph_deferred = {dgrad_op_convolution_backward_data,
         dgrad_f32, {{"strides", "2,2"}, {"pads_begin", "1,1"}, {"pads_end", "1,1"},
                 {"data_format", "NCX"}, {"weights_format", "OIX"}},
@@ -836,7 +842,7 @@ Test(faults, phase_fold, .timeout = 600) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
-/* dgrad's own loop (direct.c) wherever it applies: its workspace and
+/* dgrad's own loops (direct*.c) wherever they apply: their workspace and
  * packed weights fail over like every other acquisition. */
 Test(faults, own_loop, .timeout = 600) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
@@ -875,6 +881,19 @@ Test(faults, own_loop, .timeout = 600) {
             undo_none, EXPECT_NOTHING);
     sweep_core("cached execute (depthwise channels-last loop, bf16 bias, "
             "ReLU)", with(onnx_depthwise_cl, dgrad_bf16, 1, 0), compiled_warm,
+            act_execute, verify_output, undo_none, EXPECT_NOTHING);
+    /* And the channels-last loop of windows that do not overlap. */
+    cr_assert_str_eq(compiled_says(onnx_blocks_cl,
+                         dgrad_compiled_op_impl_name, impl, sizeof impl),
+            "dgrad:direct_blocks");
+    sweep_core("compile (blocks channels-last loop, bias, ReLU)",
+            onnx_blocks_cl, fresh, act_compile, verify_by_executing,
+            undo_compiled, EXPECT_FAILURES);
+    sweep_core("cached execute (blocks channels-last loop, bias, ReLU)",
+            onnx_blocks_cl, compiled_warm, act_execute, verify_output,
+            undo_none, EXPECT_NOTHING);
+    sweep_core("cached execute (blocks channels-last loop, f16 bias, ReLU)",
+            with(onnx_blocks_cl, dgrad_f16, 1, 0), compiled_warm,
             act_execute, verify_output, undo_none, EXPECT_NOTHING);
     scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
