@@ -3,8 +3,9 @@
 # bench/README.md and writes tables, CSV files and plots to OUT_DIR
 # (default bench/results). Usage: bench/run-suites.sh [DGRAD_BINARY] [OUT_DIR]
 # (SUITE=FILE for another batch file).
-# About 3-5 minutes on the 2-CPU machine of bench/results (`time
-# bench/run-suites.sh`); run it on a quiet machine.
+# About 4-6 minutes on the 2-CPU machine of bench/results (`time
+# bench/run-suites.sh`), 5 GB of memory at most; run it on a quiet
+# machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-build-rel/dgrad}
@@ -44,5 +45,17 @@ run f16_nxc $peaks --dt f16 --plot "$out/f16_nxc.png"
 run f16_ncx $peaks --dt f16 --data-format NCX --weights-format OIX
 run bf16_nxc --peak-gbs "$gbs" --dt bf16
 run bf16_ncx --peak-gbs "$gbs" --dt bf16 --data-format NCX --weights-format OIX
+# The 3D specification example at its full size (1x20x224^3 -> 1x8x447^3,
+# 3.8 GB of f32 input and output; the suite has it at 56^3): f32 against
+# raw (its gemm takes about 1.7 s a run), bf16 and f16 on their own.
+spec3d='g4mb1ic20id224ih224iw224oc8od447oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1n"spec:GroupConvolutionBackpropData_3d"'
+for dt in f32 bf16 f16; do
+    echo "dgrad bench: spec_3d_full_$dt" >&2
+    raw=()
+    [ "$dt" = f32 ] || raw=(--no-raw)
+    "$bin" bench --dt "$dt" --data-format NCX --weights-format OIX $peaks \
+        --reps 5 "${raw[@]}" --csv "$out/spec_3d_full_$dt.csv" "$spec3d" \
+        > "$out/spec_3d_full_$dt.txt"
+done
 python3 bench/results_table.py "$out" > "$out/summary.md"
 echo "written: $out (summary.md has the tables of bench/README.md)" >&2

@@ -11,13 +11,15 @@
  *   out[S*x + b][co] = bias[co] + sum over ci of in[x][ci] * w[ci][co][a, b]
  * (no term where a or b >= K): one row of the product of the input row
  * (pixels by Cin) and the phase's weights (Cin by S*Cout). oneDNN runs it
- * as a backward-data convolution on blocked copies of few-channel tensors,
- * or folded into a forward 1x1 convolution whose S^d phases go to a
- * scratch tensor and are copied out from there; on ESPNet's 20-channel
- * decoder layers in NXC both took 1.2-2.7x this loop's time
- * (bench/README.md). Here blocks of MB input pixels times NV vectors of
- * output columns accumulate in registers over the input channels (per
- * channel one broadcast per pixel, one weight load per vector), take the
+ * as a backward-data convolution (gemm; jit on blocked copies of
+ * few-channel tensors), or folded into a forward 1x1 convolution whose
+ * S^d phases go to a scratch tensor and are copied out from there. On
+ * ESPNet's 20-channel decoder layers in NXC, raw gemm takes 1.6-1.8x this
+ * loop's time, and the fold from as fast to 2.5x, with the machine's load
+ * (bench/README.md, eleventh look). Here blocks of MB input pixels times
+ * NV vectors of output columns accumulate in registers over the input
+ * channels (per channel one broadcast per pixel, one weight load per
+ * vector), take the
  * bias first and a leading ReLU or Clamp of the chain last, and go
  * straight to the output: each output element is written once, row by
  * row (image, outer output position), the rows shared out over the
