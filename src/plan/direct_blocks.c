@@ -19,13 +19,12 @@
  * (bench/README.md, eleventh look). Here blocks of MB input pixels times
  * NV vectors of output columns accumulate in registers over the input
  * channels (per channel one broadcast per pixel, one weight load per
- * vector), take the
- * bias first and a leading ReLU or Clamp of the chain last, and go
- * straight to the output: each output element is written once, row by
- * row (image, outer output position), the rows shared out over the
- * threads. One source for every CPU (GCC's vector extension, compiled for
- * AVX-512, AVX2 and the baseline); chosen only where timing finds it
- * faster (timing.c).
+ * vector), take the bias first and a leading ReLU or Clamp of the chain
+ * last, and go straight to the output: each output element is written
+ * once, row by row (image, outer output position), the rows shared out
+ * over the threads. One source for every CPU (GCC's vector extension,
+ * compiled for AVX-512, AVX2 and the baseline); chosen only where timing
+ * finds it faster (timing.c).
  */
 #define _POSIX_C_SOURCE 200809L
 
