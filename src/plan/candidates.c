@@ -296,8 +296,8 @@ dgrad_plan_t *build_single_thread(const dgrad_problem_t *problem,
     return plan;
 }
 
-/* The plan of one of dgrad's own loops (direct*.c) on the
- * user's buffers, or (@p staged) on f32 copies of them; with @p avx2, on
+/* The plan of one of dgrad's own loops (direct*.c) on the user's
+ * buffers, or (@p staged) on f32 copies of them; with @p avx2, on
  * AVX2 kernels where it would otherwise run AVX-512 ones (NULL where it
  * would not). */
 static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
@@ -312,10 +312,10 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
         return NULL;
     }
     plan->direct_avx2 = avx2;
-    snprintf(plan->impl, sizeof plan->impl, "%s",
-            plan->direct == DIRECT_ROWS           ? "dgrad:direct"
-                    : plan->direct == DIRECT_DEPTHWISE_CL ? "dgrad:direct_dw"
-                                                          : "dgrad:direct_blocks");
+    const char *name = plan->direct == DIRECT_ROWS ? "dgrad:direct"
+            : plan->direct == DIRECT_DEPTHWISE_CL      ? "dgrad:direct_dw"
+                                                       : "dgrad:direct_blocks";
+    snprintf(plan->impl, sizeof plan->impl, "%s", name);
     if (!direct_taps_init(plan)) {
         plan_destroy(plan);
         return NULL;

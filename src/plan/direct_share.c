@@ -1,8 +1,9 @@
 /*
  * The own loops' rows shared out over the OpenMP threads (direct.c's
- * rows loop, direct_dw.c's depthwise loop and direct_blocks.c): each thread a contiguous
- * share of the rows, handed out in runs along the last outer axis, tile
- * by tile of that axis where the plan stages rows in tiles.
+ * rows loop, direct_dw.c's depthwise loop, direct_blocks.c's loop): each
+ * thread a contiguous share of the rows, handed out in runs along the
+ * last outer axis, tile by tile of that axis where the plan stages rows
+ * in tiles.
  */
 #include "plan_impl.h"
 
