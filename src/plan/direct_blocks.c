@@ -163,22 +163,24 @@ void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)      \
                         V_LOAD(wv[v], wr + v * W);                            \
                     _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {   \
-                        VF xv = (VF){0} + src[m][c];                          \
+                        /* x - 0 is x exactly (x + 0 is not, for -0): GCC     \
+                         * broadcasts straight from memory, no add first */   \
+                        VF xv = src[m][c] - (VF){0};                          \
                         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)  \
                             acc[m][v] += xv * wv[v];                          \
                     }                                                         \
                 }                                                             \
                 _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {       \
-                    if (m >= mb) break;                                       \
                     float *d = out + (x + m) * pitch;                         \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {    \
                         int64_t j = j0 + v * W;                               \
-                        if (j >= ncols) break;                                \
-                        if (ep->on) V_EPILOGUE(VF, VI, ep, acc[m][v]);        \
+                        if (m >= mb || j >= ncols) continue;                  \
+                        VF r = acc[m][v];                                     \
+                        if (ep->on) V_EPILOGUE(VF, VI, ep, r);                \
                         if (j + W <= ncols)                                   \
-                            V_STORE(d + j, acc[m][v]);                        \
+                            V_STORE(d + j, r);                                \
                         else                                                  \
-                            STORE_PART(d + j, acc[m][v], ncols - j);          \
+                            STORE_PART(d + j, r, ncols - j);                  \
                     }                                                         \
                 }                                                             \
             }                                                                 \
