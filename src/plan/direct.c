@@ -140,7 +140,7 @@ static kernels_t plan_kernels(const dgrad_plan_t *plan) {
 
 /* Whether this loop applies to a plan with these io descs (compute type
  * f32, innermost axis the last spatial one on both activations). */
-static int rows_applicable(const dgrad_plan_t *plan) {
+int direct_rows_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int last = 2 + p->nsp - 1;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
@@ -157,39 +157,15 @@ static int rows_applicable(const dgrad_plan_t *plan) {
             && (p->Cin / p->G) * kouter * taps_x <= DIRECT_MAX_TERMS;
 }
 
-int direct_avx2_differs(const dgrad_plan_t *plan) {
-    return have_avx2_fma()
-            && (plan->direct == DIRECT_ROWS ? avx512_reads(io_type(plan))
-                                            : have_avx512());
+int direct_rows_avx2_differs(const dgrad_plan_t *plan) {
+    return have_avx2_fma() && avx512_reads(io_type(plan));
 }
 
-/* The rows loop where it applies, else a channels-last one: depthwise,
- * or windows that do not overlap (the three never apply together but on
- * degenerate sizes). */
-int direct_applicable(const dgrad_plan_t *plan) {
-    return rows_applicable(plan)              ? DIRECT_ROWS
-            : direct_dw_applicable(plan)     ? DIRECT_DEPTHWISE_CL
-            : direct_blocks_applicable(plan) ? DIRECT_BLOCKS_CL
-                                             : 0;
+size_t direct_rows_thread_scratch(const dgrad_plan_t *plan) {
+    return thread_scratch(plan);
 }
 
-/* Scratch of an execution: one part per thread, for as many threads as
- * the caller's OpenMP setting gives now; executions never run more
- * (direct_run). Returns the bytes, the thread count in @p threads. */
-size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
-    *threads = direct_threads_max();
-    return (plan->direct == DIRECT_DEPTHWISE_CL
-                           ? direct_dw_thread_scratch(&plan->p)
-                    : plan->direct == DIRECT_BLOCKS_CL
-                           ? direct_blocks_thread_scratch(&plan->p)
-                           : thread_scratch(plan))
-            * (size_t)*threads;
-}
-
-size_t direct_weights_size(const dgrad_plan_t *plan) {
-    const dgrad_problem_t *p = &plan->p;
-    if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_weights_size(p);
-    if (plan->direct == DIRECT_BLOCKS_CL) return direct_blocks_weights_size(p);
+size_t direct_rows_weights_size(const dgrad_problem_t *p) {
     int64_t n = p->Cin * (p->Cout / p->G);
     for (int i = 0; i < p->nsp; i++) n *= p->K[i];
     return (size_t)n * sizeof(float);
@@ -197,16 +173,8 @@ size_t direct_weights_size(const dgrad_plan_t *plan) {
 
 /* Weights as f32 [G][Cout/G][Cin/G][K...], from the user's type and
  * strides. */
-void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
+void direct_rows_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed) {
-    if (plan->direct == DIRECT_DEPTHWISE_CL) {
-        direct_dw_pack_weights(plan, user, packed);
-        return;
-    }
-    if (plan->direct == DIRECT_BLOCKS_CL) {
-        direct_blocks_pack_weights(plan, user, packed);
-        return;
-    }
     const dgrad_problem_t *p = &plan->p;
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, kn = 1;
     for (int i = 0; i < p->nsp; i++) kn *= p->K[i];
@@ -271,9 +239,7 @@ const int64_t *direct_last_taps(const dgrad_plan_t *plan, int64_t r) {
     return direct_outer_taps(plan, l, 0) + r * taps_width(p, l);
 }
 
-int direct_taps_init(dgrad_plan_t *plan) {
-    if (plan->direct == DIRECT_DEPTHWISE_CL) return direct_dw_taps_init(plan);
-    if (plan->direct == DIRECT_BLOCKS_CL) return 1; /* no tables */
+int direct_rows_taps_init(dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t n = p->S[l] * taps_width(p, l);
@@ -865,17 +831,9 @@ static void rows_row(void *arg, int64_t rest, const int64_t *y, int64_t run,
 
 /* The whole output: rows (n, block of output channels, outer position)
  * shared out over the OpenMP threads, each with its own scratch. */
-void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
-        const float *bias, const void *const *operands, void *out,
-        char *scratch) {
-    if (plan->direct == DIRECT_DEPTHWISE_CL) {
-        direct_dw_run(plan, in, w, bias, operands, out, scratch);
-        return;
-    }
-    if (plan->direct == DIRECT_BLOCKS_CL) {
-        direct_blocks_run(plan, in, w, bias, operands, out, scratch);
-        return;
-    }
+void direct_rows_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, const void *const *operands,
+        void *out, char *scratch) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t cg = p->Cout / p->G, outer = 1;

@@ -428,7 +428,7 @@ void step_free(step_t *step);
  * Out of memory is the only failure. */
 dnnl_status_t in_place_init(dgrad_plan_t *plan);
 
-/* ------------------------------------------------------------ direct.c */
+/* ----------------------------------------------- direct_loops.c, direct.c */
 
 /* dgrad's own loops: along output rows of few channels per group in
  * NCX (direct.c), along the channels of depthwise channels-last
@@ -491,6 +491,20 @@ int64_t cpu_llc_bytes(void);
 /* One core's L2 bytes as the C library reads them (512 KiB where it
  * cannot). */
 int64_t cpu_l2_bytes(void);
+
+/* The rows loop's own (direct.c), as direct_loops.c passes the calls on. */
+int direct_rows_applicable(const dgrad_plan_t *plan);
+int direct_rows_avx2_differs(const dgrad_plan_t *plan);
+size_t direct_rows_thread_scratch(const dgrad_plan_t *plan);
+size_t direct_rows_weights_size(const dgrad_problem_t *p);
+/* Weights as f32 [G][Cout/G][Cin/G][K...], from the user's type and
+ * strides. */
+void direct_rows_pack_weights(const dgrad_plan_t *plan, const void *user,
+        float *packed);
+int direct_rows_taps_init(dgrad_plan_t *plan);
+void direct_rows_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, const void *const *operands,
+        void *out, char *scratch);
 
 /* ---------------------------------------------------------- direct_dw.c */
 

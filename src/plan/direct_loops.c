@@ -1,0 +1,77 @@
+/*
+ * dgrad's own loops (direct.c, direct_dw.c, direct_blocks.c): which one
+ * applies to a plan, and the calls a plan and its executions make of
+ * its loop, each passed on to that loop's file.
+ */
+#include "plan_impl.h"
+
+/* The rows loop where it applies, else a channels-last one: depthwise,
+ * or windows that do not overlap (the three never apply together but on
+ * degenerate sizes). */
+int direct_applicable(const dgrad_plan_t *plan) {
+    return direct_rows_applicable(plan)       ? DIRECT_ROWS
+            : direct_dw_applicable(plan)     ? DIRECT_DEPTHWISE_CL
+            : direct_blocks_applicable(plan) ? DIRECT_BLOCKS_CL
+                                             : 0;
+}
+
+int direct_avx2_differs(const dgrad_plan_t *plan) {
+    if (plan->direct == DIRECT_ROWS) return direct_rows_avx2_differs(plan);
+    return cpu_has_avx2_fma() && cpu_has_avx512f();
+}
+
+/* Scratch of an execution: one part per thread, for as many threads as
+ * the caller's OpenMP setting gives now; executions never run more
+ * (direct_run). Returns the bytes, the thread count in @p threads. */
+size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
+    *threads = direct_threads_max();
+    size_t per_thread = plan->direct == DIRECT_DEPTHWISE_CL
+            ? direct_dw_thread_scratch(&plan->p)
+            : plan->direct == DIRECT_BLOCKS_CL
+            ? direct_blocks_thread_scratch(&plan->p)
+            : direct_rows_thread_scratch(plan);
+    return per_thread * (size_t)*threads;
+}
+
+size_t direct_weights_size(const dgrad_plan_t *plan) {
+    switch (plan->direct) {
+    case DIRECT_DEPTHWISE_CL: return direct_dw_weights_size(&plan->p);
+    case DIRECT_BLOCKS_CL: return direct_blocks_weights_size(&plan->p);
+    default: return direct_rows_weights_size(&plan->p);
+    }
+}
+
+void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
+        float *packed) {
+    switch (plan->direct) {
+    case DIRECT_DEPTHWISE_CL:
+        direct_dw_pack_weights(plan, user, packed);
+        break;
+    case DIRECT_BLOCKS_CL:
+        direct_blocks_pack_weights(plan, user, packed);
+        break;
+    default: direct_rows_pack_weights(plan, user, packed);
+    }
+}
+
+int direct_taps_init(dgrad_plan_t *plan) {
+    switch (plan->direct) {
+    case DIRECT_DEPTHWISE_CL: return direct_dw_taps_init(plan);
+    case DIRECT_BLOCKS_CL: return 1; /* no tables */
+    default: return direct_rows_taps_init(plan);
+    }
+}
+
+void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
+        const float *bias, const void *const *operands, void *out,
+        char *scratch) {
+    switch (plan->direct) {
+    case DIRECT_DEPTHWISE_CL:
+        direct_dw_run(plan, in, w, bias, operands, out, scratch);
+        break;
+    case DIRECT_BLOCKS_CL:
+        direct_blocks_run(plan, in, w, bias, operands, out, scratch);
+        break;
+    default: direct_rows_run(plan, in, w, bias, operands, out, scratch);
+    }
+}
