@@ -237,18 +237,14 @@ static void compare(const dgrad_problem_t *p, const buffers_t *b,
     cr_assert_eq(bad, 0, "%lld mismatches", (long long)bad);
 }
 
-/* Plans, executes and compares one problem; returns nothing, asserts. */
-static void check_problem_ex(const dgrad_problem_t *p, int integers,
-        int prepared) {
+/* @p plan (of @p p) against the reference: executed on weights as the
+ * user gives them, or (@p prepared) prepared first; asserts. */
+static void check_plan_ex(const dgrad_problem_t *p, const dgrad_plan_t *plan,
+        int integers, int prepared) {
     buffers_t b;
     buffers_init(&b, p, integers, 1234u);
     dgrad_reference_compute(p, b.in, b.wei, p->has_bias ? b.bias : NULL,
             b.ref, b.abs_sum);
-    dgrad_plan_t *plan = NULL;
-    /* Prepared weights are what a constant-weights plan is chosen for. */
-    cr_assert_eq(dgrad_plan_get(p, prepared ? dgrad_weights_constant
-                                         : dgrad_weights_variable, policy(), &plan),
-            dgrad_success, "%s", dgrad_last_error_message());
     const void *wei = b.wei;
     void *prep = NULL;
     if (prepared && dgrad_plan_prepared_weights_size(plan) > 0) {
@@ -264,9 +260,20 @@ static void check_problem_ex(const dgrad_problem_t *p, int integers,
             dgrad_success, "%s", dgrad_last_error_message());
     compare(p, &b, !integers);
     cr_log_info("impl %s", dgrad_plan_impl_name(plan));
-    dgrad_plan_release(plan);
     free(prep);
     buffers_free(&b);
+}
+
+/* Plans, executes and compares one problem; asserts. */
+static void check_problem_ex(const dgrad_problem_t *p, int integers,
+        int prepared) {
+    dgrad_plan_t *plan = NULL;
+    /* Prepared weights are what a constant-weights plan is chosen for. */
+    cr_assert_eq(dgrad_plan_get(p, prepared ? dgrad_weights_constant
+                                         : dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    check_plan_ex(p, plan, integers, prepared);
+    dgrad_plan_release(plan);
 }
 
 static void check_shape(const shape_t *s) {
@@ -1502,9 +1509,24 @@ Test(onednn, own_loop_depthwise_channels_last) {
  * (13); every type with a bias; K < S (outputs and whole rows no tap
  * reaches: the bias there); 1D to 3D, two images; both kernel sets;
  * strided pixels, rows and images. */
+/* The blocks loop on @p s (its output S times its input), both forms of
+ * it for a 16-bit type: the one dgrad_plan_get builds widens and rounds
+ * row by row itself; the other runs on f32 copies of whole tensors. */
 static void check_blocks(shape_t s) {
     for (int i = 0; i < s.nsp; i++) s.Y[i] = s.X[i] * s.S[i];
     check_own_loop_as(s, NXC, "dgrad:direct_blocks");
+    s.act_layout = NXC;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    cr_assert(own && own->direct == DIRECT_BLOCKS_CL && !own->staged);
+    plan_destroy(own);
+    if (s.dt == dgrad_f32) return;
+    dgrad_plan_t *on_copies = build_direct(&p, policy(), 1, 0);
+    cr_assert(on_copies && on_copies->direct == DIRECT_BLOCKS_CL
+            && on_copies->staged);
+    check_plan_ex(&p, on_copies, 1, 0);
+    check_plan_ex(&p, on_copies, 1, 1);
+    plan_destroy(on_copies);
 }
 
 Test(onednn, own_loop_blocks_channels_last) {
@@ -1531,23 +1553,28 @@ Test(onednn, own_loop_blocks_channels_last) {
     /* Input pixels 3 elements apart beyond their channels, output rows 5
      * beyond their pixels, images 7 beyond their rows: the loop reads
      * and writes through the caller's strides (80 columns: both kernels
-     * of a row). */
+     * of a row; in bf16, input rows widened pixel by pixel). */
     policy()->own_kernels = 1;
-    shape_t g = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 6,
-            .Cout = 40, .X = {3, 9}, .K = {2, 2}, .S = {2, 2}, .D = {1, 1},
-            .PB = {0, 0}, .Y = {6, 18}, .act_layout = NXC, .has_bias = 1};
-    dgrad_problem_t p = make_problem(&g);
-    p.in_strides[3] = g.Cin + 3;
-    p.in_strides[2] = g.X[1] * p.in_strides[3];
-    p.in_strides[0] = g.X[0] * p.in_strides[2] + 7;
-    p.out_strides[2] = g.Y[1] * g.Cout + 5;
-    p.out_strides[0] = g.Y[0] * p.out_strides[2] + 7;
-    dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
-            dgrad_success, "%s", dgrad_last_error_message());
-    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
-    dgrad_plan_release(plan);
-    check_problem_ex(&p, 1, 0);
+    for (int i = 0; i < 2; i++) {
+        shape_t g = {.nsp = 2, .dt = i ? dgrad_bf16 : dgrad_f32, .N = 2,
+                .G = 1, .Cin = 6, .Cout = 40, .X = {3, 9}, .K = {2, 2},
+                .S = {2, 2}, .D = {1, 1}, .PB = {0, 0}, .Y = {6, 18},
+                .act_layout = NXC, .has_bias = 1};
+        dgrad_problem_t p = make_problem(&g);
+        p.in_strides[3] = g.Cin + 3;
+        p.in_strides[2] = g.X[1] * p.in_strides[3];
+        p.in_strides[0] = g.X[0] * p.in_strides[2] + 7;
+        p.out_strides[2] = g.Y[1] * g.Cout + 5;
+        p.out_strides[0] = g.Y[0] * p.out_strides[2] + 7;
+        dgrad_plan_t *plan = NULL;
+        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(),
+                             &plan),
+                dgrad_success, "%s", dgrad_last_error_message());
+        cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
+        cr_assert(!plan->staged);
+        dgrad_plan_release(plan);
+        check_problem_ex(&p, 1, 0);
+    }
 }
 
 /* Where it does not apply: windows that overlap, padding, an output

@@ -2,8 +2,9 @@
  * dgrad's own loop for transposed convolutions whose windows do not
  * overlap: one group, K <= S on every axis, no padding or dilation and an
  * output exactly S times the input (the k2s2 up-sampling layers of U-Net,
- * ESPNet, ENet), on channels-last activations, in f32 (16-bit types read
- * and written through f32 copies: plan->staged).
+ * ESPNet, ENet), on channels-last activations, in f32, bf16 or f16
+ * (16-bit types either through f32 copies of whole tensors, plan->staged,
+ * or row by row through f32 rows in the thread's scratch: timing picks).
  *
  * There nothing but input pixel x reaches the S-block of output pixels
  * S*x + b: along an output row of outer phase a (outer output position
@@ -42,6 +43,7 @@
 
 /* Limits that keep the packed weights and a row's buffers small. */
 #define BLOCKS_MAX_CHANNELS (1 << 16)
+#define BLOCKS_MAX_ROW_VALUES ((int64_t)1 << 20) /* f32 row of a 16-bit type */
 #define BLOCKS_MAX_COLS (1 << 16) /* S * Cout of the last axis */
 #define BLOCKS_MAX_WEIGHTS ((int64_t)1 << 26) /* packed floats */
 /* Packed weight rows are padded with zero columns to a multiple of this,
@@ -59,6 +61,14 @@ static int64_t padded_cols(const dgrad_problem_t *p) {
             * BLOCKS_COL_ALIGN;
 }
 
+/* Whether the loop reads and writes the user's 16-bit tensors itself,
+ * through f32 rows: an input row (X pixels by Cin) widened once for the
+ * S output rows it reaches, an output row (Y pixels by Cout) computed,
+ * chained and rounded once in scratch while it is in cache. */
+static int rows_in_f32(const dgrad_plan_t *plan) {
+    return !plan->staged && plan->p.dt != dgrad_f32;
+}
+
 /* Phases of the outer axes: the product of their strides. */
 static int64_t outer_phases(const dgrad_problem_t *p) {
     int64_t n = 1;
@@ -70,8 +80,7 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int l = p->nsp - 1;
-    if (p->G != 1 || !(plan->staged || p->dt == dgrad_f32) || is[1] != 1
-            || os[1] != 1 || os[2 + l] != p->Cout
+    if (p->G != 1 || is[1] != 1 || os[1] != 1 || os[2 + l] != p->Cout
             || p->Cin > BLOCKS_MAX_CHANNELS || p->Cout > BLOCKS_MAX_CHANNELS
             || p->S[l] > BLOCKS_MAX_COLS / p->Cout)
         return 0;
@@ -86,14 +95,27 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
             phases *= p->S[i];
         }
     }
+    if (rows_in_f32(plan)
+            && (p->X[l] > BLOCKS_MAX_ROW_VALUES / p->Cin
+                    || p->Y[l] > BLOCKS_MAX_ROW_VALUES / p->Cout))
+        return 0;
     return phases * p->Cin <= BLOCKS_MAX_WEIGHTS / padded_cols(p);
 }
 
-/* Per thread: the bias along a row of columns, and one pixel of a 16-bit
- * post-op operand's values. */
-size_t direct_blocks_thread_scratch(const dgrad_problem_t *p) {
-    size_t n = (size_t)(padded_cols(p) + p->Cout) * sizeof(float);
-    return (n + 63) / 64 * 64;
+/* Floats of a thread's scratch before its f32 rows: the bias along a
+ * row of columns, and one pixel of a 16-bit post-op operand's values. */
+static int64_t row_buffers(const dgrad_problem_t *p) {
+    return (padded_cols(p) + p->Cout + 15) / 16 * 16;
+}
+
+/* Per thread: row_buffers, then where the loop widens rows itself the
+ * input row and the output row. */
+size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    int64_t n = row_buffers(p);
+    if (rows_in_f32(plan)) n += p->X[l] * p->Cin + p->Y[l] * p->Cout;
+    return ((size_t)n * sizeof(float) + 63) / 64 * 64;
 }
 
 size_t direct_blocks_weights_size(const dgrad_problem_t *p) {
@@ -253,18 +275,40 @@ static block_kernels_t kernels_for_plan(const dgrad_plan_t *plan) {
 typedef struct blocks_args {
     const dgrad_plan_t *plan;
     block_kernels_t k;
-    const float *in, *w, *bias;
+    const char *in; /* the user's type, or f32 where the plan stages */
+    const float *w, *bias;
     const void *const *operands;
-    float *out;
+    char *out;
+    size_t esize; /* bytes of an element of in and out */
 } blocks_args_t;
+
+/* Input row @p in_off (elements) of a 16-bit tensor widened into
+ * @p row: X pixels of Cin channels, contiguous. */
+static void widen_input_row(const blocks_args_t *a, int64_t in_off,
+        float *row) {
+    const dgrad_problem_t *p = &a->plan->p;
+    int l = p->nsp - 1;
+    int64_t step = a->plan->in.io_strides[2 + l];
+    const char *src = a->in + (size_t)in_off * a->esize;
+    if (step == p->Cin) {
+        convert_run_to_f32(p->dt, src, row, p->X[l] * p->Cin);
+        return;
+    }
+    for (int64_t x = 0; x < p->X[l]; x++)
+        convert_run_to_f32(p->dt, src + (size_t)(x * step) * a->esize,
+                row + x * p->Cin, p->Cin);
+}
 
 /* One output row (image @p n, outer output position @p y): the columns
  * the wide kernel fills, then the rest a vector at a time, over all the
  * row's input pixels; then the rest of the chain on each output pixel
  * while the row is in cache. A row of an outer phase no tap reaches
- * (K < S) gets the bias (then the chain) like any other. */
+ * (K < S) gets the bias (then the chain) like any other. Where the loop
+ * widens rows itself (rows_in_f32), @p widened is the input row the
+ * scratch holds (-1: none), and the f32 output row is rounded into the
+ * user's at the end. */
 static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
-        char *scratch) {
+        char *scratch, int64_t *widened) {
     const dgrad_plan_t *plan = a->plan;
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
@@ -281,37 +325,59 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
         ph = ph * p->S[i] + r;
         if (r >= p->K[i]) cin = 0;
     }
+    const float *src;
+    float *dst;
+    int64_t in_step;
+    if (rows_in_f32(plan)) {
+        float *in_row = brow + row_buffers(p);
+        if (cin && *widened != in_off) {
+            widen_input_row(a, in_off, in_row);
+            *widened = in_off;
+        }
+        src = in_row;
+        in_step = p->Cin;
+        dst = in_row + p->X[l] * p->Cin;
+    } else {
+        src = (const float *)a->in + in_off;
+        in_step = is[2 + l];
+        dst = (float *)a->out + out_off;
+    }
     epilogue_t ep = {0, 0, 0.0f, 0.0f};
     int from = plan->post.fused ? post_chain_epilogue(p, &ep) : 0;
     const float *w = a->w + ph * p->Cin * np;
     int64_t chunk = a->k.nv_max * a->k.w, whole = nc / chunk * chunk;
     if (whole)
-        a->k.of[a->k.nv_max - 1](a->in + in_off, is[2 + l], cin, w, np,
-                brow, whole, &ep, a->out + out_off, nc, p->X[l]);
+        a->k.of[a->k.nv_max - 1](src, in_step, cin, w, np, brow, whole, &ep,
+                dst, nc, p->X[l]);
     if (whole < nc)
-        a->k.of[(nc - whole + a->k.w - 1) / a->k.w - 1](a->in + in_off,
-                is[2 + l], cin, w + whole, np, brow + whole, nc - whole, &ep,
-                a->out + out_off + whole, nc, p->X[l]);
+        a->k.of[(nc - whole + a->k.w - 1) / a->k.w - 1](src, in_step, cin,
+                w + whole, np, brow + whole, nc - whole, &ep, dst + whole, nc,
+                p->X[l]);
+    /* output pixels are C apart (direct_blocks_applicable) */
     if (plan->post.fused && from < p->n_post_ops) {
         int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, 0};
         for (int i = 0; i < l; i++) idx[2 + i] = y[i];
         for (idx[2 + l] = 0; idx[2 + l] < p->Y[l]; idx[2 + l]++)
             post_chain_run(p, a->operands, from, idx, 1, C,
-                    a->out + out_off + idx[2 + l] * os[2 + l], tmp);
+                    dst + idx[2 + l] * C, tmp);
     }
+    if (rows_in_f32(plan))
+        convert_run_from_f32(p->dt, dst, a->out + (size_t)out_off * a->esize,
+                p->Y[l] * C);
 }
 
 /* The rows of direct_blocks_run: @p n the image, @p y the outer position
- * and the @p run - 1 after it on the last outer axis. */
+ * and the @p run - 1 after it on the last outer axis (rows of the same
+ * input row one after the other: it is widened once for them). */
 static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
         int64_t run, char *scratch) {
     const blocks_args_t *a = arg;
     int l = a->plan->p.nsp - 1;
-    int64_t at[DGRAD_MAX_SPATIAL];
+    int64_t at[DGRAD_MAX_SPATIAL], widened = -1;
     for (int i = 0; i < l; i++) at[i] = y[i];
     for (int64_t k = 0; k < run; k++) {
         if (k) at[l - 1]++; /* runs are longer than 1 only where l >= 1 */
-        blocks_row(a, n, at, scratch);
+        blocks_row(a, n, at, scratch, &widened);
     }
 }
 
@@ -326,9 +392,10 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
     blocks_args_t args = {plan, kernels_for_plan(plan), in, w, bias,
-            operands, out};
+            operands, out,
+            rows_in_f32(plan) ? dgrad_data_type_size(p->dt) : sizeof(float)};
     direct_for_rows(plan, rows, 0,
             (double)rows * (double)p->X[l] * (double)cols(p)
                     * (double)p->Cin,
-            direct_blocks_thread_scratch(p), scratch, blocks_row_of, &args);
+            direct_blocks_thread_scratch(plan), scratch, blocks_row_of, &args);
 }

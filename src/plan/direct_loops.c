@@ -28,7 +28,7 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
     size_t per_thread = plan->direct == DIRECT_DEPTHWISE_CL
             ? direct_dw_thread_scratch(&plan->p)
             : plan->direct == DIRECT_BLOCKS_CL
-            ? direct_blocks_thread_scratch(&plan->p)
+            ? direct_blocks_thread_scratch(plan)
             : direct_rows_thread_scratch(plan);
     return per_thread * (size_t)*threads;
 }

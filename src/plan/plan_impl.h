@@ -523,7 +523,7 @@ void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
 
 int direct_blocks_applicable(const dgrad_plan_t *plan);
 /* Scratch bytes of one thread. */
-size_t direct_blocks_thread_scratch(const dgrad_problem_t *p);
+size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan);
 size_t direct_blocks_weights_size(const dgrad_problem_t *p);
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
