@@ -1549,6 +1549,17 @@ Test(onednn, own_loop_blocks_channels_last) {
                 .Cout = 9, .X = {2, 3, 7}, .K = {1, 2, 2}, .S = {2, 3, 2},
                 .D = {1, 1, 1}, .PB = {0, 0, 0}, .has_bias = 1};
         check_blocks(v);
+        /* 16-bit output rounded a stretch at a time: 128 columns, 53
+         * pixels in stretches of 24, 24 and 5; 4098 columns, one pixel
+         * a stretch */
+        shape_t wide = {.nsp = 2, .dt = dgrad_f16, .N = 1, .G = 1, .Cin = 5,
+                .Cout = 64, .X = {2, 53}, .K = {2, 2}, .S = {2, 2},
+                .D = {1, 1}, .PB = {0, 0}, .has_bias = 1};
+        check_blocks(wide);
+        wide.dt = dgrad_bf16;
+        wide.Cout = 2049;
+        wide.X[1] = 3;
+        check_blocks(wide);
     }
     /* Input pixels 3 elements apart beyond their channels, output rows 5
      * beyond their pixels, images 7 beyond their rows: the loop reads

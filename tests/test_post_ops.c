@@ -632,8 +632,8 @@ Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
  * (direct_blocks.c) applies the chain the same way, per output pixel
  * along its channels after the row's columns are stored: K = S (and K <
  * S on the first axis, rows no tap reaches), 1D to 3D, each type,
- * output columns of partial and whole vectors; checked against the
- * reference. */
+ * output columns of partial and whole vectors, 16-bit rows of more than
+ * one stretch; checked against the reference. */
 Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
     use_strategies(dgrad_plan_policy_default().phase_fold, 2);
     const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
@@ -649,7 +649,9 @@ Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
         t.Cout = channels[j / 3];
         t.dt = dts[j % 3];
         for (int i = 0; i < nsp; i++) {
-            t.X[i] = i == nsp - 1 ? 9 : 3;
+            /* 32 channels, 53 input pixels a row: 16-bit output rows are
+             * chained and rounded in stretches of 48 pixels and 5 */
+            t.X[i] = i < nsp - 1 ? 3 : j >= 6 ? 53 : 9;
             t.S[i] = 2;
             t.K[i] = i == 0 && nsp > 1 ? 1 : 2;
             t.pb[i] = t.pe[i] = 0;

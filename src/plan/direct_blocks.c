@@ -44,6 +44,12 @@
 /* Limits that keep the packed weights and a row's buffers small. */
 #define BLOCKS_MAX_CHANNELS (1 << 16)
 #define BLOCKS_MAX_ROW_VALUES ((int64_t)1 << 20) /* f32 row of a 16-bit type */
+/* Where the loop rounds f32 values into a 16-bit output itself, it does
+ * so for a stretch of an output row at a time, of at most this many
+ * floats (or one input pixel's columns, if more) and whole pixel blocks:
+ * a stretch is rounded while it is still in L1. */
+#define BLOCKS_STRETCH_FLOATS 4096
+#define BLOCKS_STRETCH_PIXELS_ALIGN 24 /* every kernel's MB divides it */
 #define BLOCKS_MAX_COLS (1 << 16) /* S * Cout of the last axis */
 #define BLOCKS_MAX_WEIGHTS ((int64_t)1 << 26) /* packed floats */
 /* Packed weight rows are padded with zero columns to a multiple of this,
@@ -63,8 +69,8 @@ static int64_t padded_cols(const dgrad_problem_t *p) {
 
 /* Whether the loop reads and writes the user's 16-bit tensors itself,
  * through f32 rows: an input row (X pixels by Cin) widened once for the
- * S output rows it reaches, an output row (Y pixels by Cout) computed,
- * chained and rounded once in scratch while it is in cache. */
+ * S output rows it reaches, and the output row computed, chained and
+ * rounded a stretch at a time in scratch. */
 static int rows_in_f32(const dgrad_plan_t *plan) {
     return !plan->staged && plan->p.dt != dgrad_f32;
 }
@@ -95,9 +101,7 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
             phases *= p->S[i];
         }
     }
-    if (rows_in_f32(plan)
-            && (p->X[l] > BLOCKS_MAX_ROW_VALUES / p->Cin
-                    || p->Y[l] > BLOCKS_MAX_ROW_VALUES / p->Cout))
+    if (rows_in_f32(plan) && p->X[l] > BLOCKS_MAX_ROW_VALUES / p->Cin)
         return 0;
     return phases * p->Cin <= BLOCKS_MAX_WEIGHTS / padded_cols(p);
 }
@@ -108,13 +112,22 @@ static int64_t row_buffers(const dgrad_problem_t *p) {
     return (padded_cols(p) + p->Cout + 15) / 16 * 16;
 }
 
+/* Input pixels of a stretch of output (BLOCKS_STRETCH_FLOATS). */
+static int64_t stretch_pixels(const dgrad_problem_t *p) {
+    int64_t n = BLOCKS_STRETCH_FLOATS / cols(p);
+    if (n >= BLOCKS_STRETCH_PIXELS_ALIGN)
+        return n / BLOCKS_STRETCH_PIXELS_ALIGN * BLOCKS_STRETCH_PIXELS_ALIGN;
+    return n > 0 ? n : 1;
+}
+
 /* Per thread: row_buffers, then where the loop widens rows itself the
- * input row and the output row. */
+ * input row and a stretch of output. */
 size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t n = row_buffers(p);
-    if (rows_in_f32(plan)) n += p->X[l] * p->Cin + p->Y[l] * p->Cout;
+    if (rows_in_f32(plan))
+        n += p->X[l] * p->Cin + stretch_pixels(p) * cols(p);
     return ((size_t)n * sizeof(float) + 63) / 64 * 64;
 }
 
@@ -299,14 +312,53 @@ static void widen_input_row(const blocks_args_t *a, int64_t in_off,
                 row + x * p->Cin, p->Cin);
 }
 
-/* One output row (image @p n, outer output position @p y): the columns
- * the wide kernel fills, then the rest a vector at a time, over all the
- * row's input pixels; then the rest of the chain on each output pixel
- * while the row is in cache. A row of an outer phase no tap reaches
- * (K < S) gets the bias (then the chain) like any other. Where the loop
- * widens rows itself (rows_in_f32), @p widened is the input row the
- * scratch holds (-1: none), and the f32 output row is rounded into the
- * user's at the end. */
+/* What the row functions share for one output row. */
+typedef struct blocks_row {
+    const float *w; /* the phase's packed weights */
+    const float *brow; /* the bias along the columns */
+    int64_t cin; /* input channels reaching the row (0 or Cin) */
+    epilogue_t ep;
+    int from; /* the chain's first step left after the epilogue */
+    int64_t idx[2 + DGRAD_MAX_SPATIAL]; /* the row's first output pixel */
+    float *tmp; /* a pixel of a 16-bit post-op operand */
+} blocks_row_t;
+
+/* @p count input pixels of @p src (@p in_step apart) into their S output
+ * pixels each at @p dst (C apart), the chain applied: the columns the
+ * wide kernel fills, then the rest a vector at a time; then the rest of
+ * the chain on each output pixel, from output pixel @p y0 of the row on,
+ * while they are in cache. */
+static void blocks_pixels(const blocks_args_t *a, const blocks_row_t *r,
+        const float *src, int64_t in_step, float *dst, int64_t y0,
+        int64_t count) {
+    const dgrad_problem_t *p = &a->plan->p;
+    int l = p->nsp - 1;
+    int64_t nc = cols(p), np = padded_cols(p);
+    int64_t chunk = a->k.nv_max * a->k.w, whole = nc / chunk * chunk;
+    if (whole)
+        a->k.of[a->k.nv_max - 1](src, in_step, r->cin, r->w, np, r->brow,
+                whole, &r->ep, dst, nc, count);
+    if (whole < nc)
+        a->k.of[(nc - whole + a->k.w - 1) / a->k.w - 1](src, in_step,
+                r->cin, r->w + whole, np, r->brow + whole, nc - whole, &r->ep,
+                dst + whole, nc, count);
+    if (!a->plan->post.fused || r->from >= p->n_post_ops) return;
+    int64_t idx[2 + DGRAD_MAX_SPATIAL];
+    memcpy(idx, r->idx, sizeof idx);
+    for (int64_t k = 0; k < count * p->S[l]; k++) {
+        idx[2 + l] = y0 + k;
+        post_chain_run(p, a->operands, r->from, idx, 1, p->Cout,
+                dst + k * p->Cout, r->tmp);
+    }
+}
+
+/* One output row (image @p n, outer output position @p y) over all the
+ * row's input pixels. A row of an outer phase no tap reaches (K < S)
+ * gets the bias (then the chain) like any other. Output pixels are Cout
+ * apart (direct_blocks_applicable). Where the loop widens rows itself
+ * (rows_in_f32), @p widened is the input row the scratch holds (-1:
+ * none), and the output is computed into scratch a stretch at a time and
+ * rounded into the user's. */
 static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
         char *scratch, int64_t *widened) {
     const dgrad_plan_t *plan = a->plan;
@@ -314,56 +366,40 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int l = p->nsp - 1;
     int64_t nc = cols(p), np = padded_cols(p), C = p->Cout;
-    float *brow = (float *)scratch, *tmp = brow + np;
+    float *brow = (float *)scratch;
     for (int64_t j = 0, co = 0; j < np; j++, co = co + 1 == C ? 0 : co + 1)
         brow[j] = a->bias && j < nc ? a->bias[co] : 0.0f;
-    int64_t in_off = n * is[0], out_off = n * os[0], ph = 0, cin = p->Cin;
+    blocks_row_t r = {NULL, brow, p->Cin, {0, 0, 0.0f, 0.0f}, 0, {n, 0},
+            brow + np};
+    int64_t in_off = n * is[0], out_off = n * os[0], ph = 0;
     for (int i = 0; i < l; i++) {
-        int64_t q = y[i] / p->S[i], r = y[i] % p->S[i];
+        int64_t q = y[i] / p->S[i], rem = y[i] % p->S[i];
         in_off += q * is[2 + i];
         out_off += y[i] * os[2 + i];
-        ph = ph * p->S[i] + r;
-        if (r >= p->K[i]) cin = 0;
+        ph = ph * p->S[i] + rem;
+        if (rem >= p->K[i]) r.cin = 0;
+        r.idx[2 + i] = y[i];
     }
-    const float *src;
-    float *dst;
-    int64_t in_step;
-    if (rows_in_f32(plan)) {
-        float *in_row = brow + row_buffers(p);
-        if (cin && *widened != in_off) {
-            widen_input_row(a, in_off, in_row);
-            *widened = in_off;
-        }
-        src = in_row;
-        in_step = p->Cin;
-        dst = in_row + p->X[l] * p->Cin;
-    } else {
-        src = (const float *)a->in + in_off;
-        in_step = is[2 + l];
-        dst = (float *)a->out + out_off;
+    r.w = a->w + ph * p->Cin * np;
+    if (plan->post.fused) r.from = post_chain_epilogue(p, &r.ep);
+    if (!rows_in_f32(plan)) {
+        blocks_pixels(a, &r, (const float *)a->in + in_off, is[2 + l],
+                (float *)a->out + out_off, 0, p->X[l]);
+        return;
     }
-    epilogue_t ep = {0, 0, 0.0f, 0.0f};
-    int from = plan->post.fused ? post_chain_epilogue(p, &ep) : 0;
-    const float *w = a->w + ph * p->Cin * np;
-    int64_t chunk = a->k.nv_max * a->k.w, whole = nc / chunk * chunk;
-    if (whole)
-        a->k.of[a->k.nv_max - 1](src, in_step, cin, w, np, brow, whole, &ep,
-                dst, nc, p->X[l]);
-    if (whole < nc)
-        a->k.of[(nc - whole + a->k.w - 1) / a->k.w - 1](src, in_step, cin,
-                w + whole, np, brow + whole, nc - whole, &ep, dst + whole, nc,
-                p->X[l]);
-    /* output pixels are C apart (direct_blocks_applicable) */
-    if (plan->post.fused && from < p->n_post_ops) {
-        int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, 0};
-        for (int i = 0; i < l; i++) idx[2 + i] = y[i];
-        for (idx[2 + l] = 0; idx[2 + l] < p->Y[l]; idx[2 + l]++)
-            post_chain_run(p, a->operands, from, idx, 1, C,
-                    dst + idx[2 + l] * C, tmp);
+    float *in_row = brow + row_buffers(p), *stretch = in_row + p->X[l] * p->Cin;
+    if (r.cin && *widened != in_off) {
+        widen_input_row(a, in_off, in_row);
+        *widened = in_off;
     }
-    if (rows_in_f32(plan))
-        convert_run_from_f32(p->dt, dst, a->out + (size_t)out_off * a->esize,
-                p->Y[l] * C);
+    int64_t step = stretch_pixels(p);
+    for (int64_t x = 0; x < p->X[l]; x += step) {
+        int64_t count = p->X[l] - x < step ? p->X[l] - x : step;
+        blocks_pixels(a, &r, in_row + x * p->Cin, p->Cin, stretch,
+                x * p->S[l], count);
+        convert_run_from_f32(p->dt, stretch,
+                a->out + (size_t)(out_off + x * nc) * a->esize, count * nc);
+    }
 }
 
 /* The rows of direct_blocks_run: @p n the image, @p y the outer position
