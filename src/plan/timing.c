@@ -387,13 +387,19 @@ static int runoff_runs(double ms) {
 
 /* Decides between two timed plans by alternating runs: afterwards @p a
  * holds the faster (with its runoff time), @p b the other. @p why names
- * the runoff for DGRAD_LAYOUT_SEARCH=verbose. */
+ * the runoff for DGRAD_LAYOUT_SEARCH=verbose. Plans under 5 ms get five
+ * rounds: with three, a plan of 0.5 ms had three runs each, and
+ * `dcgan:g1_100to512_k4s1` (NCX; gemm on the user's layouts 0.52 ms
+ * against jit on blocked ones 0.55-0.57 in alternating runs) went to jit
+ * in one full-suite run of five and took 1.09x raw's time. Longer plans
+ * keep three: five for all made the suite's first compiles 25% longer. */
 static void runoff_keep_faster(timed_t *a, timed_t *b, const probe_bufs_t *bufs,
         const char *why) {
     double t[2] = {INFINITY, INFINITY};
     const dgrad_plan_t *pl[2] = {a->plan, b->plan};
     const probe_wei_t w[2] = {a->wei, b->wei};
-    int ok = runoff(pl, w, bufs, 3, runoff_runs(a->ms), t);
+    int ok = runoff(pl, w, bufs, a->ms < 5 ? RUNOFF_ROUNDS_MAX : 3,
+            runoff_runs(a->ms), t);
     if (layout_search_verbose())
         fprintf(stderr, "dgrad layout search: %s: %s %.4f ms vs %s %.4f ms\n",
                 why, a->plan->impl, t[0], b->plan->impl, t[1]);
