@@ -1,8 +1,9 @@
 /*
  * The vector instruction sets dgrad's own kernels use (the own loops, the
  * post-op pass, the f16 conversions), read from the CPU once and capped by
- * DGRAD_MAX_CPU_ISA: `avx2` leaves out AVX-512, `baseline` every
- * extension, anything else (or unset) caps nothing. With it a test on an
+ * DGRAD_MAX_CPU_ISA: `avx512_core` leaves out AVX512_BF16, `avx2`
+ * AVX-512, `baseline` every extension, anything else (or unset) caps
+ * nothing. With it a test on an
  * AVX-512 machine runs the kernels an AVX2-only CPU runs (ctest
  * conform_own_loop_avx2, beside ONEDNN_MAX_CPU_ISA=AVX2 for oneDNN's
  * own), since the development and CI machines change CPU between runs.
@@ -19,7 +20,8 @@ enum {
     CPU_AVX512BW = 2,
     CPU_AVX2_FMA = 4,
     CPU_READ = 8,
-    CPU_AVX512VL = 16
+    CPU_AVX512VL = 16,
+    CPU_AVX512BF16 = 32
 };
 
 static int cpu_features(void) {
@@ -41,6 +43,9 @@ static int cpu_features(void) {
             f |= CPU_AVX512VL;
             if (__builtin_cpu_supports("avx512bw")) f |= CPU_AVX512BW;
         }
+        if ((!cap || strcmp(cap, "avx512_core") != 0)
+                && __builtin_cpu_supports("avx512bf16"))
+            f |= CPU_AVX512BF16;
     }
 #endif
     atomic_store(&features, f);
@@ -51,6 +56,9 @@ int cpu_has_avx512f(void) { return (cpu_features() & CPU_AVX512F) != 0; }
 int cpu_has_avx512bw(void) { return (cpu_features() & CPU_AVX512BW) != 0; }
 int cpu_has_avx512vl(void) { return (cpu_features() & CPU_AVX512VL) != 0; }
 int cpu_has_avx2_fma(void) { return (cpu_features() & CPU_AVX2_FMA) != 0; }
+int cpu_has_avx512_bf16(void) {
+    return (cpu_features() & CPU_AVX512BF16) != 0;
+}
 
 /* The L1 data cache's ways, and the distance at which addresses share a
  * set (its size over its ways), as the C library reads them from the

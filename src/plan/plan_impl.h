@@ -483,6 +483,8 @@ int cpu_has_avx512f(void);
 int cpu_has_avx512bw(void);
 int cpu_has_avx512vl(void);
 int cpu_has_avx2_fma(void);
+/* AVX512_BF16's conversions and dot products (with AVX-512F). */
+int cpu_has_avx512_bf16(void);
 int cpu_l1d_ways(void);
 int64_t cpu_l1d_set_period(void);
 /* The last-level cache's bytes as the C library reads them (32 MiB where
