@@ -313,7 +313,7 @@ static void widen_input_row(const blocks_args_t *a, int64_t in_off,
 }
 
 /* What the row functions share for one output row. */
-typedef struct blocks_row {
+typedef struct row_work {
     const float *w; /* the phase's packed weights */
     const float *brow; /* the bias along the columns */
     int64_t cin; /* input channels reaching the row (0 or Cin) */
@@ -321,14 +321,14 @@ typedef struct blocks_row {
     int from; /* the chain's first step left after the epilogue */
     int64_t idx[2 + DGRAD_MAX_SPATIAL]; /* the row's first output pixel */
     float *tmp; /* a pixel of a 16-bit post-op operand */
-} blocks_row_t;
+} row_work_t;
 
 /* @p count input pixels of @p src (@p in_step apart) into their S output
  * pixels each at @p dst (C apart), the chain applied: the columns the
  * wide kernel fills, then the rest a vector at a time; then the rest of
  * the chain on each output pixel, from output pixel @p y0 of the row on,
  * while they are in cache. */
-static void blocks_pixels(const blocks_args_t *a, const blocks_row_t *r,
+static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
         const float *src, int64_t in_step, float *dst, int64_t y0,
         int64_t count) {
     const dgrad_problem_t *p = &a->plan->p;
@@ -369,7 +369,7 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
     float *brow = (float *)scratch;
     for (int64_t j = 0, co = 0; j < np; j++, co = co + 1 == C ? 0 : co + 1)
         brow[j] = a->bias && j < nc ? a->bias[co] : 0.0f;
-    blocks_row_t r = {NULL, brow, p->Cin, {0, 0, 0.0f, 0.0f}, 0, {n, 0},
+    row_work_t r = {NULL, brow, p->Cin, {0, 0, 0.0f, 0.0f}, 0, {n, 0},
             brow + np};
     int64_t in_off = n * is[0], out_off = n * os[0], ph = 0;
     for (int i = 0; i < l; i++) {
