@@ -1501,14 +1501,6 @@ Test(onednn, own_loop_depthwise_channels_last) {
     check_own_loop_as(v, NXC, "dgrad:direct_dw");
 }
 
-/* The channels-last loop of windows that do not overlap
- * (src/plan/direct_blocks.c): output columns per input pixel (S * Cout
- * of the last axis) of one partial vector (6), of whole and partial
- * vectors of 16 (40), of a chunk of 64 and one more vector (80), of
- * whole chunks (128); input rows not a multiple of any pixel block
- * (13); every type with a bias; K < S (outputs and whole rows no tap
- * reaches: the bias there); 1D to 3D, two images; both kernel sets;
- * strided pixels, rows and images. */
 /* The blocks loop on @p s (its output S times its input), both forms of
  * it for a 16-bit type: the one dgrad_plan_get builds widens and rounds
  * row by row itself; the other runs on f32 copies of whole tensors. */
@@ -1529,6 +1521,15 @@ static void check_blocks(shape_t s) {
     plan_destroy(on_copies);
 }
 
+/* The channels-last loop of windows that do not overlap
+ * (src/plan/direct_blocks.c): output columns per input pixel (S * Cout
+ * of the last axis) of one partial vector (6), of whole and partial
+ * vectors of 16 (40), of a chunk of 64 and one more vector (80), of
+ * whole chunks (128); input rows not a multiple of any pixel block
+ * (13); every type with a bias; K < S (outputs and whole rows no tap
+ * reaches: the bias there); 1D to 3D, two images; both kernel sets;
+ * 16-bit output rows of several stretches and of one pixel a stretch;
+ * strided pixels, rows and images. */
 Test(onednn, own_loop_blocks_channels_last) {
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     int64_t couts[] = {3, 20, 40, 64};

@@ -22,7 +22,8 @@
 #endif
 
 /* Contiguous runs use vector instructions when the CPU has them (checked
- * at run time, cpu.c): AVX-512 for f16 and bf16, else F16C for f16 and
+ * at run time, cpu.c): AVX-512 for f16 and bf16 (AVX512_BF16's
+ * conversion for f32 -> bf16 where the CPU has it), else F16C for f16 and
  * AVX2 for bf16. They return how many elements they converted and the
  * scalar loops do the rest; every path rounds to nearest even exactly as
  * the scalar code does, NaN payloads included (test
@@ -106,7 +107,7 @@ __attribute__((target("avx512f"))) static int64_t avx512_bf16_to_f32(
  * scalar code (zero exponent, nonzero fraction; rare in practice). One
  * instruction where the integer rounding below takes ten. */
 __attribute__((target("avx512f,avx512bf16"))) static int64_t
-avx512bf16_from_f32(const float *src, uint16_t *dst, int64_t n) {
+avx512_bf16_insn_from_f32(const float *src, uint16_t *dst, int64_t n) {
     const __m512i exponent = _mm512_set1_epi32(0x7f800000),
                   fraction = _mm512_set1_epi32(0x007fffff);
     int64_t j = 0;
@@ -126,7 +127,6 @@ avx512bf16_from_f32(const float *src, uint16_t *dst, int64_t n) {
 /* dgrad_f32_to_bf16 on 16 lanes: round to nearest even, NaN kept quiet. */
 __attribute__((target("avx512f"))) static int64_t avx512_bf16_from_f32(
         const float *src, uint16_t *dst, int64_t n) {
-    if (cpu_has_avx512_bf16()) return avx512bf16_from_f32(src, dst, n);
     const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff),
                   inf = _mm512_set1_epi32(0x7f800000),
                   half = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1),
@@ -149,6 +149,7 @@ __attribute__((target("avx512f"))) static int64_t avx512_bf16_from_f32(
 /* F16C comes with every AVX2 CPU (cpu.c). */
 static int have_avx2(void) { return cpu_has_avx2_fma(); }
 static int have_avx512(void) { return cpu_has_avx512f(); }
+static int have_avx512_bf16(void) { return cpu_has_avx512_bf16(); }
 #else
 static int64_t avx2_bf16_to_f32(const uint16_t *s, float *d, int64_t n) {
     return 0;
@@ -174,8 +175,13 @@ static int64_t avx512_bf16_to_f32(const uint16_t *s, float *d, int64_t n) {
 static int64_t avx512_bf16_from_f32(const float *s, uint16_t *d, int64_t n) {
     return 0;
 }
+static int64_t avx512_bf16_insn_from_f32(const float *s, uint16_t *d,
+        int64_t n) {
+    return 0;
+}
 static int have_avx2(void) { return 0; }
 static int have_avx512(void) { return 0; }
+static int have_avx512_bf16(void) { return 0; }
 #endif
 
 static void run_to_f32(dgrad_data_type_t dt, const uint16_t *src,
@@ -198,9 +204,12 @@ static void run_from_f32(dgrad_data_type_t dt, const float *src, int64_t ss,
         uint16_t *dst, int64_t ds, int64_t n) {
     int64_t j = 0;
     if (ss == 1 && ds == 1 && n >= 8) {
-        if (have_avx512())
-            j = dt == dgrad_f16 ? avx512_f16_from_f32(src, dst, n)
-                                : avx512_bf16_from_f32(src, dst, n);
+        if (have_avx512() && dt == dgrad_f16)
+            j = avx512_f16_from_f32(src, dst, n);
+        else if (have_avx512_bf16())
+            j = avx512_bf16_insn_from_f32(src, dst, n);
+        else if (have_avx512())
+            j = avx512_bf16_from_f32(src, dst, n);
         if (have_avx2())
             j += dt == dgrad_f16 ? f16c_from_f32(src + j, dst + j, n - j)
                                  : avx2_bf16_from_f32(src + j, dst + j, n - j);

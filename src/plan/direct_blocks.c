@@ -353,9 +353,10 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
 }
 
 /* One output row (image @p n, outer output position @p y) over all the
- * row's input pixels. A row of an outer phase no tap reaches (K < S)
- * gets the bias (then the chain) like any other. Output pixels are Cout
- * apart (direct_blocks_applicable). Where the loop widens rows itself
+ * row's input pixels, the bias row already at the start of @p scratch. A
+ * row of an outer phase no tap reaches (K < S) gets the bias (then the
+ * chain) like any other. Output pixels are Cout apart
+ * (direct_blocks_applicable). Where the loop widens rows itself
  * (rows_in_f32), @p widened is the input row the scratch holds (-1:
  * none), and the output is computed into scratch a stretch at a time and
  * rounded into the user's. */
@@ -365,12 +366,10 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int l = p->nsp - 1;
-    int64_t nc = cols(p), np = padded_cols(p), C = p->Cout;
+    int64_t nc = cols(p), np = padded_cols(p);
     float *brow = (float *)scratch;
-    for (int64_t j = 0, co = 0; j < np; j++, co = co + 1 == C ? 0 : co + 1)
-        brow[j] = a->bias && j < nc ? a->bias[co] : 0.0f;
-    row_work_t r = {NULL, brow, p->Cin, {0, 0, 0.0f, 0.0f}, 0, {n, 0},
-            brow + np};
+    row_work_t r = {.brow = brow, .cin = p->Cin, .idx = {n},
+            .tmp = brow + np};
     int64_t in_off = n * is[0], out_off = n * os[0], ph = 0;
     for (int i = 0; i < l; i++) {
         int64_t q = y[i] / p->S[i], rem = y[i] % p->S[i];
@@ -408,8 +407,14 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
 static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
         int64_t run, char *scratch) {
     const blocks_args_t *a = arg;
-    int l = a->plan->p.nsp - 1;
-    int64_t at[DGRAD_MAX_SPATIAL], widened = -1;
+    const dgrad_problem_t *p = &a->plan->p;
+    int l = p->nsp - 1;
+    int64_t at[DGRAD_MAX_SPATIAL], widened = -1, nc = cols(p), C = p->Cout;
+    /* the bias along a row's columns, the same for every row */
+    float *brow = (float *)scratch;
+    for (int64_t j = 0, co = 0; j < padded_cols(p);
+            j++, co = co + 1 == C ? 0 : co + 1)
+        brow[j] = a->bias && j < nc ? a->bias[co] : 0.0f;
     for (int i = 0; i < l; i++) at[i] = y[i];
     for (int64_t k = 0; k < run; k++) {
         if (k) at[l - 1]++; /* runs are longer than 1 only where l >= 1 */
