@@ -237,30 +237,38 @@ static void compare(const dgrad_problem_t *p, const buffers_t *b,
     cr_assert_eq(bad, 0, "%lld mismatches", (long long)bad);
 }
 
-/* @p plan (of @p p) against the reference: executed on weights as the
- * user gives them, or (@p prepared) prepared first; asserts. */
-static void check_plan_ex(const dgrad_problem_t *p, const dgrad_plan_t *plan,
-        int integers, int prepared) {
-    buffers_t b;
-    buffers_init(&b, p, integers, 1234u);
-    dgrad_reference_compute(p, b.in, b.wei, p->has_bias ? b.bias : NULL,
-            b.ref, b.abs_sum);
-    const void *wei = b.wei;
+/* @p plan (of @p p) on the inputs of @p b against the reference:
+ * executed on weights as the user gives them, or (@p prepared) prepared
+ * first; compared exactly where @p exact; asserts. */
+static void check_plan_on(const dgrad_problem_t *p, const dgrad_plan_t *plan,
+        buffers_t *b, int exact, int prepared) {
+    dgrad_reference_compute(p, b->in, b->wei, p->has_bias ? b->bias : NULL,
+            b->ref, b->abs_sum);
+    const void *wei = b->wei;
     void *prep = NULL;
     if (prepared && dgrad_plan_prepared_weights_size(plan) > 0) {
         size_t size = dgrad_plan_prepared_weights_size(plan);
         prep = aligned_alloc(64, (size + 63) / 64 * 64);
         cr_assert(prep);
-        cr_assert_eq(dgrad_plan_prepare_weights(plan, b.wei, prep),
+        cr_assert_eq(dgrad_plan_prepare_weights(plan, b->wei, prep),
                 dgrad_success, "%s", dgrad_last_error_message());
         wei = prep;
     }
-    cr_assert_eq(dgrad_plan_execute(plan, b.in, wei, prepared,
-                         p->has_bias ? b.bias : NULL, b.out),
+    cr_assert_eq(dgrad_plan_execute(plan, b->in, wei, prepared,
+                         p->has_bias ? b->bias : NULL, b->out),
             dgrad_success, "%s", dgrad_last_error_message());
-    compare(p, &b, !integers);
+    compare(p, b, !exact);
     cr_log_info("impl %s", dgrad_plan_impl_name(plan));
     free(prep);
+}
+
+/* @p plan (of @p p) against the reference on random inputs (small
+ * integers, compared exactly, where @p integers); as check_plan_on. */
+static void check_plan_ex(const dgrad_problem_t *p, const dgrad_plan_t *plan,
+        int integers, int prepared) {
+    buffers_t b;
+    buffers_init(&b, p, integers, 1234u);
+    check_plan_on(p, plan, &b, integers, prepared);
     buffers_free(&b);
 }
 
@@ -1739,6 +1747,54 @@ Test(onednn, own_loop_shares_each_run_between_phases) {
                     "pad %lld: one-tap phase %d", (long long)pb, phase);
             check_problem_ex(&p, 1, 0);
         }
+}
+
+/* Multiplies the @p n values of @p buf by 2^@p e (exact where the
+ * results are representable in @p dt). */
+static void scale_values(void *buf, dgrad_data_type_t dt, int64_t n, int e) {
+    for (int64_t i = 0; i < n; i++)
+        dgrad_store(buf, dt, i, ldexp(dgrad_load(buf, dt, i), e));
+}
+
+/* bf16 output below f32's normal range, rounded by the rows loop's
+ * kernels as they store it (AVX512_BF16's conversion reads a subnormal
+ * f32 as zero, so those vectors take the integer rounding,
+ * direct_avx2.c): inputs of 2^-133 (bf16's smallest subnormal) times
+ * small integers, weights of 2^-3 times them, so each sum is exact in
+ * f32 and, mostly subnormal, rounds to bf16's spacing of 2^-133 there.
+ * Windows of 3 (the kernels sharing loads where the CPU has AVX-512VL)
+ * and of 4 (the pair kernels), rows of 2 whole steps and a partial one. */
+Test(onednn, own_loop_rounds_subnormal_bf16) {
+    for (int64_t k = 3; k <= 4; k++) {
+        shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2, .Cin = 10,
+                .Cout = 4, .X = {5, 75}, .K = {3, k}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .act_layout = NCX};
+        set_natural_y(&s, 1);
+        policy()->own_loop = 2;
+        policy()->own_kernels = 2;
+        policy()->phase_fold = 0;
+        dgrad_problem_t p = make_problem(&s);
+        dgrad_plan_t *plan = NULL;
+        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(),
+                             &plan),
+                dgrad_success, "%s", dgrad_last_error_message());
+        cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+        buffers_t b;
+        buffers_init(&b, &p, 1, 99u);
+        scale_values(b.in, p.dt, b.n_in, -133);
+        scale_values(b.wei, p.dt, b.n_wei, -3);
+        check_plan_on(&p, plan, &b, 1, 0);
+        /* the values that matter: most of the output is subnormal */
+        int64_t subnormal = 0;
+        for (int64_t i = 0; i < b.n_out; i++) {
+            double v = fabs(dgrad_load(b.ref, p.dt, i));
+            subnormal += v > 0 && v < 0x1p-126;
+        }
+        cr_assert_gt(subnormal, b.n_out / 2, "%lld of %lld subnormal",
+                (long long)subnormal, (long long)b.n_out);
+        buffers_free(&b);
+        dgrad_plan_release(plan);
+    }
 }
 
 Test(onednn, own_loop_only_where_it_applies) {

@@ -21,7 +21,8 @@ enum {
     CPU_AVX2_FMA = 4,
     CPU_READ = 8,
     CPU_AVX512VL = 16,
-    CPU_AVX512BF16 = 32
+    CPU_AVX512BF16 = 32,
+    CPU_AVX512DQ = 64
 };
 
 static int cpu_features(void) {
@@ -43,6 +44,7 @@ static int cpu_features(void) {
             f |= CPU_AVX512VL;
             if (__builtin_cpu_supports("avx512bw")) f |= CPU_AVX512BW;
         }
+        if (__builtin_cpu_supports("avx512dq")) f |= CPU_AVX512DQ;
         if ((!cap || strcmp(cap, "avx512_core") != 0)
                 && __builtin_cpu_supports("avx512bf16"))
             f |= CPU_AVX512BF16;
@@ -55,6 +57,7 @@ static int cpu_features(void) {
 int cpu_has_avx512f(void) { return (cpu_features() & CPU_AVX512F) != 0; }
 int cpu_has_avx512bw(void) { return (cpu_features() & CPU_AVX512BW) != 0; }
 int cpu_has_avx512vl(void) { return (cpu_features() & CPU_AVX512VL) != 0; }
+int cpu_has_avx512dq(void) { return (cpu_features() & CPU_AVX512DQ) != 0; }
 int cpu_has_avx2_fma(void) { return (cpu_features() & CPU_AVX2_FMA) != 0; }
 int cpu_has_avx512_bf16(void) {
     return (cpu_features() & CPU_AVX512BF16) != 0;

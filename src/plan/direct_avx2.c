@@ -266,6 +266,19 @@ AVX2 static inline __m256i f16_interleaved(__m256 e, __m256 o) {
             round16_bf16_interleaved(e, o, rounding), left)
 #define AVX2_STORE_to_f16(row, x, e, o, left)                                 \
     store16_u16((uint16_t *)(void *)(row) + (x), f16_interleaved(e, o), left)
+/* bf16 rounded by AVX512_BF16's instruction, in kernels built for
+ * BF16_INSN_TARGET (round_avx2.h): the integer rounding took 5-10% of the
+ * bf16 grouped 2D and 3D (56^3) examples' time (the same build with f16's
+ * rounding in its place, alternating, AMD EPYC Zen 4). */
+#define AVX2_STORE_to_bf16_insn(row, x, e, o, left)                           \
+    store16_u16((uint16_t *)(void *)(row) + (x),                              \
+            round16_bf16_interleaved_insn(e, o, rounding), left)
+
+/* The target each kernel is built for, by the type it stores (##OT). */
+#define AVX2_TARGET AVX2
+#define AVX2_TARGET_to_bf16 AVX2
+#define AVX2_TARGET_to_f16 AVX2
+#define AVX2_TARGET_to_bf16_insn __attribute__((target(BF16_INSN_TARGET)))
 
 /* The chain's register epilogue (@p ep, if any) on an even and an odd
  * vector, then both stored as AVX2_STORE##OT stores them. */
@@ -284,9 +297,11 @@ AVX2 static inline __m256i f16_interleaved(__m256 e, __m256 o) {
  * chain's register epilogue applied to both, interleaved with them as
  * they are stored; only the row's last vectors masked. OT: empty for f32
  * rows, _to_bf16 or _to_f16 for rows of that type (then @p dst points at
- * them, not at floats). */
+ * them, not at floats), _to_bf16_insn for bf16 rows rounded by
+ * AVX512_BF16. */
 #define DEFINE_PHASE_PAIR_AVX2(T, ES, CB, U, OT)                              \
-    AVX2 static void phase_pair_avx2_##T##_##CB##_##U##OT(const void *in_,   \
+    AVX2_TARGET##OT static void phase_pair_avx2_##T##_##CB##_##U##OT(        \
+            const void *in_,                                                  \
             const term_t *te, int ne, terms_span_t es, const term_t *to,      \
             int no, terms_span_t os, const float *bias, const epilogue_t *ep, \
             int64_t len, void *const *dst) {                                  \
@@ -376,6 +391,7 @@ AVX2_KERNELS(f16, 2)
  * (direct.c, where no post-op runs after the kernel). */
 AVX2_PAIRS(f32, 4, _to_bf16)
 AVX2_PAIRS(f32, 4, _to_f16)
+AVX2_PAIRS(f32, 4, _to_bf16_insn)
 
 #define AVX2_VALUES_LONG(T)                                                   \
     {phase_values_avx2_##T##_1_8, phase_values_avx2_##T##_2_4,                \
@@ -403,10 +419,13 @@ static const phase_pair_fn phase_pair_avx2_long[3][CO_BLOCK_WIDE] = {
 static const phase_pair_fn phase_pair_avx2_short[3][CO_BLOCK] = {
         AVX2_PAIR_SHORT(f32, ), AVX2_PAIR_SHORT(bf16, ),
         AVX2_PAIR_SHORT(f16, )};
-static const phase_pair_fn phase_pair_rounding_long[2][CO_BLOCK_WIDE] = {
-        AVX2_PAIR_LONG(f32, _to_bf16), AVX2_PAIR_LONG(f32, _to_f16)};
-static const phase_pair_fn phase_pair_rounding_short[2][CO_BLOCK] = {
-        AVX2_PAIR_SHORT(f32, _to_bf16), AVX2_PAIR_SHORT(f32, _to_f16)};
+/* Rounding into bf16 (integers, or AVX512_BF16's instruction) and f16. */
+static const phase_pair_fn phase_pair_rounding_long[3][CO_BLOCK_WIDE] = {
+        AVX2_PAIR_LONG(f32, _to_bf16), AVX2_PAIR_LONG(f32, _to_f16),
+        AVX2_PAIR_LONG(f32, _to_bf16_insn)};
+static const phase_pair_fn phase_pair_rounding_short[3][CO_BLOCK] = {
+        AVX2_PAIR_SHORT(f32, _to_bf16), AVX2_PAIR_SHORT(f32, _to_f16),
+        AVX2_PAIR_SHORT(f32, _to_bf16_insn)};
 
 /* The row's last few f32 of a step under AVX-512VL's lane masks, where
  * the shared-loads kernels run: vmaskmovps stores are slow on AMD, and a
@@ -434,6 +453,14 @@ void store16_f32_vl(float *p, __m256 e, __m256 o, int64_t left) {
     store16_f32_vl((float *)(row) + (x), e, o, left)
 #define AVX2_STORE_vl_to_bf16 AVX2_STORE_to_bf16
 #define AVX2_STORE_vl_to_f16 AVX2_STORE_to_f16
+#define AVX2_STORE_vl_to_bf16_insn AVX2_STORE_to_bf16_insn
+
+/* The target of the kernels below, by the type they store (##OT). */
+#define AVX2_VL_TARGET                                                        \
+    __attribute__((target("avx2,fma,f16c,prfchw,avx512f,avx512vl")))
+#define AVX2_VL_TARGET_to_bf16 AVX2_VL_TARGET
+#define AVX2_VL_TARGET_to_f16 AVX2_VL_TARGET
+#define AVX2_VL_TARGET_to_bf16_insn AVX2_TARGET_to_bf16_insn
 
 /* A step of the kernels below that the epilogue applies to or the row
  * ends in: its even and odd sums ([cb][us][8] each) stored from @p x0
@@ -441,8 +468,7 @@ void store16_f32_vl(float *p, __m256 e, __m256 o, int64_t left) {
  * with the epilogue, the kernels ran 89-92 GFLOP/s instead of 93-95 on
  * rows of 447 (`dgrad_rows_kernel 2 447 11 11 1000 padded - shared`). */
 #define DEFINE_SHARED_STORE(OT)                                               \
-    __attribute__((target("avx2,fma,f16c,prfchw,avx512f,avx512vl"),          \
-            noinline)) static void                                            \
+    AVX2_VL_TARGET##OT __attribute__((noinline)) static void                 \
     shared_store##OT(const float *ev, const float *ov, int cb, int us,        \
             int64_t x0, int64_t len, const epilogue_t *ep,                    \
             void *const *dst) {                                               \
@@ -460,6 +486,7 @@ void store16_f32_vl(float *p, __m256 e, __m256 o, int64_t left) {
 DEFINE_SHARED_STORE()
 DEFINE_SHARED_STORE(_to_bf16)
 DEFINE_SHARED_STORE(_to_f16)
+DEFINE_SHARED_STORE(_to_bf16_insn)
 
 /* Both phases sharing the loads of each input run (phase_shared_fn),
  * for CPUs with AVX-512VL: the same 256-bit instructions, but with 32
@@ -480,10 +507,8 @@ DEFINE_SHARED_STORE(_to_f16)
  * with an odd padding); SW 1: the one-tap phase is the odd one, sharing
  * the other's first tap (even padding). Every row's other tap reads the
  * same distance from the shared run (apart). */
-#define AVX2_VL                                                               \
-    __attribute__((target("avx2,fma,f16c,prfchw,avx512f,avx512vl")))
 #define DEFINE_PHASE_SHARED(CB, U, SW, OT)                                    \
-    AVX2_VL static void phase_shared_##CB##_##SW##OT(const void *in_,        \
+    AVX2_VL_TARGET##OT static void phase_shared_##CB##_##SW##OT(const void *in_,        \
             const term_t *ts, int ns, const term_t *td, int icg,              \
             const float *bias, const epilogue_t *ep, int64_t len,             \
             void *const *dst) {                                               \
@@ -566,12 +591,24 @@ SHARED_KERNELS(0, _to_bf16)
 SHARED_KERNELS(1, _to_bf16)
 SHARED_KERNELS(0, _to_f16)
 SHARED_KERNELS(1, _to_f16)
-static const phase_shared_fn phase_shared[3][2][SHARED_CO_BLOCK] = {
+SHARED_KERNELS(0, _to_bf16_insn)
+SHARED_KERNELS(1, _to_bf16_insn)
+/* By output type index, and 3 for bf16 rounded by AVX512_BF16. */
+static const phase_shared_fn phase_shared[4][2][SHARED_CO_BLOCK] = {
         {SHARED_TABLE(0, ), SHARED_TABLE(1, )},
         {SHARED_TABLE(0, _to_bf16), SHARED_TABLE(1, _to_bf16)},
-        {SHARED_TABLE(0, _to_f16), SHARED_TABLE(1, _to_f16)}};
+        {SHARED_TABLE(0, _to_f16), SHARED_TABLE(1, _to_f16)},
+        {SHARED_TABLE(0, _to_bf16_insn), SHARED_TABLE(1, _to_bf16_insn)}};
+
+/* Whether bf16 output is rounded by AVX512_BF16's instruction: where the
+ * CPU has BF16_INSN_TARGET (round_avx2.h). */
+static int bf16_insn(void) {
+    return cpu_has_avx512_bf16() && cpu_has_avx512vl() && cpu_has_avx512bw()
+            && cpu_has_avx512dq();
+}
 
 phase_shared_fn direct_avx2_pair_shared(int out_type, int cb, int one_tap) {
+    if (out_type == 1 && bf16_insn()) out_type = 3;
     return cb >= 1 && cb <= SHARED_CO_BLOCK && (one_tap == 0 || one_tap == 1)
             ? phase_shared[out_type][one_tap][cb - 1]
             : NULL;
@@ -594,8 +631,9 @@ phase_pair_fn direct_avx2_pair(int type, int cb, int64_t count,
 }
 phase_pair_fn direct_avx2_pair_rounding(int out_type, int cb, int64_t count,
         int padded) {
+    int set = out_type == 1 && bf16_insn() ? 2 : out_type - 1;
     return avx2_long(cb, count, padded)
-            ? phase_pair_rounding_long[out_type - 1][cb - 1]
-            : phase_pair_rounding_short[out_type - 1][cb - 1];
+            ? phase_pair_rounding_long[set][cb - 1]
+            : phase_pair_rounding_short[set][cb - 1];
 }
 #endif

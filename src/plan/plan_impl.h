@@ -483,6 +483,8 @@ int cpu_has_avx512f(void);
 int cpu_has_avx512bw(void);
 int cpu_has_avx512vl(void);
 int cpu_has_avx2_fma(void);
+/* AVX-512DQ (with AVX-512F): the class test of vfpclassps. */
+int cpu_has_avx512dq(void);
 /* AVX512_BF16's conversions and dot products (with AVX-512F). */
 int cpu_has_avx512_bf16(void);
 int cpu_l1d_ways(void);

@@ -13,11 +13,12 @@
 
 /* The constants of the rounding, one vector each: rounding half, the
  * bit that stays last, the quiet bit of a NaN, the upper 16 bits, all
- * but the sign, infinity's bits. */
+ * but the sign, infinity's bits (the exponent's), and the word order that
+ * alternates the two halves of a vector of 16 bf16 (0, 8, 1, 9, ...). */
 typedef struct bf16_rounding {
-    __m256i half, one, quiet, upper, magnitude, inf;
+    __m256i half, one, quiet, upper, magnitude, inf, alternate;
 } bf16_rounding_t;
-static const int32_t bf16_rounding_values[6][8] __attribute__((aligned(32)))
+static const int32_t bf16_rounding_values[7][8] __attribute__((aligned(32)))
 = {{0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x7fff},
         {1, 1, 1, 1, 1, 1, 1, 1},
         {0x400000, 0x400000, 0x400000, 0x400000, 0x400000, 0x400000,
@@ -27,7 +28,9 @@ static const int32_t bf16_rounding_values[6][8] __attribute__((aligned(32)))
         {0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff,
                 0x7fffffff, 0x7fffffff, 0x7fffffff},
         {0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f800000,
-                0x7f800000, 0x7f800000, 0x7f800000}};
+                0x7f800000, 0x7f800000, 0x7f800000},
+        {0x80000, 0x90001, 0xa0002, 0xb0003, 0xc0004, 0xd0005, 0xe0006,
+                0xf0007}};
 
 /* The constants, read through a pointer the compiler cannot follow: as
  * known values, GCC 12 built each one again from a general register at
@@ -84,6 +87,30 @@ __attribute__((target("avx2"))) static inline __m256i round16_bf16_interleaved(
         __m256 even, __m256 odd, const bf16_rounding_t *k) {
     return _mm256_or_si256(_mm256_srli_epi32(bf16_in_upper(even, k), 16),
             _mm256_and_si256(bf16_in_upper(odd, k), k->upper));
+}
+
+/* The kernels that round with AVX512_BF16's instruction are built for
+ * this set (and chosen only where the CPU has all of it: cpu.c). */
+#define BF16_INSN_TARGET                                                      \
+    "avx2,fma,f16c,prfchw,avx512f,avx512vl,avx512bw,avx512dq,avx512bf16"
+
+/* The same 16 values by AVX512_BF16's conversion (one instruction for
+ * both vectors, one word permute to alternate them), which rounds as the
+ * integers above, NaN included, but reads a subnormal f32 as zero: a pair
+ * with a subnormal lane (zero exponent, nonzero fraction) takes the
+ * integer rounding instead. */
+__attribute__((target(BF16_INSN_TARGET))) static inline __m256i
+round16_bf16_interleaved_insn(__m256 even, __m256 odd,
+        const bf16_rounding_t *k) {
+    /* the subnormal class of each, tested at once: kortest, no move of
+     * the masks to general registers */
+    if (__builtin_expect(!_kortestz_mask8_u8(_mm256_fpclass_ps_mask(even, 0x20),
+                                 _mm256_fpclass_ps_mask(odd, 0x20)),
+                0))
+        return round16_bf16_interleaved(even, odd, k);
+    /* even's 8 in the low half, odd's in the high */
+    __m256i halves = (__m256i)_mm256_cvtne2ps_pbh(odd, even);
+    return _mm256_permutexvar_epi16(k->alternate, halves);
 }
 #endif
 
