@@ -1439,9 +1439,13 @@ Test(onednn, own_loop_copy_times_the_problems_rows) {
             .Cin = 32, .Cout = 3, .X = {64, 512}, .K = {7, 7}, .S = {2, 2},
             .D = {1, 1}, .PB = {0, 0}, .act_layout = NCX};
     check_copy_timed_as_problem(in_place, (const int64_t[]){32, 256}, 0);
-    /* 8 -> 3 channels, 3 x 3 at stride 2: rows of 1024 (planes of 64
-     * KiB) copied, the copy's rows of 512 read in place by the rule */
-    shape_t copied = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 8,
+    /* as many channels as L1 has ways (8 on Zen 4, 12 on Sapphire
+     * Rapids; sets 4 KiB apart on both) -> 3, 3 x 3 at stride 2: rows of
+     * 1024 floats, so 1.5 rows a channel share each set, past the ways:
+     * copied; the copy's rows of 512 share half as many: read in place
+     * by the rule */
+    shape_t copied = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1,
+            .Cin = cpu_l1d_ways(),
             .Cout = 3, .X = {16, 1024}, .K = {3, 3}, .S = {2, 2},
             .D = {1, 1}, .PB = {1, 1}, .act_layout = NCX};
     check_copy_timed_as_problem(copied, (const int64_t[]){8, 512}, 1);
