@@ -7,7 +7,9 @@
  * ABcd16a16b keep one element of four, oneDNN issue #3280), which
  * reorder_make_safe then replaces by the copy. Convolutions given an
  * output whose batch stride is not the dense one (the box of a plan that
- * computes its tail) either compute right or are distrusted (pd_untrusted).
+ * computes its tail) either compute right or are distrusted (pd_untrusted),
+ * and so is 2.6's AMX brgemm forward convolution, which reads past a heap
+ * block as it is created.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -367,6 +369,55 @@ Test(pd_untrusted, an_untrusted_pick_gives_way_to_the_next) {
         cr_expect(was_untrusted, "3.7 picked %s for plain data", first);
     dnnl_primitive_desc_destroy(pd);
     md_free(&dmd), md_free(&smd), md_free(&wmd);
+}
+
+/* oneDNN 2.6.3's AMX brgemm forward convolution reads past a heap block
+ * as it is created (onednn_defects.c, amx_brgemm_over_reads): on 2.x,
+ * every implementation oneDNN offers for a bf16 channels-last 3x3
+ * convolution is trusted except that one, and pd_trusted_or_next moves
+ * from it to the next; the crash it guards against needs a guard page
+ * after the block (Electric Fence), so the test checks the steering.
+ * Where the CPU has no AMX, oneDNN never offers it and the test says so. */
+Test(pd_untrusted, amx_brgemm_forward_gives_way_on_2_6) {
+    const int64_t sd[4] = {1, 32, 8, 8}, wd[4] = {32, 32, 3, 3},
+            dd[4] = {1, 32, 8, 8};
+    const int64_t strides[2] = {1, 1}, dilates[2] = {0, 0},
+            pad[2] = {1, 1};
+    md_t smd = MD_EMPTY, wmd = MD_EMPTY, dmd = MD_EMPTY;
+    cr_assert_eq(engine_init(), dnnl_success);
+    cr_assert_eq(md_tagged(&smd, 4, sd, dnnl_bf16, dnnl_acdb), dnnl_success);
+    cr_assert_eq(md_tagged(&wmd, 4, wd, dnnl_bf16, dnnl_format_tag_any),
+            dnnl_success);
+    cr_assert_eq(md_tagged(&dmd, 4, dd, dnnl_bf16, dnnl_acdb), dnnl_success);
+    dnnl_primitive_desc_t pd = NULL;
+    cr_assert_eq(conv_forward_pd(&pd, engine, dnnl_forward_inference,
+            md_ref(&smd), md_ref(&wmd), NULL, md_ref(&dmd), strides, dilates,
+            pad, pad, NULL), dnnl_success);
+    int two = dnnl_version()->major == 2, amx_seen = 0;
+    char first[128];
+    snprintf(first, sizeof first, "%s", pd_impl_name(pd));
+    do {
+        const char *impl = pd_impl_name(pd);
+        int amx = !strncmp(impl, "brgconv:avx512_core_amx", 23);
+        amx_seen |= amx;
+        cr_expect_eq(pd_untrusted(pd), two && amx, "%s on oneDNN %d: %s",
+                impl, dnnl_version()->major,
+                pd_untrusted(pd) ? "distrusted" : "trusted");
+    } while (pd_next_impl(&pd) == dnnl_success);
+    dnnl_primitive_desc_destroy(pd);
+    pd = NULL;
+    cr_assert_eq(conv_forward_pd(&pd, engine, dnnl_forward_inference,
+            md_ref(&smd), md_ref(&wmd), NULL, md_ref(&dmd), strides, dilates,
+            pad, pad, NULL), dnnl_success);
+    cr_assert_eq(pd_trusted_or_next(&pd, dnnl_success), dnnl_success);
+    cr_log_info("first %s, taken %s", first, pd_impl_name(pd));
+    if (two)
+        cr_expect(strncmp(pd_impl_name(pd), "brgconv:avx512_core_amx", 23),
+                "took %s", pd_impl_name(pd));
+    dnnl_primitive_desc_destroy(pd);
+    md_free(&smd), md_free(&wmd), md_free(&dmd);
+    if (!amx_seen)
+        cr_skip_test("no AMX brgemm convolution offered (first: %s)", first);
 }
 
 /* The probe behind eltwise_params_shared, as measured on the versions

@@ -6,6 +6,7 @@
 
 #include "canonical.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static void copy_dims(dnnl_dims_t to, int n, const int64_t *from) {
@@ -169,8 +170,8 @@ dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
             attr);
 }
 
-dnnl_status_t pd_next_impl(dnnl_primitive_desc_t pd) {
-    return dnnl_primitive_desc_next_impl(pd);
+dnnl_status_t pd_next_impl(dnnl_primitive_desc_t *pd) {
+    return dnnl_primitive_desc_next_impl(*pd);
 }
 
 static dnnl_status_t eltwise(dnnl_post_ops_t po, dnnl_alg_kind_t alg,
@@ -351,9 +352,60 @@ dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
 /* 2.x moves on through an iterator made from the op descriptor, which the
  * pd no longer has: no further implementation is offered (the defects
  * that call for one are all of 3.x). */
-dnnl_status_t pd_next_impl(dnnl_primitive_desc_t pd) {
-    (void)pd;
-    return dnnl_unimplemented;
+/* oneDNN's name of @p pd's implementation ("" where it gives none). */
+static const char *impl_of(const_dnnl_primitive_desc_t pd) {
+    const char *s = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s)
+                            == dnnl_success && s
+            ? s
+            : "";
+}
+
+/* 2.x has no next_impl: the same op descriptor and attributes are
+ * iterated anew, and the implementation after the last one of *@p pd's
+ * name taken (one name offered twice is stepped past as a whole, so a
+ * caller moving on until it likes the name always ends). */
+dnnl_status_t pd_next_impl(dnnl_primitive_desc_t *pd) {
+    const_dnnl_op_desc_t op = NULL;
+    dnnl_engine_t eng = NULL;
+    const_dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_iterator_t it = NULL;
+    if (dnnl_primitive_desc_query(*pd, dnnl_query_op_d, 0, &op)
+                    != dnnl_success
+            || dnnl_primitive_desc_query(*pd, dnnl_query_engine, 0, &eng)
+                    != dnnl_success
+            || dnnl_primitive_desc_get_attr(*pd, &attr) != dnnl_success
+            || dnnl_primitive_desc_iterator_create(&it, op, attr, eng, NULL)
+                    != dnnl_success)
+        return dnnl_unimplemented;
+    char name[128];
+    snprintf(name, sizeof name, "%s", impl_of(*pd));
+    /* the position after the last implementation of that name */
+    int after = -1, n = 0;
+    do {
+        dnnl_primitive_desc_t c = dnnl_primitive_desc_iterator_fetch(it);
+        if (!c) break;
+        if (!strcmp(impl_of(c), name)) after = n + 1;
+        dnnl_primitive_desc_destroy(c);
+        n++;
+    } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    dnnl_primitive_desc_iterator_destroy(it);
+    it = NULL;
+    dnnl_primitive_desc_t next = NULL;
+    if (after > 0 && after < n
+            && dnnl_primitive_desc_iterator_create(&it, op, attr, eng, NULL)
+                    == dnnl_success) {
+        int i = 0;
+        while (i < after && dnnl_primitive_desc_iterator_next(it)
+                        == dnnl_success)
+            i++;
+        if (i == after) next = dnnl_primitive_desc_iterator_fetch(it);
+        dnnl_primitive_desc_iterator_destroy(it);
+    }
+    if (!next) return dnnl_unimplemented;
+    dnnl_primitive_desc_destroy(*pd);
+    *pd = next;
+    return dnnl_success;
 }
 
 #endif

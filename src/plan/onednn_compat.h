@@ -147,10 +147,12 @@ dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
  * destination's type). */
 dnnl_status_t post_ops_append_sum(dnnl_post_ops_t po);
 
-/* Turns @p pd into the next implementation oneDNN offers for the same
- * operation (its layouts chosen anew): a status other than dnnl_success
- * when there is none (dnnl_last_impl_reached on 3.x; on 2.x always,
- * dnnl_unimplemented). */
-dnnl_status_t pd_next_impl(dnnl_primitive_desc_t pd);
+/* Turns *@p pd into the next implementation oneDNN offers for the same
+ * operation (its layouts chosen anew; on 2.x *@p pd is replaced by a new
+ * handle and the old one destroyed): a status other than dnnl_success,
+ * *@p pd unchanged, when there is none (dnnl_last_impl_reached on 3.x,
+ * dnnl_unimplemented on 2.x) or when it cannot be found (2.x: a backward
+ * pass, whose forward hint the pd does not keep). */
+dnnl_status_t pd_next_impl(dnnl_primitive_desc_t *pd);
 
 #endif
