@@ -487,6 +487,41 @@ Test(onednn, bf16_and_f16) {
     }
 }
 
+/* f16 runs in f16 where oneDNN has f16 convolution kernels (3.x on a
+ * CPU with AVX512-FP16: the plan reads and writes f16 through oneDNN
+ * alone) and through f32 copies elsewhere (2.6, which has none on CPU,
+ * and CPUs without AVX512-FP16), with candidates ranked, not timed, so
+ * that oneDNN's kernels are the only choice; either way the result
+ * matches the reference. With timing on, the faster of the two is kept
+ * (choice.c, challenge_with_staged). */
+Test(onednn, f16_runs_in_f16_where_onednn_has_kernels) {
+    dgrad_plan_policy_t pol = *policy();
+    pol.layout_search = 0;
+    pol.phase_fold = 0;
+    pol.own_loop = 0;
+    shape_t s = {.nsp = 2, .dt = dgrad_f16, .N = 2, .G = 1, .Cin = 32,
+            .Cout = 16, .X = {7, 9}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .act_layout = NXC,
+            .wei_layout = WEI_XIO};
+    set_natural_y(&s, 1);
+#if defined(__x86_64__) && defined(__GNUC__)
+    int fp16 = __builtin_cpu_supports("avx512fp16");
+#else
+    int fp16 = 0;
+#endif
+    int in_type = DNNL_VERSION_MAJOR >= 3 && fp16;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, &pol, &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_expect_eq(!plan->staged, in_type,
+            "oneDNN %d, AVX512-FP16 %s: %s, impl %s", DNNL_VERSION_MAJOR,
+            fp16 ? "yes" : "no", plan->staged ? "f32 copies" : "in f16",
+            dgrad_plan_impl_name(plan));
+    check_plan_ex(&p, plan, 1, 0);
+    dgrad_plan_release(plan);
+}
+
 Test(onednn, bias_all_dtypes) {
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     for (int i = 0; i < 3; i++) {
@@ -1657,20 +1692,24 @@ Test(onednn, a_fold_with_windows_in_the_padding) {
  * case sweep-quick#0157: 3 groups of one channel, the fold
  * g3 mb1_ic3oc9_id1od3kd3pd2): oneDNN 3.7.1's brgemm kernel, its first
  * implementation in bf16 on an AVX-512-BF16 CPU, got 231 of 504
- * elements wrong (onednn_defects.c, depth_taps_dropped). Every type,
- * both activation layouts, candidates ranked, not timed, so that the
- * first implementation offered is the one run. */
+ * elements wrong (onednn_defects.c, depth_taps_dropped); on Sapphire
+ * Rapids its AMX kernel gets the same shape wrong with 3 channels in one
+ * group too (the fold dense). Every type, both activation layouts, both
+ * groupings, candidates ranked, not timed, so that the first
+ * implementation offered is the one run. */
 Test(onednn, a_fold_over_a_depth_shorter_than_its_window) {
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     policy()->layout_search = 0;
     policy()->phase_fold = 2;
     policy()->own_loop = 0;
     for (int i = 0; i < 3; i++)
-        for (int a = 0; a < 2; a++) {
-            shape_t s = {.nsp = 3, .dt = dts[i], .N = 1, .G = 3, .Cin = 3,
-                    .Cout = 3, .X = {1, 3, 4}, .K = {3, 2, 3},
+        for (int a = 0; a < 4; a++) {
+            /* 3 groups of 1 channel, and 1 group of 3 (a dense fold of an
+             * odd channel count) */
+            shape_t s = {.nsp = 3, .dt = dts[i], .N = 1, .G = a < 2 ? 3 : 1,
+                    .Cin = 3, .Cout = 3, .X = {1, 3, 4}, .K = {3, 2, 3},
                     .S = {1, 1, 3}, .D = {1, 1, 2}, .PB = {0, 0, 0},
-                    .act_layout = a ? NXC : NCX};
+                    .act_layout = a % 2 ? NXC : NCX};
             set_natural_y(&s, 0);
             dgrad_problem_t p = make_problem(&s);
             check_problem_ex(&p, 1, 0);

@@ -222,7 +222,17 @@ static int windows_in_padding(int nsp, const int64_t *pl, const int64_t *pr,
  * shorter than the window), and on every 3.x: later versions were not
  * checked, and their brgemm kernels still get narrow 3D bf16 shapes wrong
  * (PyTorch reports one on 3.12 with a strided innermost output of 1, a
- * shape the fold never makes); the shapes fenced are rare and small. */
+ * shape the fold never makes); the shapes fenced are rare and small.
+ * On an Intel Xeon (Sapphire Rapids, AMX) 3.7.1's AMX kernel
+ * ("brg_conv_fwd:avx10_1_512_amx") and its AVX-512 one get the same
+ * shapes wrong with any odd count of input channels per group (the
+ * dense fold of sweep-quick#0157, 3 channels with block-diagonal
+ * weights: 228 of 504 elements wrong): the same kind of standalone
+ * program over 1 or 3 groups of 1-9 input channels, depths 1-3, windows
+ * 1-4 and front pads 0-3 found them wrong exactly at depth 1 under a
+ * window of 2-4 with front padding and an odd channel count; even
+ * counts, depths of 2 and up, and f16 (its AVX512-FP16 kernel) are
+ * right. So the fence takes odd counts. */
 static int depth_taps_dropped(const_dnnl_primitive_desc_t pd, int nsp,
         const int64_t *pl, const int64_t *extent) {
     md_ref_t src = pd_md(pd, dnnl_query_src_md),
@@ -234,7 +244,7 @@ static int depth_taps_dropped(const_dnnl_primitive_desc_t pd, int nsp,
     md_dims(src, sd);
     md_dims(wei, wd);
     int64_t in_per_group = wd[md_ndims(wei) - 4];
-    return in_per_group == 1 && sd[2] < extent[0] && pl[0] >= 1;
+    return in_per_group % 2 == 1 && sd[2] < extent[0] && pl[0] >= 1;
 }
 
 dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
