@@ -144,12 +144,13 @@ static int binary_operand_misplaced(const_dnnl_primitive_desc_t pd) {
  * an unmapped page) crashed on exactly that one, for bf16 1D, 2D and 3D
  * channels-last convolutions of 1-32 channels, windows of 3, pads 0-2;
  * its 1x1 sibling, the jit AMX kernels, the backward-data ones and
- * brgconv:avx512_core_bf16 were clean (Intel Xeon, Sapphire Rapids).
+ * brgconv:avx512_core_bf16 were clean (an Intel Xeon with AMX-BF16 and
+ * AVX512-FP16 under KVM: Sapphire Rapids' features).
  * Under AddressSanitizer the over-read crashed the quick sweep's folds
  * in one run of four (onnx_convtranspose.json#test_convtranspose_3d in
  * bf16, NXC, one thread; SIGSEGV in dnnl_primitive_create). Not offered
  * on 2.x: oneDNN's next implementation (jit:avx512_core_amx_bf16) takes
- * its place. */
+ * its place (test pd_untrusted::amx_brgemm_forward_gives_way_on_2_6). */
 static int amx_brgemm_over_reads(const char *impl) {
     return dnnl_version()->major == 2
             && !strncmp(impl, "brgconv:avx512_core_amx", 23);
@@ -223,8 +224,8 @@ static int windows_in_padding(int nsp, const int64_t *pl, const int64_t *pr,
  * checked, and their brgemm kernels still get narrow 3D bf16 shapes wrong
  * (PyTorch reports one on 3.12 with a strided innermost output of 1, a
  * shape the fold never makes); the shapes fenced are rare and small.
- * On an Intel Xeon (Sapphire Rapids, AMX) 3.7.1's AMX kernel
- * ("brg_conv_fwd:avx10_1_512_amx") and its AVX-512 one get the same
+ * On an Intel Xeon with AMX (amx_brgemm_over_reads' machine) 3.7.1's AMX
+ * kernel ("brg_conv_fwd:avx10_1_512_amx") and its AVX-512 one get the same
  * shapes wrong with any odd count of input channels per group (the
  * dense fold of sweep-quick#0157, 3 channels with block-diagonal
  * weights: 228 of 504 elements wrong): the same kind of standalone
