@@ -378,7 +378,9 @@ Test(pd_untrusted, an_untrusted_pick_gives_way_to_the_next) {
  * from it to the next; the crash it guards against needs a guard page
  * after the block (Electric Fence), so the test checks the steering.
  * Where the CPU has no AMX, oneDNN never offers it and the test says so. */
-Test(pd_untrusted, amx_brgemm_forward_gives_way_on_2_6) {
+/* The bf16 channels-last 3x3 forward convolution of the AMX check: its
+ * first implementation. */
+static dnnl_primitive_desc_t amx_case_pd(void) {
     const int64_t sd[4] = {1, 32, 8, 8}, wd[4] = {32, 32, 3, 3},
             dd[4] = {1, 32, 8, 8};
     const int64_t strides[2] = {1, 1}, dilates[2] = {0, 0},
@@ -393,29 +395,74 @@ Test(pd_untrusted, amx_brgemm_forward_gives_way_on_2_6) {
     cr_assert_eq(conv_forward_pd(&pd, engine, dnnl_forward_inference,
             md_ref(&smd), md_ref(&wmd), NULL, md_ref(&dmd), strides, dilates,
             pad, pad, NULL), dnnl_success);
-    int two = dnnl_version()->major == 2, amx_seen = 0;
-    char first[128];
-    snprintf(first, sizeof first, "%s", pd_impl_name(pd));
+    md_free(&smd), md_free(&wmd), md_free(&dmd);
+    return pd;
+}
+
+#define AMX_CASE_IMPLS 32
+
+/* The implementations oneDNN lists for @p pd's operation, by 2.x's own
+ * iterator (the walk pd_next_impl must make there); 0 on 3.x. */
+static int listed_impls(const_dnnl_primitive_desc_t pd,
+        char names[AMX_CASE_IMPLS][128]) {
+    int n = 0;
+#if DNNL_VERSION_MAJOR < 3
+    const_dnnl_op_desc_t op = NULL;
+    dnnl_engine_t eng = NULL;
+    const_dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_iterator_t it = NULL;
+    cr_assert_eq(dnnl_primitive_desc_query(pd, dnnl_query_op_d, 0, &op),
+            dnnl_success);
+    cr_assert_eq(dnnl_primitive_desc_query(pd, dnnl_query_engine, 0, &eng),
+            dnnl_success);
+    cr_assert_eq(dnnl_primitive_desc_get_attr(pd, &attr), dnnl_success);
+    cr_assert_eq(dnnl_primitive_desc_iterator_create(&it, op, attr, eng,
+                         NULL), dnnl_success);
     do {
+        dnnl_primitive_desc_t c = dnnl_primitive_desc_iterator_fetch(it);
+        if (!c || n == AMX_CASE_IMPLS) break;
+        snprintf(names[n++], 128, "%s", pd_impl_name(c));
+        dnnl_primitive_desc_destroy(c);
+    } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    dnnl_primitive_desc_iterator_destroy(it);
+#else
+    (void)pd;
+    (void)names;
+#endif
+    return n;
+}
+
+Test(pd_untrusted, amx_brgemm_forward_gives_way_on_2_6) {
+    dnnl_primitive_desc_t pd = amx_case_pd();
+    int two = dnnl_version()->major == 2, amx_seen = 0;
+    char first[128], second[128] = "", listed[AMX_CASE_IMPLS][128];
+    int n_listed = listed_impls(pd, listed);
+    snprintf(first, sizeof first, "%s", pd_impl_name(pd));
+    for (int k = 0;; k++) {
         const char *impl = pd_impl_name(pd);
+        if (k == 1) snprintf(second, sizeof second, "%s", impl);
+        /* on 2.x, every implementation in the iterator's order */
+        if (k < n_listed)
+            cr_expect_str_eq(impl, listed[k], "implementation %d", k);
         int amx = !strncmp(impl, "brgconv:avx512_core_amx", 23);
         amx_seen |= amx;
         cr_expect_eq(pd_untrusted(pd), two && amx, "%s on oneDNN %d: %s",
                 impl, dnnl_version()->major,
                 pd_untrusted(pd) ? "distrusted" : "trusted");
-    } while (pd_next_impl(&pd) == dnnl_success);
+        if (pd_next_impl(&pd) != dnnl_success) break;
+    }
     dnnl_primitive_desc_destroy(pd);
-    pd = NULL;
-    cr_assert_eq(conv_forward_pd(&pd, engine, dnnl_forward_inference,
-            md_ref(&smd), md_ref(&wmd), NULL, md_ref(&dmd), strides, dilates,
-            pad, pad, NULL), dnnl_success);
+    pd = amx_case_pd();
+    int first_untrusted = pd_untrusted(pd);
     cr_assert_eq(pd_trusted_or_next(&pd, dnnl_success), dnnl_success);
     cr_log_info("first %s, taken %s", first, pd_impl_name(pd));
     if (two)
         cr_expect(strncmp(pd_impl_name(pd), "brgconv:avx512_core_amx", 23),
                 "took %s", pd_impl_name(pd));
+    /* the implementation oneDNN lists right after the distrusted one */
+    if (first_untrusted)
+        cr_expect_str_eq(pd_impl_name(pd), second);
     dnnl_primitive_desc_destroy(pd);
-    md_free(&smd), md_free(&wmd), md_free(&dmd);
     if (!amx_seen)
         cr_skip_test("no AMX brgemm convolution offered (first: %s)", first);
 }

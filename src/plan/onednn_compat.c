@@ -349,22 +349,10 @@ dnnl_status_t matmul_pd(dnnl_primitive_desc_t *pd, dnnl_engine_t eng,
     return dnnl_primitive_desc_create(pd, &md, attr, eng, NULL);
 }
 
-/* 2.x moves on through an iterator made from the op descriptor, which the
- * pd no longer has: no further implementation is offered (the defects
- * that call for one are all of 3.x). */
-/* oneDNN's name of @p pd's implementation ("" where it gives none). */
-static const char *impl_of(const_dnnl_primitive_desc_t pd) {
-    const char *s = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &s)
-                            == dnnl_success && s
-            ? s
-            : "";
-}
-
 /* 2.x has no next_impl: the same op descriptor and attributes are
- * iterated anew, and the implementation after the last one of *@p pd's
- * name taken (one name offered twice is stepped past as a whole, so a
- * caller moving on until it likes the name always ends). */
+ * iterated anew and the first implementation after the last one of *@p
+ * pd's name is taken (one name offered twice is stepped past as a whole,
+ * so a caller moving on until it likes the name always ends). */
 dnnl_status_t pd_next_impl(dnnl_primitive_desc_t *pd) {
     const_dnnl_op_desc_t op = NULL;
     dnnl_engine_t eng = NULL;
@@ -379,29 +367,24 @@ dnnl_status_t pd_next_impl(dnnl_primitive_desc_t *pd) {
                     != dnnl_success)
         return dnnl_unimplemented;
     char name[128];
-    snprintf(name, sizeof name, "%s", impl_of(*pd));
-    /* the position after the last implementation of that name */
-    int after = -1, n = 0;
+    snprintf(name, sizeof name, "%s", pd_impl_name(*pd));
+    dnnl_primitive_desc_t next = NULL;
+    int past = 0; /* an implementation of that name seen */
     do {
         dnnl_primitive_desc_t c = dnnl_primitive_desc_iterator_fetch(it);
         if (!c) break;
-        if (!strcmp(impl_of(c), name)) after = n + 1;
-        dnnl_primitive_desc_destroy(c);
-        n++;
+        int same = !strcmp(pd_impl_name(c), name);
+        if (same) { /* a later one of the name: look on past it */
+            dnnl_primitive_desc_destroy(next);
+            next = NULL;
+            past = 1;
+        }
+        if (past && !same && !next)
+            next = c;
+        else
+            dnnl_primitive_desc_destroy(c);
     } while (dnnl_primitive_desc_iterator_next(it) == dnnl_success);
     dnnl_primitive_desc_iterator_destroy(it);
-    it = NULL;
-    dnnl_primitive_desc_t next = NULL;
-    if (after > 0 && after < n
-            && dnnl_primitive_desc_iterator_create(&it, op, attr, eng, NULL)
-                    == dnnl_success) {
-        int i = 0;
-        while (i < after && dnnl_primitive_desc_iterator_next(it)
-                        == dnnl_success)
-            i++;
-        if (i == after) next = dnnl_primitive_desc_iterator_fetch(it);
-        dnnl_primitive_desc_iterator_destroy(it);
-    }
     if (!next) return dnnl_unimplemented;
     dnnl_primitive_desc_destroy(*pd);
     *pd = next;
@@ -409,6 +392,14 @@ dnnl_status_t pd_next_impl(dnnl_primitive_desc_t *pd) {
 }
 
 #endif
+
+const char *pd_impl_name(const_dnnl_primitive_desc_t pd) {
+    const char *name = NULL;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name)
+            != dnnl_success || !name)
+        return "unknown";
+    return name;
+}
 
 void md_move(md_t *dst, md_t *src) {
     md_free(dst);

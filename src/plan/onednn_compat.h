@@ -147,6 +147,10 @@ dnnl_status_t post_ops_append_binary(dnnl_post_ops_t po,
  * destination's type). */
 dnnl_status_t post_ops_append_sum(dnnl_post_ops_t po);
 
+/* oneDNN's name of @p pd's implementation ("unknown" where it gives
+ * none). */
+const char *pd_impl_name(const_dnnl_primitive_desc_t pd);
+
 /* Turns *@p pd into the next implementation oneDNN offers for the same
  * operation (its layouts chosen anew; on 2.x *@p pd is replaced by a new
  * handle and the old one destroyed): a status other than dnnl_success,

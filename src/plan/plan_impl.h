@@ -316,7 +316,6 @@ void md_format(char *buf, size_t size, md_ref_t md);
 
 dnnl_status_t create_conv_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
         const layout_cand_t *lc, dnnl_primitive_desc_t *pd);
-const char *pd_impl_name(const_dnnl_primitive_desc_t pd);
 int impl_rank(const_dnnl_primitive_desc_t pd);
 int impl_is_generic(const char *impl);
 dnnl_status_t take_conv_mds(dgrad_plan_t *plan,

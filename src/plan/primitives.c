@@ -91,14 +91,6 @@ dnnl_status_t create_conv_pd(const dgrad_plan_t *plan,
     return s;
 }
 
-const char *pd_impl_name(const_dnnl_primitive_desc_t pd) {
-    const char *name = NULL;
-    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name)
-            != dnnl_success || !name)
-        return "unknown";
-    return name;
-}
-
 /* How fast an implementation is likely to be: 0 reference, 1 gemm,
  * 2 anything else (jit, brgemm ...). Used when timings are not taken. */
 int impl_rank(const_dnnl_primitive_desc_t pd) {
