@@ -1,10 +1,11 @@
 /*
- * dgrad_rows_kernel: one AVX2 kernel of the rows loop (direct_avx2.c),
- * both phases of stride 2 for a block of channels, timed alone on
- * synthetic terms, so that what limits it can be told from what limits
- * the whole loop (bench/README.md "What limits the rows loop on AVX2").
+ * dgrad_rows_kernel: one kernel of the rows loop (direct_avx2.c,
+ * direct_avx512.c), both phases of stride 2 for a block of channels,
+ * timed alone on synthetic terms, so that what limits it can be told from
+ * what limits the whole loop (bench/README.md "What limits the rows loop
+ * on AVX2").
  *
- *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING [padded|- [cold|- [shared]]]]
+ *   dgrad_rows_kernel CB LEN ROWS EVEN [SPACING [padded|- [cold|- [KERNEL]]]]
  *
  * CB output channels (1-12), output rows of LEN, ROWS input rows read by
  * EVEN terms of the even phase and 2 x EVEN of the odd one (the odd
@@ -14,11 +15,14 @@
  * 224 x 224 do); `padded`: the kernel for padded copies (direct_stage.c:
  * every term read over whole steps, the long kernels from one step on);
  * `cold`: each call writes the next rows of 64 MiB planes instead of the
- * same cached row (an output beyond the last-level cache); `shared`: the
- * kernel that loads each run once for both phases (phase_shared_fn, CB up
- * to 4, padded copies, a CPU with AVX-512VL), the odd terms' m + 1 taps
- * listed first, as row_terms lists windows of 3 with an odd padding
- * (DGRAD_MAX_CPU_ISA=avx2 refuses it, as it keeps the loop from it).
+ * same cached row (an output beyond the last-level cache). KERNEL: the
+ * AVX2 pair kernel by default; `shared`, the AVX2 kernel that loads each
+ * run once for both phases (phase_shared_fn, CB up to 4, padded copies, a
+ * CPU with AVX-512VL), the odd terms' m + 1 taps listed first, as
+ * row_terms lists windows of 3 with an odd padding (DGRAD_MAX_CPU_ISA=avx2
+ * refuses it, as it keeps the loop from it); `pair512` and `shared512`,
+ * the AVX-512 kernels of those two kinds (CB up to 4, a CPU with
+ * AVX-512F; shared512 on padded copies).
  * Prints GFLOP/s of one thread (useful multiply-adds only).
  */
 #include <stdint.h>
@@ -39,7 +43,7 @@ static double seconds(void) {
 int main(int argc, char **argv) {
     if (argc < 5) {
         fprintf(stderr, "usage: %s CB LEN ROWS EVEN [SPACING [padded|- "
-                "[cold|- [shared]]]]\n",
+                "[cold|- [KERNEL]]]]\n",
                 argv[0]);
         return 2;
     }
@@ -80,13 +84,27 @@ int main(int argc, char **argv) {
     for (int j = 0; j < cb; j++)
         if (!(dst[j] = aligned_alloc(64, (size_t)plane * 4))) return 1;
     for (int j = 0; cold && j < cb; j++) memset(dst[j], 0, (size_t)plane * 4);
-    phase_pair_fn pair = direct_avx2_pair(0, cb, count, padded);
-    phase_shared_fn shared = argc > 8 && !strcmp(argv[8], "shared")
-            ? direct_avx2_pair_shared(0, cb, 0)
-            : NULL;
-    if (argc > 8 && (!shared || !padded || !cpu_has_avx512vl())) {
-        fprintf(stderr, "%s: shared: CB 1-%d, padded, AVX-512VL\n", argv[0],
-                SHARED_CO_BLOCK);
+    const char *kernel = argc > 8 ? argv[8] : "pair";
+    int avx512 = !strcmp(kernel, "pair512") || !strcmp(kernel, "shared512");
+    int sharing = !strcmp(kernel, "shared") || !strcmp(kernel, "shared512");
+    if (!avx512 && !sharing && strcmp(kernel, "pair")) {
+        fprintf(stderr, "%s: KERNEL: pair, shared, pair512 or shared512\n",
+                argv[0]);
+        return 2;
+    }
+    if (avx512 && ((!sharing && cb > CO_BLOCK) || !cpu_has_avx512f())) {
+        fprintf(stderr, "%s: %s: CB 1-%d, AVX-512F\n", argv[0], kernel,
+                CO_BLOCK);
+        return 2;
+    }
+    phase_pair_fn pair = avx512 ? direct_avx512_pair(0, cb)
+                                : direct_avx2_pair(0, cb, count, padded);
+    phase_shared_fn shared = !sharing ? NULL
+            : avx512                  ? direct_avx512_pair_shared(cb, 0)
+                                      : direct_avx2_pair_shared(0, cb, 0);
+    if (sharing && (!shared || !padded || (!avx512 && !cpu_has_avx512vl()))) {
+        fprintf(stderr, "%s: %s: CB 1-%d, padded, AVX-512VL\n", argv[0],
+                kernel, SHARED_CO_BLOCK);
         return 2;
     }
     double flops_per_call = 2.0 * cb * (ne + no) * (double)count;
@@ -114,9 +132,9 @@ int main(int argc, char **argv) {
         if (rate > best) best = rate;
     }
     printf("cb %d, rows of %lld, %d + %d terms on %d input rows %lld floats "
-           "apart%s%s: %.1f GFLOP/s\n", cb, (long long)len, ne, no, rows,
-            (long long)spacing, padded ? ", padded" : "",
-            shared ? ", shared loads" : "", best * 1e-9);
+           "apart%s, %s: %.1f GFLOP/s\n", cb, (long long)len, ne, no, rows,
+            (long long)spacing, padded ? ", padded" : "", kernel,
+            best * 1e-9);
     for (int j = 0; j < cb; j++) free(dst[j]);
     free(te);
     free(to);

@@ -1756,40 +1756,56 @@ Test(onednn, own_loop_kernel_sets) {
 }
 
 /* Windows of 3 at stride 2 on the last axis, on staged padded copies:
- * on a CPU with AVX-512VL the AVX2 kernels load each input run once for
- * both phases (direct_shared_phase: with an odd padding the even phase
- * has the one tap, with an even padding the odd phase), for 1 to 4
- * channels a block, rounding into 16-bit output as they store, after a
- * bias; a block of 5 channels takes the pair kernels. Every plan matches
- * the reference; elsewhere the same shapes run the pair kernels. */
+ * the kernels load each input run once for both phases
+ * (direct_shared_phase: with an odd padding the even phase has the one
+ * tap, with an even padding the odd phase). The AVX2 kernels do where
+ * the CPU has AVX-512VL, for 1 to 4 channels a block, rounding into
+ * 16-bit output as they store, after a bias (a block of 5 channels takes
+ * the pair kernels); the AVX-512 kernels wherever they run, into f32
+ * rows, for blocks of up to 12 channels (the wide blocks' rows whose
+ * taps they do not take, inputs shorter than the window, run the
+ * AVX-512 pair kernels of as many channels). Every plan matches the
+ * reference; elsewhere the same shapes run the pair kernels. */
 Test(onednn, own_loop_shares_each_run_between_phases) {
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    int64_t cgs[] = {1, 2, 3, 4, 5, 8, 12};
     int vl = cpu_has_avx512vl() && cpu_has_avx2_fma();
-    for (int64_t pb = 0; pb <= 3; pb++)
-        for (int64_t cg = 1; cg <= 5; cg++) {
-            shape_t s = {.nsp = 3, .dt = dts[(pb + cg) % 3], .N = 1, .G = 2,
-                    .Cin = 6, .Cout = 2 * cg, .X = {3, 4, 37},
-                    .K = {3, 3, 3}, .S = {2, 2, 2}, .D = {1, 1, 1},
-                    .PB = {1, 1, pb}, .has_bias = 1, .act_layout = NCX};
-            set_natural_y(&s, (pb + cg) % 2);
-            policy()->own_loop = 2;
-            policy()->own_kernels = 2;
-            policy()->phase_fold = 0;
-            dgrad_problem_t p = make_problem(&s);
-            dgrad_plan_t *plan = NULL;
-            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
-                                 policy(), &plan),
-                    dgrad_success, "%s", dgrad_last_error_message());
-            cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
-            int padded = plan->direct_stage.padded,
-                phase = direct_shared_phase(plan);
-            dgrad_plan_release(plan);
-            cr_assert(!vl || padded, "pad %lld: copies not padded",
-                    (long long)pb);
-            cr_assert_eq(phase, vl ? (pb % 2 ? 0 : 1) : -1,
-                    "pad %lld: one-tap phase %d", (long long)pb, phase);
-            check_problem_ex(&p, 1, 0);
-        }
+    /* own_kernels 2: the AVX2 set; 1: the widest the CPU has */
+    for (int set = 1; set <= 2; set++)
+        for (int64_t pb = 0; pb <= 3; pb++)
+            for (size_t c = 0; c < sizeof cgs / sizeof *cgs; c++) {
+                int64_t cg = cgs[c];
+                if (set == 2 && cg > 5) continue;
+                shape_t s = {.nsp = 3, .dt = dts[(pb + cg) % 3], .N = 1,
+                        .G = 2, .Cin = 6, .Cout = 2 * cg,
+                        .X = {3, 4, cg == 5 && pb == 0 ? 1 : 37},
+                        .K = {3, 3, 3},
+                        .S = {2, 2, 2}, .D = {1, 1, 1}, .PB = {1, 1, pb},
+                        .has_bias = 1, .act_layout = NCX};
+                set_natural_y(&s, (pb + cg) % 2);
+                int avx512 = set == 1 && cpu_has_avx512f()
+                        && (s.dt == dgrad_f32 || cpu_has_avx512bw());
+                policy()->own_loop = 2;
+                policy()->own_kernels = set;
+                policy()->phase_fold = 0;
+                dgrad_problem_t p = make_problem(&s);
+                dgrad_plan_t *plan = NULL;
+                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                     policy(), &plan),
+                        dgrad_success, "%s", dgrad_last_error_message());
+                cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+                int padded = plan->direct_stage.padded,
+                    phase = direct_shared_phase(plan);
+                dgrad_plan_release(plan);
+                int sharing = avx512 || vl;
+                cr_assert(!sharing || padded,
+                        "set %d, pad %lld, %lld channels: copies not "
+                        "padded", set, (long long)pb, (long long)cg);
+                cr_assert_eq(phase, sharing ? (pb % 2 ? 0 : 1) : -1,
+                        "set %d, pad %lld, %lld channels: one-tap phase %d",
+                        set, (long long)pb, (long long)cg, phase);
+                check_problem_ex(&p, 1, 0);
+            }
 }
 
 /* Multiplies the @p n values of @p buf by 2^@p e (exact where the

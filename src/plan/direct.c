@@ -73,6 +73,8 @@ typedef struct row_cache {
 } row_cache_t;
 
 static int block_width(const dgrad_plan_t *plan);
+static int shared_taps(const dgrad_plan_t *plan);
+static int kernels_share(const dgrad_plan_t *plan);
 
 /* Rows of f32 values in a thread's scratch before the last two: the
  * first phase's (or, with both phases of stride 2 at once, the 16-bit
@@ -256,15 +258,16 @@ int direct_rows_taps_init(dgrad_plan_t *plan) {
             t[2 + 2 * t[0]] = num / p->S[l];
             t[0]++;
         }
-    int avx2 = plan_kernels(plan) == KERNELS_AVX2;
+    kernels_t kernels = plan_kernels(plan);
+    int vector = kernels != KERNELS_PORTABLE;
+    /* the AVX-512 kernels share loads on padded copies alone */
+    int pays = kernels == KERNELS_AVX512 && shared_taps(plan) >= 0;
 #if defined(__x86_64__) && defined(__GNUC__)
     int64_t count = (p->Y[l] + p->S[l] - 1) / p->S[l], cg = p->Cout / p->G;
     int cb = cg < block_width(plan) ? (int)cg : block_width(plan);
-    int pays = avx2 && direct_avx2_padding_pays(cb, count);
-#else
-    int pays = 0;
+    pays |= kernels == KERNELS_AVX2 && direct_avx2_padding_pays(cb, count);
 #endif
-    direct_stage_plan(plan, avx2, pays);
+    direct_stage_plan(plan, vector, pays);
     return 1;
 }
 
@@ -412,12 +415,16 @@ static phase_pair_fn phase_pair_for_cpu(kernels_t kernels,
 /* The kernel sharing each input run's loads between both phases, for
  * output type @p out (f32 rows or, rounding, 16-bit ones), where phase
  * @p one_tap has one tap (direct_shared_phase), else NULL. */
-static phase_shared_fn phase_shared_for_cpu(int one_tap,
+static phase_shared_fn phase_shared_for_cpu(kernels_t kernels, int one_tap,
         dgrad_data_type_t out, int cb) {
 #if defined(__x86_64__) && defined(__GNUC__)
+    if (one_tap >= 0 && kernels == KERNELS_AVX512)
+        return out == dgrad_f32 ? direct_avx512_pair_shared(cb, one_tap)
+                                : NULL;
     if (one_tap >= 0)
         return direct_avx2_pair_shared(type_index(out), cb, one_tap);
 #endif
+    (void)kernels;
     (void)one_tap;
     (void)out;
     (void)cb;
@@ -425,7 +432,9 @@ static phase_shared_fn phase_shared_for_cpu(int one_tap,
 }
 
 /* Output channels per block: CO_BLOCK, or where the AVX2 kernels take
- * both phases of stride 2 at once, up to CO_BLOCK_WIDE in equal blocks:
+ * both phases of stride 2 at once or the AVX-512 ones share loads
+ * between them (on staged f32 copies), up to CO_BLOCK_WIDE in equal
+ * blocks:
  * each input vector then feeds every channel of the group, not 4 of them
  * (one thread on the dense 2D specification example, 10 channels, four
  * runs alternating: 4.4-6.3 ms as one block, 6.2-7.2 ms as blocks of 4,
@@ -435,8 +444,10 @@ static int block_width(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t cg = p->Cout / p->G;
-    if (plan_kernels(plan) != KERNELS_AVX2 || p->S[l] != 2
-            || p->Y[l] < 2 || cg <= CO_BLOCK)
+    kernels_t k = plan_kernels(plan);
+    int wide = k == KERNELS_AVX2
+            || (k == KERNELS_AVX512 && direct_shared_phase(plan) >= 0);
+    if (!wide || p->S[l] != 2 || p->Y[l] < 2 || cg <= CO_BLOCK)
         return CO_BLOCK;
     int64_t blocks = (cg + CO_BLOCK_WIDE - 1) / CO_BLOCK_WIDE;
     return (int)((cg + blocks - 1) / blocks);
@@ -591,20 +602,16 @@ typedef struct rows_args {
 
 /* The phase of stride 2 (0 even, 1 odd) with one tap whose input run
  * the other phase's second (even) or first (odd) of two taps reads as
- * well (phase_shared_fn), or -1: where the AVX2 kernels run on padded
- * copies on a CPU with AVX-512VL and the last axis has such taps
- * (windows of 3 at stride 2 and dilation 1: the tap table lists k
- * ascending, and with odd padding the even phase has k = 1 alone, the
- * odd one k = 0 and 2, k = 2 reading k = 1's run; with even padding
- * the other way round, k = 0 reading k = 1's). A term of phase r reads
- * its row from q0 - tx (row_terms). */
-int direct_shared_phase(const dgrad_plan_t *plan) {
+ * well, or -1: where the last axis has such taps (windows of 3 at
+ * stride 2 and dilation 1: the tap table lists k ascending, and with odd
+ * padding the even phase has k = 1 alone, the odd one k = 0 and 2, k = 2
+ * reading k = 1's run; with even padding the other way round, k = 0
+ * reading k = 1's). A term of phase r reads its row from q0 - tx
+ * (row_terms). */
+static int shared_taps(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
-    if (plan->direct != DIRECT_ROWS || plan_kernels(plan) != KERNELS_AVX2
-            || !cpu_has_avx512vl() || !plan->direct_stage.padded
-            || p->S[l] != 2 || p->Y[l] < 2)
-        return -1;
+    if (p->S[l] != 2 || p->Y[l] < 2) return -1;
     int64_t count, q, q0[2];
     const int64_t *t[2];
     for (int64_t r = 0; r < 2; r++) { /* even output positions first */
@@ -620,6 +627,23 @@ int direct_shared_phase(const dgrad_plan_t *plan) {
             return one;
     }
     return -1;
+}
+
+/* Whether the plan's kernel set has kernels sharing each run's loads
+ * between both phases (phase_shared_fn): AVX-512, or AVX2 on a CPU with
+ * AVX-512VL (registers 16-31). */
+static int kernels_share(const dgrad_plan_t *plan) {
+    kernels_t k = plan_kernels(plan);
+    return k == KERNELS_AVX512 || (k == KERNELS_AVX2 && cpu_has_avx512vl());
+}
+
+/* shared_taps, where the rows loop's kernels share those loads: they
+ * read padded copies (whole steps, no ranges). */
+int direct_shared_phase(const dgrad_plan_t *plan) {
+    if (plan->direct != DIRECT_ROWS || !kernels_share(plan)
+            || !plan->direct_stage.padded)
+        return -1;
+    return shared_taps(plan);
 }
 
 /* The rows of @p cb output channels from @p c (at element @p out_off of
@@ -680,7 +704,8 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             ? phase_pair_for_cpu(kernels, kt, dt, st->padded, cb, Y)
             : NULL;
     phase_shared_fn shared = pair
-            ? phase_shared_for_cpu(a->shared, rounding ? dt : dgrad_f32, cb)
+            ? phase_shared_for_cpu(kernels, a->shared,
+                    rounding ? dt : dgrad_f32, cb)
             : NULL;
     int64_t staged_span[2] = {1, 0}; /* none yet: direct_stage_run_rows */
     for (int64_t k = 0; k < run; k++, out_off += out_next) {

@@ -168,7 +168,7 @@ AVX512 static inline void prefetch_ahead(const float *p) {
     __builtin_prefetch((const void *)a, 1, 3);
     __builtin_prefetch((const void *)(a + 64), 1, 3);
 }
-#define DEFINE_PHASE_PAIR(T, ES, CB)                                          \
+#define DEFINE_PHASE_PAIR(T, ES, CB, PV)                                      \
     AVX512 static void phase_pair_##T##_##CB(const void *in,                 \
             const term_t *te, int ne, terms_span_t es, const term_t *to,      \
             int no, terms_span_t os, const float *bias, const epilogue_t *ep, \
@@ -180,37 +180,37 @@ AVX512 static inline void prefetch_ahead(const float *p) {
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
                 27, 11, 26, 10, 25, 9, 24, 8);                                \
         int64_t count = (len + 1) / 2;                                        \
-        for (int64_t m0 = 0; m0 < count; m0 += 16 * PAIR_VEC) {               \
-            __m512 acc[2][CB][PAIR_VEC];                                      \
+        for (int64_t m0 = 0; m0 < count; m0 += 16 * (PV)) {               \
+            __m512 acc[2][CB][(PV)];                                      \
             _Pragma("GCC unroll 2") for (int ph = 0; ph < 2; ph++) {          \
                 const term_t *t = ph ? to : te;                               \
                 int n = ph ? no : ne;                                         \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)          \
-                    _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) \
+                _Pragma("GCC unroll 12") for (int j = 0; j < CB; j++)          \
+                    _Pragma("GCC unroll 4") for (int u = 0; u < (PV); u++) \
                         acc[ph][j][u] = _mm512_set1_ps(bias[j]);              \
                 for (int k = 0; k < n; k++) {                                 \
                     const char *src = (const char *)((uintptr_t)in            \
                             + (uintptr_t)((t[k].off + m0) * (int64_t)(ES)));  \
                     __m512 w[CB];                                             \
-                    _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++)      \
+                    _Pragma("GCC unroll 12") for (int j = 0; j < CB; j++)      \
                         w[j] = _mm512_set1_ps(t[k].w[j]);                     \
-                    if (t[k].lo <= m0 && m0 + 16 * PAIR_VEC <= t[k].hi) {     \
-                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
+                    if (t[k].lo <= m0 && m0 + 16 * (PV) <= t[k].hi) {     \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < (PV); \
                                 u++) {                                        \
                             __m512 x = load_##T(src + 16 * (ES) * u);         \
-                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
+                            _Pragma("GCC unroll 12") for (int j = 0; j < CB;   \
                                     j++)                                      \
                                 acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
                                         acc[ph][j][u]);                       \
                         }                                                     \
-                    } else if (t[k].lo < m0 + 16 * PAIR_VEC                   \
+                    } else if (t[k].lo < m0 + 16 * (PV)                   \
                             && t[k].hi > m0) {                                \
-                        _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; \
+                        _Pragma("GCC unroll 4") for (int u = 0; u < (PV); \
                                 u++) {                                        \
                             __mmask16 mk = lanes(m0 + 16 * u, t[k].lo,        \
                                     t[k].hi);                                 \
                             __m512 x = mload_##T(mk, src + 16 * (ES) * u);    \
-                            _Pragma("GCC unroll 4") for (int j = 0; j < CB;   \
+                            _Pragma("GCC unroll 12") for (int j = 0; j < CB;   \
                                     j++)                                      \
                                 acc[ph][j][u] = _mm512_fmadd_ps(w[j], x,      \
                                         acc[ph][j][u]);                       \
@@ -218,7 +218,7 @@ AVX512 static inline void prefetch_ahead(const float *p) {
                     }                                                         \
                 }                                                             \
             }                                                                 \
-            _Pragma("GCC unroll 4") for (int u = 0; u < PAIR_VEC; u++) {      \
+            _Pragma("GCC unroll 4") for (int u = 0; u < (PV); u++) {      \
                 int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
                 if (left <= 0) break;                                         \
                 __mmask16 k0 = left >= 16 ? (__mmask16)0xffff                 \
@@ -226,7 +226,7 @@ AVX512 static inline void prefetch_ahead(const float *p) {
                 __mmask16 k1 = left >= 32 ? (__mmask16)0xffff                 \
                         : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)    \
                                     : (__mmask16)0;                           \
-                _Pragma("GCC unroll 4") for (int j = 0; j < CB; j++) {        \
+                _Pragma("GCC unroll 12") for (int j = 0; j < CB; j++) {        \
                     __m512 a = _mm512_permutex2var_ps(acc[0][j][u], lo,       \
                             acc[1][j][u]);                                    \
                     __m512 b = _mm512_permutex2var_ps(acc[0][j][u], hi,       \
@@ -249,13 +249,28 @@ AVX512 static inline void prefetch_ahead(const float *p) {
         }                                                                     \
     }
 #define DEFINE_PHASE_PAIR_ALL(T, ES)                                          \
-    DEFINE_PHASE_PAIR(T, ES, 1)                                               \
-    DEFINE_PHASE_PAIR(T, ES, 2)                                               \
-    DEFINE_PHASE_PAIR(T, ES, 3)                                               \
-    DEFINE_PHASE_PAIR(T, ES, 4)
+    DEFINE_PHASE_PAIR(T, ES, 1, PAIR_VEC)                                     \
+    DEFINE_PHASE_PAIR(T, ES, 2, PAIR_VEC)                                     \
+    DEFINE_PHASE_PAIR(T, ES, 3, PAIR_VEC)                                     \
+    DEFINE_PHASE_PAIR(T, ES, 4, PAIR_VEC)
 DEFINE_PHASE_PAIR_ALL(f32, 4)
 DEFINE_PHASE_PAIR_ALL(bf16, 2)
 DEFINE_PHASE_PAIR_ALL(f16, 2)
+/* Blocks of 5 to CO_BLOCK_WIDE channels, on the f32 copies where the
+ * sharing kernels below take such blocks (direct.c's block_width): for
+ * the rows whose taps they do not take (inputs shorter than the window). */
+DEFINE_PHASE_PAIR(f32, 4, 5, 1)
+DEFINE_PHASE_PAIR(f32, 4, 6, 1)
+DEFINE_PHASE_PAIR(f32, 4, 7, 1)
+DEFINE_PHASE_PAIR(f32, 4, 8, 1)
+DEFINE_PHASE_PAIR(f32, 4, 9, 1)
+DEFINE_PHASE_PAIR(f32, 4, 10, 1)
+DEFINE_PHASE_PAIR(f32, 4, 11, 1)
+DEFINE_PHASE_PAIR(f32, 4, 12, 1)
+static const phase_pair_fn phase_pair_avx512_wide[CO_BLOCK_WIDE - CO_BLOCK] = {
+        phase_pair_f32_5, phase_pair_f32_6, phase_pair_f32_7,
+        phase_pair_f32_8, phase_pair_f32_9, phase_pair_f32_10,
+        phase_pair_f32_11, phase_pair_f32_12};
 
 static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
         {phase_pair_f32_1, phase_pair_f32_2, phase_pair_f32_3,
@@ -265,11 +280,134 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
         {phase_pair_f16_1, phase_pair_f16_2, phase_pair_f16_3,
                 phase_pair_f16_4}};
 
+/* Both phases sharing the loads of each input run (phase_shared_fn; the
+ * same terms and order as direct_avx2.c's kernels of that name, with 16
+ * lanes): one input row's two runs loaded once a step feed the one-tap
+ * phase's term and both of the other phase's, 3 x CB FMAs a load pair.
+ * The pair kernels above take 2 loads, CB broadcasts and range tests
+ * per 2 x CB FMAs, and on a core with two 512-bit FMA units that
+ * bookkeeping, not the FMAs, bounds them. Rows of f32 only (16-bit
+ * output goes through f32 rows). SW as there: 0, the one-tap phase is
+ * the even one and reads the other phase's second tap's run; 1, the odd
+ * one, reading the first tap's. U vectors a step, at most 4 (64
+ * positions: whole steps stay within the padded copies,
+ * direct_padded_end). */
+#define DEFINE_PHASE_SHARED(CB, U, SW)                                        \
+    AVX512 static void phase_shared_##CB##_##SW(const void *in_,             \
+            const term_t *ts, int ns, const term_t *td, int icg,              \
+            const float *bias, const epilogue_t *ep, int64_t len,             \
+            void *const *dst) {                                               \
+        const float *in = in_;                                                \
+        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
+                3, 18, 2, 17, 1, 16, 0);                                      \
+        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
+                27, 11, 26, 10, 25, 9, 24, 8);                                \
+        int64_t count = (len + 1) / 2;                                        \
+        /* the other tap's run: the same distance from every row's */     \
+        int64_t apart = ns ? td[(SW) ? icg : 0].off - ts[0].off : 0;          \
+        for (int64_t m0 = 0; m0 < count; m0 += 16 * (U)) {                    \
+            __m512 s[CB][U], d[CB][U];                                        \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)            \
+                _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++)         \
+                    s[j][u] = d[j][u] = _mm512_set1_ps(bias[j]);              \
+            const term_t *ta = td;                                            \
+            for (int k = 0, ci = 0; k < ns; k++, ta++, ci++) {                \
+                if (ci == icg) { /* the next block of rows */                 \
+                    ci = 0;                                                   \
+                    ta += icg;                                                \
+                }                                                             \
+                const term_t *tb = ta + icg;                                  \
+                const float *xs = in + ts[k].off + m0, *ys = xs + apart;      \
+                _mm_prefetch((const char *)(xs + 128), _MM_HINT_T0);          \
+                __m512 ws[CB], wa[CB], wb[CB];                                \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {      \
+                    ws[j] = _mm512_set1_ps(ts[k].w[j]);                       \
+                    wa[j] = _mm512_set1_ps(ta->w[j]);                         \
+                    wb[j] = _mm512_set1_ps(tb->w[j]);                         \
+                }                                                             \
+                _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++) {       \
+                    __m512 x = _mm512_loadu_ps(xs + 16 * u),                  \
+                           y = _mm512_loadu_ps(ys + 16 * u);                  \
+                    _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) { \
+                        s[j][u] = _mm512_fmadd_ps(ws[j], x, s[j][u]);         \
+                        d[j][u] = _mm512_fmadd_ps(wa[j], (SW) ? x : y,        \
+                                d[j][u]);                                     \
+                        d[j][u] = _mm512_fmadd_ps(wb[j], (SW) ? y : x,        \
+                                d[j][u]);                                     \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+            _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++) {           \
+                int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
+                if (left <= 0) break;                                         \
+                __mmask16 k0 = left >= 16 ? (__mmask16)0xffff                 \
+                                          : (__mmask16)((1u << left) - 1);    \
+                __mmask16 k1 = left >= 32 ? (__mmask16)0xffff                 \
+                        : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)    \
+                                    : (__mmask16)0;                           \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {      \
+                    __m512 e = (SW) ? d[j][u] : s[j][u],                      \
+                           o = (SW) ? s[j][u] : d[j][u];                      \
+                    __m512 a = _mm512_permutex2var_ps(e, lo, o),              \
+                           b = _mm512_permutex2var_ps(e, hi, o);              \
+                    if (ep) {                                                 \
+                        a = epilogue(ep, a);                                  \
+                        b = epilogue(ep, b);                                  \
+                    }                                                         \
+                    float *row = (float *)dst[j] + x;                         \
+                    if (left >= 32) { /* plain stores: see above */           \
+                        prefetch_ahead(row);                                  \
+                        _mm512_storeu_ps(row, a);                             \
+                        _mm512_storeu_ps(row + 16, b);                        \
+                    } else {                                                  \
+                        _mm512_mask_storeu_ps(row, k0, a);                    \
+                        _mm512_mask_storeu_ps(row + 16, k1, b);               \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+/* Per block width the vectors a step: 2 x CB x U accumulators and 3 x CB
+ * weights within 32 registers up to 4 channels; from 5 the weights are
+ * broadcast from memory by each FMA. */
+#define SHARED_KERNELS(SW)                                                    \
+    DEFINE_PHASE_SHARED(1, 4, SW)                                             \
+    DEFINE_PHASE_SHARED(2, 4, SW)                                             \
+    DEFINE_PHASE_SHARED(3, 2, SW)                                             \
+    DEFINE_PHASE_SHARED(4, 2, SW)                                             \
+    DEFINE_PHASE_SHARED(5, 1, SW)                                             \
+    DEFINE_PHASE_SHARED(6, 1, SW)                                             \
+    DEFINE_PHASE_SHARED(7, 1, SW)                                             \
+    DEFINE_PHASE_SHARED(8, 1, SW)                                             \
+    DEFINE_PHASE_SHARED(9, 1, SW)                                             \
+    DEFINE_PHASE_SHARED(10, 1, SW)                                            \
+    DEFINE_PHASE_SHARED(11, 1, SW)                                            \
+    DEFINE_PHASE_SHARED(12, 1, SW)
+#define SHARED_TABLE(SW)                                                      \
+    {phase_shared_1_##SW, phase_shared_2_##SW, phase_shared_3_##SW,           \
+            phase_shared_4_##SW, phase_shared_5_##SW, phase_shared_6_##SW,    \
+            phase_shared_7_##SW, phase_shared_8_##SW, phase_shared_9_##SW,    \
+            phase_shared_10_##SW, phase_shared_11_##SW, phase_shared_12_##SW}
+SHARED_KERNELS(0)
+SHARED_KERNELS(1)
+static const phase_shared_fn phase_shared_avx512[2][CO_BLOCK_WIDE] = {
+        SHARED_TABLE(0), SHARED_TABLE(1)};
+
+phase_shared_fn direct_avx512_pair_shared(int cb, int one_tap) {
+    return cb >= 1 && cb <= CO_BLOCK_WIDE && (one_tap == 0 || one_tap == 1)
+            ? phase_shared_avx512[one_tap][cb - 1]
+            : NULL;
+}
+
 phase_values_fn direct_avx512_values(int type, int cb) {
     return phase_values_avx512[type][cb - 1];
 }
 
 phase_pair_fn direct_avx512_pair(int type, int cb) {
+    if (cb > CO_BLOCK)
+        return type == 0 && cb <= CO_BLOCK_WIDE
+                ? phase_pair_avx512_wide[cb - CO_BLOCK - 1]
+                : NULL;
     return phase_pair_avx512[type][cb - 1];
 }
 #endif

@@ -102,13 +102,18 @@ typedef void (*phase_shared_fn)(const void *, const term_t *, int,
 phase_shared_fn direct_avx2_pair_shared(int out_type, int cb, int one_tap);
 
 /* The AVX-512 kernels (direct_avx512.c) for blocks of up to CO_BLOCK
- * channels, and the interleaving of an even and an odd phase row into an
+ * channels (the pair kernels on f32 rows up to CO_BLOCK_WIDE, else
+ * NULL), and the interleaving of an even and an odd phase row into an
  * output row of @p len (the caller checks the CPU: cpu_has_avx512f, and
  * cpu_has_avx512bw for 16-bit types). */
 phase_values_fn direct_avx512_values(int type, int cb);
 phase_pair_fn direct_avx512_pair(int type, int cb);
 void direct_avx512_interleave2(const float *e, const float *o, int64_t len,
         float *out);
+/* The AVX-512 kernel sharing each run's loads between both phases
+ * (phase_shared_fn) for @p cb (at most SHARED_CO_BLOCK) channels into f32
+ * rows, or NULL. */
+phase_shared_fn direct_avx512_pair_shared(int cb, int one_tap);
 
 /* Where phase @p r of the last axis starts in the output row, and its
  * count; q of its m = 0. */
