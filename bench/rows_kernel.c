@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
     phase_pair_fn pair = avx512 ? direct_avx512_pair(0, cb)
                                 : direct_avx2_pair(0, cb, count, padded);
     phase_shared_fn shared = !sharing ? NULL
-            : avx512                  ? direct_avx512_pair_shared(cb, 0)
+            : avx512                  ? direct_avx512_pair_shared(0, cb, 0)
                                       : direct_avx2_pair_shared(0, cb, 0);
     if (sharing && (!shared || !padded || (!avx512 && !cpu_has_avx512vl()))) {
         fprintf(stderr, "%s: %s: CB 1-%d, padded, AVX-512VL\n", argv[0],

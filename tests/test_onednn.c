@@ -1821,39 +1821,94 @@ static void scale_values(void *buf, dgrad_data_type_t dt, int64_t n, int e) {
  * direct_avx2.c): inputs of 2^-133 (bf16's smallest subnormal) times
  * small integers, weights of 2^-3 times them, so each sum is exact in
  * f32 and, mostly subnormal, rounds to bf16's spacing of 2^-133 there.
- * Windows of 3 (the kernels sharing loads where the CPU has AVX-512VL)
- * and of 4 (the pair kernels), rows of 2 whole steps and a partial one. */
+ * Windows of 3 (the kernels sharing loads: AVX-512, or AVX2 where the
+ * CPU has AVX-512VL) and of 4 (the pair kernels), rows of 2 whole steps
+ * and a partial one, with either kernel set. */
 Test(onednn, own_loop_rounds_subnormal_bf16) {
-    for (int64_t k = 3; k <= 4; k++) {
-        shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2, .Cin = 10,
-                .Cout = 4, .X = {5, 75}, .K = {3, k}, .S = {2, 2},
-                .D = {1, 1}, .PB = {1, 1}, .act_layout = NCX};
-        set_natural_y(&s, 1);
-        policy()->own_loop = 2;
-        policy()->own_kernels = 2;
-        policy()->phase_fold = 0;
-        dgrad_problem_t p = make_problem(&s);
-        dgrad_plan_t *plan = NULL;
-        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(),
-                             &plan),
-                dgrad_success, "%s", dgrad_last_error_message());
-        cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
-        buffers_t b;
-        buffers_init(&b, &p, 1, 99u);
-        scale_values(b.in, p.dt, b.n_in, -133);
-        scale_values(b.wei, p.dt, b.n_wei, -3);
-        check_plan_on(&p, plan, &b, 1, 0);
-        /* the values that matter: most of the output is subnormal */
-        int64_t subnormal = 0;
-        for (int64_t i = 0; i < b.n_out; i++) {
-            double v = fabs(dgrad_load(b.ref, p.dt, i));
-            subnormal += v > 0 && v < 0x1p-126;
+    /* own_kernels 2: the AVX2 set; 1: the widest (the AVX-512 kernels
+     * sharing loads round as they store too) */
+    for (int set = 1; set <= 2; set++)
+        for (int64_t k = 3; k <= 4; k++) {
+            shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2,
+                    .Cin = 10, .Cout = 4, .X = {5, 75}, .K = {3, k},
+                    .S = {2, 2}, .D = {1, 1}, .PB = {1, 1},
+                    .act_layout = NCX};
+            set_natural_y(&s, 1);
+            policy()->own_loop = 2;
+            policy()->own_kernels = set;
+            policy()->phase_fold = 0;
+            dgrad_problem_t p = make_problem(&s);
+            dgrad_plan_t *plan = NULL;
+            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                 policy(), &plan),
+                    dgrad_success, "%s", dgrad_last_error_message());
+            cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+            buffers_t b;
+            buffers_init(&b, &p, 1, 99u);
+            scale_values(b.in, p.dt, b.n_in, -133);
+            scale_values(b.wei, p.dt, b.n_wei, -3);
+            check_plan_on(&p, plan, &b, 1, 0);
+            /* the values that matter: most of the output is subnormal */
+            int64_t subnormal = 0;
+            for (int64_t i = 0; i < b.n_out; i++) {
+                double v = fabs(dgrad_load(b.ref, p.dt, i));
+                subnormal += v > 0 && v < 0x1p-126;
+            }
+            cr_assert_gt(subnormal, b.n_out / 2, "%lld of %lld subnormal",
+                    (long long)subnormal, (long long)b.n_out);
+            buffers_free(&b);
+            dgrad_plan_release(plan);
         }
-        cr_assert_gt(subnormal, b.n_out / 2, "%lld of %lld subnormal",
-                (long long)subnormal, (long long)b.n_out);
-        buffers_free(&b);
-        dgrad_plan_release(plan);
-    }
+}
+
+/* 16-bit output rounded by the rows loop's kernels as they store it, to
+ * nearest even: integer inputs and weights whose sums are exact in f32
+ * but need more bits than bf16 (8) or f16 (11) keep, compared exactly
+ * with the reference's rounding of the same sums. Both kernel sets,
+ * windows of 3 (the kernels sharing loads) and of 4 (the pair kernels). */
+Test(onednn, own_loop_rounds_sums_as_stored) {
+    dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
+    for (int set = 1; set <= 2; set++)
+        for (int d = 0; d < 2; d++)
+            for (int64_t k = 3; k <= 4; k++) {
+                shape_t s = {.nsp = 2, .dt = dts[d], .N = 1, .G = 2,
+                        .Cin = 10, .Cout = 6, .X = {5, 75}, .K = {3, k},
+                        .S = {2, 2}, .D = {1, 1}, .PB = {1, 1},
+                        .act_layout = NCX};
+                set_natural_y(&s, 1);
+                policy()->own_loop = 2;
+                policy()->own_kernels = set;
+                policy()->phase_fold = 0;
+                dgrad_problem_t p = make_problem(&s);
+                dgrad_plan_t *plan = NULL;
+                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                     policy(), &plan),
+                        dgrad_success, "%s", dgrad_last_error_message());
+                cr_assert_str_eq(dgrad_plan_impl_name(plan),
+                        "dgrad:direct");
+                buffers_t b;
+                buffers_init(&b, &p, 1, 7u);
+                /* bf16: |x|, |w| < 256 (exact), sums < 2^24; f16: < 57,
+                 * sums within f16's range */
+                unsigned seed = 11u;
+                int span = dts[d] == dgrad_bf16 ? 255 : 56;
+                for (int64_t i = 0; i < b.n_in; i++)
+                    dgrad_store(b.in, p.dt, i,
+                            rand_r(&seed) % (2 * span + 1) - span);
+                for (int64_t i = 0; i < b.n_wei; i++)
+                    dgrad_store(b.wei, p.dt, i,
+                            rand_r(&seed) % (2 * span + 1) - span);
+                check_plan_on(&p, plan, &b, 1, 0);
+                /* the values that matter: many sums needed rounding */
+                int64_t rounded = 0;
+                double exact = dts[d] == dgrad_bf16 ? 256 : 2048;
+                for (int64_t i = 0; i < b.n_out; i++)
+                    rounded += fabs(dgrad_load(b.ref, p.dt, i)) > exact;
+                cr_assert_gt(rounded, b.n_out / 8, "%lld of %lld beyond %g",
+                        (long long)rounded, (long long)b.n_out, exact);
+                buffers_free(&b);
+                dgrad_plan_release(plan);
+            }
 }
 
 Test(onednn, own_loop_only_where_it_applies) {

@@ -419,8 +419,7 @@ static phase_shared_fn phase_shared_for_cpu(kernels_t kernels, int one_tap,
         dgrad_data_type_t out, int cb) {
 #if defined(__x86_64__) && defined(__GNUC__)
     if (one_tap >= 0 && kernels == KERNELS_AVX512)
-        return out == dgrad_f32 ? direct_avx512_pair_shared(cb, one_tap)
-                                : NULL;
+        return direct_avx512_pair_shared(type_index(out), cb, one_tap);
     if (one_tap >= 0)
         return direct_avx2_pair_shared(type_index(out), cb, one_tap);
 #endif
@@ -699,13 +698,16 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
     int from = pair && plan->post.fused ? post_chain_epilogue(p, &ep) : 0;
     int chain_after = pair && plan->post.fused && from < p->n_post_ops;
     /* 16-bit output from f32 rows with nothing after the kernel: rounded
-     * as the kernel stores it */
-    phase_pair_fn rounding = pair && !f32 && !chain_after
+     * as the kernel stores it, where the kernel a row takes can */
+    int round_out = pair && !f32 && !chain_after;
+    phase_pair_fn rounding = round_out
             ? phase_pair_for_cpu(kernels, kt, dt, st->padded, cb, Y)
             : NULL;
     phase_shared_fn shared = pair
-            ? phase_shared_for_cpu(kernels, a->shared,
-                    rounding ? dt : dgrad_f32, cb)
+            ? phase_shared_for_cpu(kernels, a->shared, dgrad_f32, cb)
+            : NULL;
+    phase_shared_fn shared_rounding = shared && round_out
+            ? phase_shared_for_cpu(kernels, a->shared, dt, cb)
             : NULL;
     int64_t staged_span[2] = {1, 0}; /* none yet: direct_stage_run_rows */
     for (int64_t k = 0; k < run; k++, out_off += out_next) {
@@ -747,23 +749,27 @@ static void direct_rows(const rows_args_t *a, int64_t in_group,
             if (st->slots) /* staged only in 2D and up */
                 direct_stage_run_rows(plan, in, dt, in_group, y, staged_span,
                         staged, tags);
+            int odd_one = a->shared == 1;
+            int sharing = shared && (odd_one ? po : pe) == 1
+                    && (odd_one ? pe : po) == 2;
+            int rounds = sharing ? shared_rounding != NULL : rounding != NULL;
             /* 16-bit output through f32 rows: the values rows */
-            for (int j = 0; j < cb && !f32 && !rounding; j++)
+            for (int j = 0; j < cb && !f32 && !rounds; j++)
                 assembled[j] = v0 + j * len;
             void *dst[CO_BLOCK_MAX];
             for (int j = 0; j < cb; j++)
-                dst[j] = rounding ? (void *)out_row[j] : (void *)assembled[j];
+                dst[j] = rounds ? (void *)out_row[j] : (void *)assembled[j];
             const char *in_rows = (const char *)src + dx * row_bytes;
             /* the one-tap phase's list first (every row's taps present) */
-            int odd_one = a->shared == 1;
-            if (shared && (odd_one ? po : pe) == 1 && (odd_one ? pe : po) == 2)
-                shared(in_rows, odd_one ? t2 : t, odd_one ? no : ne,
+            if (sharing)
+                (rounds ? shared_rounding : shared)(in_rows,
+                        odd_one ? t2 : t, odd_one ? no : ne,
                         odd_one ? t : t2, (int)(p->Cin / p->G), bias,
                         from ? &ep : NULL, Y, dst);
             else
-                (rounding ? rounding : pair)(in_rows, t, ne, ce, t2, no, co,
+                (rounds ? rounding : pair)(in_rows, t, ne, ce, t2, no, co,
                         bias, from ? &ep : NULL, Y, dst);
-            if (rounding) continue;
+            if (rounds) continue;
             if (chain_after)
                 chain_rows(plan, operands, n_img, c, y, cb, from, assembled,
                         tmp);

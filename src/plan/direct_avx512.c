@@ -280,22 +280,107 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
         {phase_pair_f16_1, phase_pair_f16_2, phase_pair_f16_3,
                 phase_pair_f16_4}};
 
+/* A step's 32 output positions from @p x on (even ones interleaved
+ * with odd ones: @p a the first 16, @p b the next), @p left of them
+ * still in the row, into a row of each output type (##OT of the kernels
+ * below): f32, and 16-bit types rounded once, as dgrad_f32_to_bf16 and
+ * dgrad_f32_to_f16 do (dtype.h). */
+AVX512 static inline void store32_f32(void *row, int64_t x, __m512 a,
+        __m512 b, int64_t left) {
+    float *p = (float *)row + x;
+    if (left >= 32) { /* plain stores: see above */
+        prefetch_ahead(p);
+        _mm512_storeu_ps(p, a);
+        _mm512_storeu_ps(p + 16, b);
+        return;
+    }
+    __mmask16 k0 = left >= 16 ? (__mmask16)0xffff
+                              : (__mmask16)((1u << left) - 1),
+              k1 = left > 16 ? (__mmask16)((1u << (left - 16)) - 1)
+                             : (__mmask16)0;
+    _mm512_mask_storeu_ps(p, k0, a);
+    _mm512_mask_storeu_ps(p + 16, k1, b);
+}
+AVX512 static inline void store32_u16(void *row, int64_t x, __m256i a,
+        __m256i b, int64_t left) {
+    uint16_t *p = (uint16_t *)row + x;
+    if (left >= 32) {
+        prefetch_ahead((const float *)(const void *)p);
+        _mm256_storeu_si256((__m256i *)(void *)p, a);
+        _mm256_storeu_si256((__m256i *)(void *)(p + 16), b);
+        return;
+    }
+    __mmask16 k0 = left >= 16 ? (__mmask16)0xffff
+                              : (__mmask16)((1u << left) - 1),
+              k1 = left > 16 ? (__mmask16)((1u << (left - 16)) - 1)
+                             : (__mmask16)0;
+    _mm256_mask_storeu_epi16(p, k0, a);
+    _mm256_mask_storeu_epi16(p + 16, k1, b);
+}
+/* bf16 by integers: to nearest even (adding 0x7fff and the bit that
+ * stays last), a NaN (the sums' come out quiet, or a bias's) quieted
+ * instead of rounded. */
+AVX512 static inline __m256i bf16_round16(__m512 v) {
+    __m512i u = _mm512_castps_si512(v), hi = _mm512_srli_epi32(u, 16);
+    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff),
+            _mm512_and_si512(hi, _mm512_set1_epi32(1))));
+    r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q),
+            _mm512_srli_epi32(r, 16),
+            _mm512_or_si512(hi, _mm512_set1_epi32(0x40)));
+    return _mm512_cvtepi32_epi16(r);
+}
+AVX512 static inline void store32_bf16(void *row, int64_t x, __m512 a,
+        __m512 b, int64_t left) {
+    store32_u16(row, x, bf16_round16(a), bf16_round16(b), left);
+}
+AVX512 static inline void store32_f16(void *row, int64_t x, __m512 a,
+        __m512 b, int64_t left) {
+    store32_u16(row, x,
+            _mm512_cvtps_ph(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+            _mm512_cvtps_ph(b, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+            left);
+}
+/* bf16 by AVX512_BF16's conversion, which rounds as the integers do but
+ * reads a subnormal f32 as zero: a step with one takes the integers. */
+#define AVX512_BF16                                                           \
+    __attribute__((target(                                                    \
+            "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,prfchw")))
+AVX512_BF16 static inline void store32_bf16_insn(void *row, int64_t x,
+        __m512 a, __m512 b, int64_t left) {
+    if (__builtin_expect(!_kortestz_mask16_u8(_mm512_fpclass_ps_mask(a, 0x20),
+                                 _mm512_fpclass_ps_mask(b, 0x20)),
+                0)) {
+        store32_bf16(row, x, a, b, left);
+        return;
+    }
+    __m512i v = (__m512i)_mm512_cvtne2ps_pbh(b, a); /* a's 16, then b's */
+    store32_u16(row, x, _mm512_castsi512_si256(v),
+            _mm512_extracti64x4_epi64(v, 1), left);
+}
+/* The target each kernel below is built for, by the type it stores. */
+#define AVX512_TARGET_f32 AVX512
+#define AVX512_TARGET_bf16 AVX512
+#define AVX512_TARGET_f16 AVX512
+#define AVX512_TARGET_bf16_insn AVX512_BF16
+
 /* Both phases sharing the loads of each input run (phase_shared_fn; the
  * same terms and order as direct_avx2.c's kernels of that name, with 16
  * lanes): one input row's two runs loaded once a step feed the one-tap
  * phase's term and both of the other phase's, 3 x CB FMAs a load pair.
  * The pair kernels above take 2 loads, CB broadcasts and range tests
  * per 2 x CB FMAs, and on a core with two 512-bit FMA units that
- * bookkeeping, not the FMAs, bounds them. Rows of f32 only (16-bit
- * output goes through f32 rows). SW as there: 0, the one-tap phase is
- * the even one and reads the other phase's second tap's run; 1, the odd
- * one, reading the first tap's. U vectors a step, at most 4 (64
- * positions: whole steps stay within the padded copies,
- * direct_padded_end). */
-#define DEFINE_PHASE_SHARED(CB, U, SW)                                        \
-    AVX512 static void phase_shared_##CB##_##SW(const void *in_,             \
-            const term_t *ts, int ns, const term_t *td, int icg,              \
-            const float *bias, const epilogue_t *ep, int64_t len,             \
+ * bookkeeping, not the FMAs, bounds them: one thread, 4 channels, 20
+ * input rows, rows of 447, 92 -> 137-150 GFLOP/s; 10 channels as one
+ * block 144 (`dgrad_rows_kernel 4 447 20 20 400 padded - pair512|
+ * shared512`, Sapphire Rapids). Reads f32 rows (the padded copies);
+ * stores rows of type OT. SW as there: 0, the one-tap phase is the even
+ * one and reads the other phase's second tap's run; 1, the odd one,
+ * reading the first tap's. U vectors a step, at most 4 (64 positions:
+ * whole steps stay within the padded copies, direct_padded_end). */
+#define DEFINE_PHASE_SHARED(CB, U, SW, OT)                                    \
+    AVX512_TARGET_##OT static void phase_shared_##CB##_##SW##_##OT(           \
+            const void *in_, const term_t *ts, int ns, const term_t *td,      \
+            int icg, const float *bias, const epilogue_t *ep, int64_t len,    \
             void *const *dst) {                                               \
         const float *in = in_;                                                \
         const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
@@ -307,7 +392,7 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
         int64_t apart = ns ? td[(SW) ? icg : 0].off - ts[0].off : 0;          \
         for (int64_t m0 = 0; m0 < count; m0 += 16 * (U)) {                    \
             __m512 s[CB][U], d[CB][U];                                        \
-            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)            \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
                 _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++)         \
                     s[j][u] = d[j][u] = _mm512_set1_ps(bias[j]);              \
             const term_t *ta = td;                                            \
@@ -320,7 +405,7 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
                 const float *xs = in + ts[k].off + m0, *ys = xs + apart;      \
                 _mm_prefetch((const char *)(xs + 128), _MM_HINT_T0);          \
                 __m512 ws[CB], wa[CB], wb[CB];                                \
-                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {      \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {     \
                     ws[j] = _mm512_set1_ps(ts[k].w[j]);                       \
                     wa[j] = _mm512_set1_ps(ta->w[j]);                         \
                     wb[j] = _mm512_set1_ps(tb->w[j]);                         \
@@ -340,12 +425,7 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
             _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++) {           \
                 int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
                 if (left <= 0) break;                                         \
-                __mmask16 k0 = left >= 16 ? (__mmask16)0xffff                 \
-                                          : (__mmask16)((1u << left) - 1);    \
-                __mmask16 k1 = left >= 32 ? (__mmask16)0xffff                 \
-                        : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)    \
-                                    : (__mmask16)0;                           \
-                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {      \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {     \
                     __m512 e = (SW) ? d[j][u] : s[j][u],                      \
                            o = (SW) ? s[j][u] : d[j][u];                      \
                     __m512 a = _mm512_permutex2var_ps(e, lo, o),              \
@@ -354,49 +434,55 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
                         a = epilogue(ep, a);                                  \
                         b = epilogue(ep, b);                                  \
                     }                                                         \
-                    float *row = (float *)dst[j] + x;                         \
-                    if (left >= 32) { /* plain stores: see above */           \
-                        prefetch_ahead(row);                                  \
-                        _mm512_storeu_ps(row, a);                             \
-                        _mm512_storeu_ps(row + 16, b);                        \
-                    } else {                                                  \
-                        _mm512_mask_storeu_ps(row, k0, a);                    \
-                        _mm512_mask_storeu_ps(row + 16, k1, b);               \
-                    }                                                         \
+                    store32_##OT(dst[j], x, a, b, left);                      \
                 }                                                             \
             }                                                                 \
         }                                                                     \
     }
 /* Per block width the vectors a step: 2 x CB x U accumulators and 3 x CB
  * weights within 32 registers up to 4 channels; from 5 the weights are
- * broadcast from memory by each FMA. */
-#define SHARED_KERNELS(SW)                                                    \
-    DEFINE_PHASE_SHARED(1, 4, SW)                                             \
-    DEFINE_PHASE_SHARED(2, 4, SW)                                             \
-    DEFINE_PHASE_SHARED(3, 2, SW)                                             \
-    DEFINE_PHASE_SHARED(4, 2, SW)                                             \
-    DEFINE_PHASE_SHARED(5, 1, SW)                                             \
-    DEFINE_PHASE_SHARED(6, 1, SW)                                             \
-    DEFINE_PHASE_SHARED(7, 1, SW)                                             \
-    DEFINE_PHASE_SHARED(8, 1, SW)                                             \
-    DEFINE_PHASE_SHARED(9, 1, SW)                                             \
-    DEFINE_PHASE_SHARED(10, 1, SW)                                            \
-    DEFINE_PHASE_SHARED(11, 1, SW)                                            \
-    DEFINE_PHASE_SHARED(12, 1, SW)
-#define SHARED_TABLE(SW)                                                      \
-    {phase_shared_1_##SW, phase_shared_2_##SW, phase_shared_3_##SW,           \
-            phase_shared_4_##SW, phase_shared_5_##SW, phase_shared_6_##SW,    \
-            phase_shared_7_##SW, phase_shared_8_##SW, phase_shared_9_##SW,    \
-            phase_shared_10_##SW, phase_shared_11_##SW, phase_shared_12_##SW}
-SHARED_KERNELS(0)
-SHARED_KERNELS(1)
-static const phase_shared_fn phase_shared_avx512[2][CO_BLOCK_WIDE] = {
-        SHARED_TABLE(0), SHARED_TABLE(1)};
+ * broadcast from memory by each FMA (5 and 6 channels at U = 2 spilled:
+ * 119 and 90 GFLOP/s against 130 and 134 at U = 1, the command above). */
+#define SHARED_KERNELS(SW, OT)                                                \
+    DEFINE_PHASE_SHARED(1, 4, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(2, 4, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(3, 2, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(4, 2, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(5, 1, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(6, 1, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(7, 1, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(8, 1, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(9, 1, SW, OT)                                         \
+    DEFINE_PHASE_SHARED(10, 1, SW, OT)                                        \
+    DEFINE_PHASE_SHARED(11, 1, SW, OT)                                        \
+    DEFINE_PHASE_SHARED(12, 1, SW, OT)
+#define SHARED_TABLE(SW, OT)                                                  \
+    {phase_shared_1_##SW##_##OT, phase_shared_2_##SW##_##OT,                  \
+            phase_shared_3_##SW##_##OT, phase_shared_4_##SW##_##OT,           \
+            phase_shared_5_##SW##_##OT, phase_shared_6_##SW##_##OT,           \
+            phase_shared_7_##SW##_##OT, phase_shared_8_##SW##_##OT,           \
+            phase_shared_9_##SW##_##OT, phase_shared_10_##SW##_##OT,          \
+            phase_shared_11_##SW##_##OT, phase_shared_12_##SW##_##OT}
+#define SHARED_TYPE(OT) SHARED_KERNELS(0, OT) SHARED_KERNELS(1, OT)
+SHARED_TYPE(f32)
+SHARED_TYPE(bf16)
+SHARED_TYPE(f16)
+SHARED_TYPE(bf16_insn)
+/* By output type index, and 3 for bf16 rounded by AVX512_BF16. */
+static const phase_shared_fn phase_shared_avx512[4][2][CO_BLOCK_WIDE] = {
+        {SHARED_TABLE(0, f32), SHARED_TABLE(1, f32)},
+        {SHARED_TABLE(0, bf16), SHARED_TABLE(1, bf16)},
+        {SHARED_TABLE(0, f16), SHARED_TABLE(1, f16)},
+        {SHARED_TABLE(0, bf16_insn), SHARED_TABLE(1, bf16_insn)}};
 
-phase_shared_fn direct_avx512_pair_shared(int cb, int one_tap) {
-    return cb >= 1 && cb <= CO_BLOCK_WIDE && (one_tap == 0 || one_tap == 1)
-            ? phase_shared_avx512[one_tap][cb - 1]
-            : NULL;
+phase_shared_fn direct_avx512_pair_shared(int out_type, int cb, int one_tap) {
+    if (out_type < 0 || out_type > 2 || cb < 1 || cb > CO_BLOCK_WIDE
+            || (one_tap != 0 && one_tap != 1)
+            || (out_type && !(cpu_has_avx512bw() && cpu_has_avx512vl())))
+        return NULL;
+    if (out_type == 1 && cpu_has_avx512_bf16() && cpu_has_avx512dq())
+        out_type = 3;
+    return phase_shared_avx512[out_type][one_tap][cb - 1];
 }
 
 phase_values_fn direct_avx512_values(int type, int cb) {

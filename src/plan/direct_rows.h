@@ -111,9 +111,10 @@ phase_pair_fn direct_avx512_pair(int type, int cb);
 void direct_avx512_interleave2(const float *e, const float *o, int64_t len,
         float *out);
 /* The AVX-512 kernel sharing each run's loads between both phases
- * (phase_shared_fn) for @p cb (at most SHARED_CO_BLOCK) channels into f32
- * rows, or NULL. */
-phase_shared_fn direct_avx512_pair_shared(int cb, int one_tap);
+ * (phase_shared_fn) for @p cb (at most CO_BLOCK_WIDE) channels storing
+ * rows of output type index @p out_type (0 f32; 1 bf16 and 2 f16,
+ * rounded as stored, where the CPU has AVX-512BW and VL), or NULL. */
+phase_shared_fn direct_avx512_pair_shared(int out_type, int cb, int one_tap);
 
 /* Where phase @p r of the last axis starts in the output row, and its
  * count; q of its m = 0. */
