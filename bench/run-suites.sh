@@ -46,16 +46,19 @@ run f16_ncx $peaks --dt f16 --data-format NCX --weights-format OIX
 run bf16_nxc --peak-gbs "$gbs" --dt bf16
 run bf16_ncx --peak-gbs "$gbs" --dt bf16 --data-format NCX --weights-format OIX
 # The 3D specification example at its full size (1x20x224^3 -> 1x8x447^3,
-# 3.8 GB of f32 input and output; the suite has it at 56^3): f32 against
-# raw (its gemm takes about 1.7 s a run), bf16 and f16 on their own.
+# 3.8 GB of f32 input and output; the suite has it at 56^3): each type on
+# its own, then f32 against raw (its gemm takes about 1.7 s a run). Raw's
+# runs interleaved slow dgrad's: 284 ms [241..308] against 226-230 alone
+# on the Intel machine of results/spr_avx512 (bench/README.md, fourteenth
+# look), so the types are compared, and the roofline taken, alone.
 spec3d='g4mb1ic20id224ih224iw224oc8od447oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1n"spec:GroupConvolutionBackpropData_3d"'
-for dt in f32 bf16 f16; do
-    echo "dgrad bench: spec_3d_full_$dt" >&2
-    raw=()
-    [ "$dt" = f32 ] || raw=(--no-raw)
-    "$bin" bench --dt "$dt" --data-format NCX --weights-format OIX $peaks \
-        --reps 5 "${raw[@]}" --csv "$out/spec_3d_full_$dt.csv" "$spec3d" \
-        > "$out/spec_3d_full_$dt.txt"
+for run in f32 bf16 f16 f32_raw; do
+    echo "dgrad bench: spec_3d_full_$run" >&2
+    raw=(--no-raw)
+    [ "$run" = f32_raw ] && raw=()
+    "$bin" bench --dt "${run%_raw}" --data-format NCX --weights-format OIX \
+        $peaks --reps 5 "${raw[@]}" --csv "$out/spec_3d_full_$run.csv" \
+        "$spec3d" > "$out/spec_3d_full_$run.txt"
 done
 python3 bench/results_table.py "$out" > "$out/summary.md"
 echo "written: $out (summary.md has the tables of bench/README.md)" >&2

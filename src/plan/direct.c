@@ -16,10 +16,12 @@
  *   with D*k = r mod S) of w * in[..., q0_r + m - t_k],
  * a list of terms each of which is one contiguous input run: 16 outputs
  * of a phase are 16 lanes (8 with AVX2), one load per term shared by up
- * to 4 output channels (one FMA each; up to 12 with AVX2). For S = 2 both
- * phases of 32 positions are accumulated together and interleaved by
- * permutes straight into the output row; other strides go through a small
- * buffer. Each output row is written once, in order, by one thread.
+ * to 4 output channels (one FMA each; up to 12 with AVX2, and with
+ * AVX-512 where both phases share the loads). For S = 2 both phases of
+ * 32 positions are accumulated together and interleaved by permutes
+ * straight into the output row, and with windows of 3 one load of each
+ * input run feeds the one tap of one phase and a tap of the other; other
+ * strides go through a small buffer. Each output row is written once, in order, by one thread.
  * The kernels are in direct_avx2.c and direct_avx512.c; where the input
  * rows of an output row would evict each other from L1, they read f32
  * copies of them (direct_stage.c).

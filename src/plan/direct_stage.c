@@ -1,7 +1,8 @@
 /*
- * The rows loop's input rows staged: the AVX2 kernels read f32 copies of
- * the input rows kept in the thread's scratch, each copied once while it
- * stays in use, where that is measured to pay (below).
+ * The rows loop's input rows staged: the vector kernels (AVX2 and
+ * AVX-512) read f32 copies of the input rows kept in the thread's
+ * scratch, each copied once while it stays in use, where that is
+ * measured to pay (below).
  *
  * Cache-set aliasing: a term list reads one input row per (input
  * channel, outer tap), all at the same position at once. Channel planes
@@ -54,6 +55,10 @@
  *   (direct_avx2_padding_pays): 3D example at 56^3 9.2 -> 6.8 ms (with
  *   direct.c's per-row savings; 8.3 -> 6.9-7.1 ms against in place on
  *   the same build);
+ * - for the AVX-512 kernels, windows of 3 at stride 2: padded copies
+ *   let them load each run once for both phases (direct_avx512.c; dense
+ *   2D example 1.34 -> 0.80-1.10 ms, Sapphire Rapids, bench/README.md
+ *   "fourteenth look");
  * - 16-bit rows, wherever they fit: the copy widens each element once
  *   where the kernels widened it at every load (bf16 / f16, the examples:
  *   dense 2D 1.99 / 1.97 -> 1.66 / 1.64 ms, grouped 2D 0.79 / 0.66-0.73

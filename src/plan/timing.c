@@ -358,12 +358,20 @@ static void timed_drop(timed_t *t) {
 
 /* Alternating runs of two plans on scratch buffers, @p rounds times
  * @p runs each, so that a burst of noise does not decide; the typical
- * time of each (typical_run) goes to @p t. Returns 0 if a run failed. */
+ * time of each (typical_run) goes to @p t. Returns 0 if a run failed.
+ * One untimed run of each first: the user's-layouts candidate is built
+ * anew for its runoff, and its first run fills its execution context
+ * (`googlenet_v1:conv1/7x7_s2` NCX, gemm on the user's layouts: 3.57 and
+ * 3.68 ms in two runoffs without it, 3.18 and 3.37 with it, against
+ * 3.06-3.07 for the same plan in `dgrad bench`; Sapphire Rapids). */
 static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
         const probe_bufs_t *b, int rounds, int runs, double t[2]) {
     double v[2][RUNOFF_ROUNDS_MAX * TIMED_RUNS_MAX];
     if (rounds > RUNOFF_ROUNDS_MAX) rounds = RUNOFF_ROUNDS_MAX;
     if (runs > TIMED_RUNS_MAX) runs = TIMED_RUNS_MAX;
+    for (int j = 0; j < 2; j++)
+        if (probe_run(pl[j], b, w[j].ptr, w[j].prepared) != dnnl_success)
+            return 0;
     for (int r = 0; r < rounds; r++)
         for (int j = 0; j < 2; j++)
             for (int k = 0; k < runs; k++) {
