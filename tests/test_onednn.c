@@ -1755,6 +1755,20 @@ Test(onednn, own_loop_kernel_sets) {
         }
 }
 
+/* @p p planned on the rows loop wherever it applies, with kernel set
+ * @p set (policy own_kernels: 1 the widest the CPU has, 2 AVX2), no
+ * fold; asserts that it is the rows loop. */
+static dgrad_plan_t *rows_loop_plan(const dgrad_problem_t *p, int set) {
+    policy()->own_loop = 2;
+    policy()->own_kernels = set;
+    policy()->phase_fold = 0;
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+    return plan;
+}
+
 /* Windows of 3 at stride 2 on the last axis, on staged padded copies:
  * the kernels load each input run once for both phases
  * (direct_shared_phase: with an odd padding the even phase has the one
@@ -1785,15 +1799,8 @@ Test(onednn, own_loop_shares_each_run_between_phases) {
                 set_natural_y(&s, (pb + cg) % 2);
                 int avx512 = set == 1 && cpu_has_avx512f()
                         && (s.dt == dgrad_f32 || cpu_has_avx512bw());
-                policy()->own_loop = 2;
-                policy()->own_kernels = set;
-                policy()->phase_fold = 0;
                 dgrad_problem_t p = make_problem(&s);
-                dgrad_plan_t *plan = NULL;
-                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
-                                     policy(), &plan),
-                        dgrad_success, "%s", dgrad_last_error_message());
-                cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+                dgrad_plan_t *plan = rows_loop_plan(&p, set);
                 int padded = plan->direct_stage.padded,
                     phase = direct_shared_phase(plan);
                 dgrad_plan_release(plan);
@@ -1815,6 +1822,18 @@ static void scale_values(void *buf, dgrad_data_type_t dt, int64_t n, int e) {
         dgrad_store(buf, dt, i, ldexp(dgrad_load(buf, dt, i), e));
 }
 
+/* The rounding tests' problem: 2 groups of 5 input channels, @p cout
+ * output channels, rows of 2 whole steps and a partial one (stride 2,
+ * last window @p k), in @p dt. */
+static dgrad_problem_t rounding_problem(dgrad_data_type_t dt, int64_t cout,
+        int64_t k) {
+    shape_t s = {.nsp = 2, .dt = dt, .N = 1, .G = 2, .Cin = 10,
+            .Cout = cout, .X = {5, 75}, .K = {3, k}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .act_layout = NCX};
+    set_natural_y(&s, 1);
+    return make_problem(&s);
+}
+
 /* bf16 output below f32's normal range, rounded by the rows loop's
  * kernels as they store it (AVX512_BF16's conversion reads a subnormal
  * f32 as zero, so those vectors take the integer rounding,
@@ -1829,20 +1848,8 @@ Test(onednn, own_loop_rounds_subnormal_bf16) {
      * sharing loads round as they store too) */
     for (int set = 1; set <= 2; set++)
         for (int64_t k = 3; k <= 4; k++) {
-            shape_t s = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 2,
-                    .Cin = 10, .Cout = 4, .X = {5, 75}, .K = {3, k},
-                    .S = {2, 2}, .D = {1, 1}, .PB = {1, 1},
-                    .act_layout = NCX};
-            set_natural_y(&s, 1);
-            policy()->own_loop = 2;
-            policy()->own_kernels = set;
-            policy()->phase_fold = 0;
-            dgrad_problem_t p = make_problem(&s);
-            dgrad_plan_t *plan = NULL;
-            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
-                                 policy(), &plan),
-                    dgrad_success, "%s", dgrad_last_error_message());
-            cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct");
+            dgrad_problem_t p = rounding_problem(dgrad_bf16, 4, k);
+            dgrad_plan_t *plan = rows_loop_plan(&p, set);
             buffers_t b;
             buffers_init(&b, &p, 1, 99u);
             scale_values(b.in, p.dt, b.n_in, -133);
@@ -1871,21 +1878,8 @@ Test(onednn, own_loop_rounds_sums_as_stored) {
     for (int set = 1; set <= 2; set++)
         for (int d = 0; d < 2; d++)
             for (int64_t k = 3; k <= 4; k++) {
-                shape_t s = {.nsp = 2, .dt = dts[d], .N = 1, .G = 2,
-                        .Cin = 10, .Cout = 6, .X = {5, 75}, .K = {3, k},
-                        .S = {2, 2}, .D = {1, 1}, .PB = {1, 1},
-                        .act_layout = NCX};
-                set_natural_y(&s, 1);
-                policy()->own_loop = 2;
-                policy()->own_kernels = set;
-                policy()->phase_fold = 0;
-                dgrad_problem_t p = make_problem(&s);
-                dgrad_plan_t *plan = NULL;
-                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
-                                     policy(), &plan),
-                        dgrad_success, "%s", dgrad_last_error_message());
-                cr_assert_str_eq(dgrad_plan_impl_name(plan),
-                        "dgrad:direct");
+                dgrad_problem_t p = rounding_problem(dts[d], 6, k);
+                dgrad_plan_t *plan = rows_loop_plan(&p, set);
                 buffers_t b;
                 buffers_init(&b, &p, 1, 7u);
                 /* bf16: |x|, |w| < 256 (exact), sums < 2^24; f16: < 57,

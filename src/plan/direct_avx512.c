@@ -168,6 +168,49 @@ AVX512 static inline void prefetch_ahead(const float *p) {
     __builtin_prefetch((const void *)a, 1, 3);
     __builtin_prefetch((const void *)(a + 64), 1, 3);
 }
+/* The lanes of a step's two stores (32 positions from x) that lie in
+ * the row, @p left of them from x on. */
+static inline void step_masks(int64_t left, __mmask16 *k0, __mmask16 *k1) {
+    *k0 = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
+    *k1 = left >= 32 ? (__mmask16)0xffff
+            : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)
+                        : (__mmask16)0;
+}
+
+/* A step's 32 output positions from @p x on (even ones interleaved
+ * with odd ones: @p a the first 16, @p b the next), @p left of them
+ * still in the row, into a row of each output type (##OT of the sharing
+ * kernels below; the pair kernels store f32): f32, and 16-bit types
+ * rounded once, as dgrad_f32_to_bf16 and dgrad_f32_to_f16 do (dtype.h).
+ * Whole steps take plain stores (see above), the row's last one masked. */
+AVX512 static inline void store32_f32(void *row, int64_t x, __m512 a,
+        __m512 b, int64_t left) {
+    float *p = (float *)row + x;
+    if (left >= 32) {
+        prefetch_ahead(p);
+        _mm512_storeu_ps(p, a);
+        _mm512_storeu_ps(p + 16, b);
+        return;
+    }
+    __mmask16 k0, k1;
+    step_masks(left, &k0, &k1);
+    _mm512_mask_storeu_ps(p, k0, a);
+    _mm512_mask_storeu_ps(p + 16, k1, b);
+}
+AVX512 static inline void store32_u16(void *row, int64_t x, __m256i a,
+        __m256i b, int64_t left) {
+    uint16_t *p = (uint16_t *)row + x;
+    if (left >= 32) {
+        prefetch_ahead((const float *)(const void *)p);
+        _mm256_storeu_si256((__m256i *)(void *)p, a);
+        _mm256_storeu_si256((__m256i *)(void *)(p + 16), b);
+        return;
+    }
+    __mmask16 k0, k1;
+    step_masks(left, &k0, &k1);
+    _mm256_mask_storeu_epi16(p, k0, a);
+    _mm256_mask_storeu_epi16(p + 16, k1, b);
+}
 #define DEFINE_PHASE_PAIR(T, ES, CB, PV)                                      \
     AVX512 static void phase_pair_##T##_##CB(const void *in,                 \
             const term_t *te, int ne, terms_span_t es, const term_t *to,      \
@@ -221,12 +264,7 @@ AVX512 static inline void prefetch_ahead(const float *p) {
             _Pragma("GCC unroll 4") for (int u = 0; u < (PV); u++) {      \
                 int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
                 if (left <= 0) break;                                         \
-                __mmask16 k0 = left >= 16 ? (__mmask16)0xffff                 \
-                                          : (__mmask16)((1u << left) - 1);    \
-                __mmask16 k1 = left >= 32 ? (__mmask16)0xffff                 \
-                        : left > 16 ? (__mmask16)((1u << (left - 16)) - 1)    \
-                                    : (__mmask16)0;                           \
-                _Pragma("GCC unroll 12") for (int j = 0; j < CB; j++) {        \
+                _Pragma("GCC unroll 12") for (int j = 0; j < CB; j++) {       \
                     __m512 a = _mm512_permutex2var_ps(acc[0][j][u], lo,       \
                             acc[1][j][u]);                                    \
                     __m512 b = _mm512_permutex2var_ps(acc[0][j][u], hi,       \
@@ -235,19 +273,12 @@ AVX512 static inline void prefetch_ahead(const float *p) {
                         a = epilogue(ep, a);                                  \
                         b = epilogue(ep, b);                                  \
                     }                                                         \
-                    if (left >= 32) { /* plain stores: see above */           \
-                        prefetch_ahead((float *)dst[j] + x);                  \
-                        _mm512_storeu_ps((float *)dst[j] + x, a);             \
-                        _mm512_storeu_ps((float *)dst[j] + x + 16, b);        \
-                    } else {                                                  \
-                        _mm512_mask_storeu_ps((float *)dst[j] + x, k0, a);    \
-                        _mm512_mask_storeu_ps((float *)dst[j] + x + 16, k1,   \
-                                b);                                           \
-                    }                                                         \
+                    store32_f32(dst[j], x, a, b, left);                       \
                 }                                                             \
             }                                                                 \
         }                                                                     \
     }
+
 #define DEFINE_PHASE_PAIR_ALL(T, ES)                                          \
     DEFINE_PHASE_PAIR(T, ES, 1, PAIR_VEC)                                     \
     DEFINE_PHASE_PAIR(T, ES, 2, PAIR_VEC)                                     \
@@ -280,43 +311,6 @@ static const phase_pair_fn phase_pair_avx512[3][CO_BLOCK] = {
         {phase_pair_f16_1, phase_pair_f16_2, phase_pair_f16_3,
                 phase_pair_f16_4}};
 
-/* A step's 32 output positions from @p x on (even ones interleaved
- * with odd ones: @p a the first 16, @p b the next), @p left of them
- * still in the row, into a row of each output type (##OT of the kernels
- * below): f32, and 16-bit types rounded once, as dgrad_f32_to_bf16 and
- * dgrad_f32_to_f16 do (dtype.h). */
-AVX512 static inline void store32_f32(void *row, int64_t x, __m512 a,
-        __m512 b, int64_t left) {
-    float *p = (float *)row + x;
-    if (left >= 32) { /* plain stores: see above */
-        prefetch_ahead(p);
-        _mm512_storeu_ps(p, a);
-        _mm512_storeu_ps(p + 16, b);
-        return;
-    }
-    __mmask16 k0 = left >= 16 ? (__mmask16)0xffff
-                              : (__mmask16)((1u << left) - 1),
-              k1 = left > 16 ? (__mmask16)((1u << (left - 16)) - 1)
-                             : (__mmask16)0;
-    _mm512_mask_storeu_ps(p, k0, a);
-    _mm512_mask_storeu_ps(p + 16, k1, b);
-}
-AVX512 static inline void store32_u16(void *row, int64_t x, __m256i a,
-        __m256i b, int64_t left) {
-    uint16_t *p = (uint16_t *)row + x;
-    if (left >= 32) {
-        prefetch_ahead((const float *)(const void *)p);
-        _mm256_storeu_si256((__m256i *)(void *)p, a);
-        _mm256_storeu_si256((__m256i *)(void *)(p + 16), b);
-        return;
-    }
-    __mmask16 k0 = left >= 16 ? (__mmask16)0xffff
-                              : (__mmask16)((1u << left) - 1),
-              k1 = left > 16 ? (__mmask16)((1u << (left - 16)) - 1)
-                             : (__mmask16)0;
-    _mm256_mask_storeu_epi16(p, k0, a);
-    _mm256_mask_storeu_epi16(p + 16, k1, b);
-}
 /* bf16 by integers: to nearest even (adding 0x7fff and the bit that
  * stays last), a NaN (the sums' come out quiet, or a bias's) quieted
  * instead of rounded. */
