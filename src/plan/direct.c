@@ -21,7 +21,8 @@
  * 32 positions are accumulated together and interleaved by permutes
  * straight into the output row, and with windows of 3 one load of each
  * input run feeds the one tap of one phase and a tap of the other; other
- * strides go through a small buffer. Each output row is written once, in order, by one thread.
+ * strides go through a small buffer. Each output row is written once, in
+ * order, by one thread.
  * The kernels are in direct_avx2.c and direct_avx512.c; where the input
  * rows of an output row would evict each other from L1, they read f32
  * copies of them (direct_stage.c).
@@ -76,7 +77,6 @@ typedef struct row_cache {
 
 static int block_width(const dgrad_plan_t *plan);
 static int shared_taps(const dgrad_plan_t *plan);
-static int kernels_share(const dgrad_plan_t *plan);
 
 /* Rows of f32 values in a thread's scratch before the last two: the
  * first phase's (or, with both phases of stride 2 at once, the 16-bit

@@ -1,9 +1,11 @@
 /*
  * The rows loop's kernels for AVX-512 (direct.c chooses them by the
  * CPU's flags, cpu.c): phase values of a block of up to 4 output
- * channels, both phases of stride 2 at once, and the interleaving of two
- * phase rows, for f32, bf16 and f16 inputs (16-bit ones widened in
- * registers: AVX-512BW).
+ * channels, both phases of stride 2 at once (up to 12 channels on f32
+ * rows), both phases sharing each input run's loads where the window is
+ * 3 (up to 12 channels, on padded f32 copies, storing f32 or rounding
+ * into bf16 or f16), and the interleaving of two phase rows; for f32,
+ * bf16 and f16 inputs (16-bit ones widened in registers: AVX-512BW).
  */
 #include "direct_rows.h"
 
