@@ -76,7 +76,6 @@ typedef struct row_cache {
 } row_cache_t;
 
 static int block_width(const dgrad_plan_t *plan);
-static int shared_taps(const dgrad_plan_t *plan);
 
 /* Rows of f32 values in a thread's scratch before the last two: the
  * first phase's (or, with both phases of stride 2 at once, the 16-bit
@@ -197,62 +196,16 @@ void direct_rows_pack_weights(const dgrad_plan_t *plan, const void *user,
                 }
 }
 
-int64_t direct_phase_geometry(const dgrad_problem_t *p, int64_t r,
-        int64_t *count, int64_t *q0) {
-    int l = p->nsp - 1;
-    int64_t S = p->S[l], Y = p->Y[l], a = ((r - p->PB[l]) % S + S) % S;
-    *count = a < Y ? (Y - 1 - a) / S + 1 : 0;
-    *q0 = (a + p->PB[l] - r) / S;
-    return a;
-}
-
-/* Tap tables, made once per plan so that building a row's terms takes
- * no division. Per outer axis i and output position y: the count of taps
- * reaching it, then (k, input position) pairs; per phase r of the last
- * axis: the count, then (k, t) pairs. Laid out one after the other:
- * outer axes at their offsets, each entry 1 + 2*K wide. */
-static int64_t taps_width(const dgrad_problem_t *p, int i) {
-    return 1 + 2 * p->K[i];
-}
-
-int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t) {
-    for (int64_t y = 0; y < p->Y[i]; y++, t += taps_width(p, i))
-        for (int64_t k = 0; k < p->K[i]; k++) {
-            int64_t num = y + p->PB[i] - p->D[i] * k;
-            if (num < 0 || num % p->S[i] || num / p->S[i] >= p->X[i])
-                continue;
-            t[1 + 2 * t[0]] = k;
-            t[2 + 2 * t[0]] = num / p->S[i];
-            t[0]++;
-        }
-    return t;
-}
-
-/* The entry of outer axis @p i's table for output position @p y. */
-const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
-        int64_t y) {
-    const dgrad_problem_t *p = &plan->p;
-    const int64_t *tab = plan->direct_taps;
-    for (int j = 0; j < i; j++) tab += p->Y[j] * taps_width(p, j);
-    return tab + y * taps_width(p, i);
-}
-
-const int64_t *direct_last_taps(const dgrad_plan_t *plan, int64_t r) {
-    const dgrad_problem_t *p = &plan->p;
-    int l = p->nsp - 1;
-    return direct_outer_taps(plan, l, 0) + r * taps_width(p, l);
-}
-
 int direct_rows_taps_init(dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
-    int64_t n = p->S[l] * taps_width(p, l);
-    for (int i = 0; i < l; i++) n += p->Y[i] * taps_width(p, i);
+    int64_t n = p->S[l] * direct_taps_width(p, l);
+    for (int i = 0; i < l; i++) n += p->Y[i] * direct_taps_width(p, i);
     int64_t *t = allocated(dgrad_calloc((size_t)n, sizeof *t));
     if (!t) return 0;
     plan->direct_taps = t;
     for (int i = 0; i < l; i++) t = direct_position_taps(p, i, t);
-    for (int64_t r = 0; r < p->S[l]; r++, t += taps_width(p, l))
+    for (int64_t r = 0; r < p->S[l]; r++, t += direct_taps_width(p, l))
         for (int64_t k = 0; k < p->K[l]; k++) {
             int64_t num = p->D[l] * k - r;
             if (num % p->S[l]) continue;
@@ -263,7 +216,7 @@ int direct_rows_taps_init(dgrad_plan_t *plan) {
     kernels_t kernels = plan_kernels(plan);
     int vector = kernels != KERNELS_PORTABLE;
     /* the AVX-512 kernels share loads on padded copies alone */
-    int pays = kernels == KERNELS_AVX512 && shared_taps(plan) >= 0;
+    int pays = kernels == KERNELS_AVX512 && direct_shared_taps(plan) >= 0;
 #if defined(__x86_64__) && defined(__GNUC__)
     int64_t count = (p->Y[l] + p->S[l] - 1) / p->S[l], cg = p->Cout / p->G;
     int cb = cg < block_width(plan) ? (int)cg : block_width(plan);
@@ -601,35 +554,6 @@ typedef struct rows_args {
     int shared;          /* direct_shared_phase(plan) */
 } rows_args_t;
 
-/* The phase of stride 2 (0 even, 1 odd) with one tap whose input run
- * the other phase's second (even) or first (odd) of two taps reads as
- * well, or -1: where the last axis has such taps (windows of 3 at
- * stride 2 and dilation 1: the tap table lists k ascending, and with odd
- * padding the even phase has k = 1 alone, the odd one k = 0 and 2, k = 2
- * reading k = 1's run; with even padding the other way round, k = 0
- * reading k = 1's). A term of phase r reads its row from q0 - tx
- * (row_terms). */
-static int shared_taps(const dgrad_plan_t *plan) {
-    const dgrad_problem_t *p = &plan->p;
-    int l = p->nsp - 1;
-    if (p->S[l] != 2 || p->Y[l] < 2) return -1;
-    int64_t count, q, q0[2];
-    const int64_t *t[2];
-    for (int64_t r = 0; r < 2; r++) { /* even output positions first */
-        int ph = direct_phase_geometry(p, r, &count, &q) != 0;
-        q0[ph] = q;
-        t[ph] = direct_last_taps(plan, r);
-    }
-    for (int one = 0; one < 2; one++) {
-        const int64_t *a = t[one], *b = t[!one];
-        int64_t shared = one ? 0 : 1; /* of b's two taps */
-        if (a[0] == 1 && b[0] == 2
-                && q0[!one] - b[2 + 2 * shared] == q0[one] - a[2])
-            return one;
-    }
-    return -1;
-}
-
 /* Whether the plan's kernel set has kernels sharing each run's loads
  * between both phases (phase_shared_fn): AVX-512, or AVX2 on a CPU with
  * AVX-512VL (registers 16-31). */
@@ -638,13 +562,13 @@ static int kernels_share(const dgrad_plan_t *plan) {
     return k == KERNELS_AVX512 || (k == KERNELS_AVX2 && cpu_has_avx512vl());
 }
 
-/* shared_taps, where the rows loop's kernels share those loads: they
+/* direct_shared_taps, where the rows loop's kernels share those loads: they
  * read padded copies (whole steps, no ranges). */
 int direct_shared_phase(const dgrad_plan_t *plan) {
     if (plan->direct != DIRECT_ROWS || !kernels_share(plan)
             || !plan->direct_stage.padded)
         return -1;
-    return shared_taps(plan);
+    return direct_shared_taps(plan);
 }
 
 /* The rows of @p cb output channels from @p c (at element @p out_off of

@@ -111,15 +111,11 @@ void direct_dw_pack_weights(const dgrad_plan_t *plan, const void *user,
 
 /* Tap tables, made once per plan: per axis and output position y, the
  * count of taps reaching it, then (k, input position) pairs; axis after
- * axis, each entry 1 + 2*K wide. */
-static int64_t taps_width(const dgrad_problem_t *p, int i) {
-    return 1 + 2 * p->K[i];
-}
-
+ * axis, each entry direct_taps_width wide. */
 int direct_dw_taps_init(dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int64_t n = 0;
-    for (int i = 0; i < p->nsp; i++) n += p->Y[i] * taps_width(p, i);
+    for (int i = 0; i < p->nsp; i++) n += p->Y[i] * direct_taps_width(p, i);
     int64_t *t = allocated(dgrad_calloc((size_t)n, sizeof *t));
     if (!t) return 0;
     plan->direct_taps = t;
@@ -291,9 +287,9 @@ static int outer_terms(const dgrad_plan_t *plan, const int64_t *y,
     int l = p->nsp - 1, n = 0;
     const int64_t *row[DGRAD_MAX_SPATIAL];
     for (int i = 0; i < l; i++) {
-        row[i] = tab + y[i] * taps_width(p, i);
+        row[i] = tab + y[i] * direct_taps_width(p, i);
         if (row[i][0] == 0) return 0;
-        tab += p->Y[i] * taps_width(p, i);
+        tab += p->Y[i] * direct_taps_width(p, i);
     }
     int64_t j[DGRAD_MAX_SPATIAL] = {0};
     for (;;) {
@@ -344,12 +340,12 @@ static void dw_row(const dgrad_plan_t *plan, pixel_fn pixel, const float *in,
     const int64_t *os = plan->out.io_strides, *is = plan->in.io_strides;
     int l = p->nsp - 1;
     int64_t C = p->Cout, cp = padded_channels(p), S = p->S[l], Y = p->Y[l],
-            tw = taps_width(p, l);
+            tw = direct_taps_width(p, l);
     int64_t *ot = (int64_t *)scratch, *term = ot + 2 * outer_taps_max(p);
     float *tmp = (float *)(term + 2 * taps_max(p));
     int no = outer_terms(plan, y, n * is[0], ot);
     const int64_t *xtab = plan->direct_taps;
-    for (int i = 0; i < l; i++) xtab += p->Y[i] * taps_width(p, i);
+    for (int i = 0; i < l; i++) xtab += p->Y[i] * direct_taps_width(p, i);
     epilogue_t ep = {0, 0, 0.0f, 0.0f};
     int from = plan->post.fused ? post_chain_epilogue(p, &ep) : 0;
     int64_t out_row = n * os[0];

@@ -116,6 +116,7 @@ void direct_avx512_interleave2(const float *e, const float *o, int64_t len,
  * rounded as stored, where the CPU has AVX-512BW and VL), or NULL. */
 phase_shared_fn direct_avx512_pair_shared(int out_type, int cb, int one_tap);
 
+/* The tap tables (direct_taps.c). */
 /* Where phase @p r of the last axis starts in the output row, and its
  * count; q of its m = 0. */
 int64_t direct_phase_geometry(const dgrad_problem_t *p, int64_t r,
@@ -130,6 +131,10 @@ const int64_t *direct_last_taps(const dgrad_plan_t *plan, int64_t r);
  * position) pairs. */
 const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
         int64_t y);
+/* The phase of stride 2 (0 even, 1 odd) with one tap whose input run
+ * the other phase's two-tap list reads as well, or -1 (windows of 3 at
+ * stride 2 on the last axis). */
+int direct_shared_taps(const dgrad_plan_t *plan);
 
 /* Staged input rows (direct_stage.c): the plan's geometry (at plan
  * time: 0 where the rows are read in place), the slot of a term's row,

@@ -458,6 +458,8 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
         const float *bias, const void *const *operands, void *out,
         char *scratch);
 
+/* Width of one entry of axis @p i's tap table (direct_taps.c). */
+int64_t direct_taps_width(const dgrad_problem_t *p, int i);
 /* The tap table of axis @p i (zeroed, Y[i] entries of 1 + 2*K[i]): per
  * output position, the count of taps reaching it, then (k, input
  * position) pairs. Returns the end of the table. */
