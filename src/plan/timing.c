@@ -356,24 +356,52 @@ static void timed_drop(timed_t *t) {
     t->index = -1;
 }
 
+/* Untimed alternating runs before a runoff's timed ones: up to
+ * RUNOFF_WARM_MS of each plan's work, at least one run (the user's-layouts
+ * candidate is built anew for its runoff, and its first run fills its
+ * execution context), at most RUNOFF_WARM_RUNS. Plans under RUNOFF_LEAD_MS
+ * also run once untimed before their timed runs in each round, so that
+ * each is timed after a run of its own, as time_plan and `dgrad bench`
+ * time it, not on what the other plan left in the caches. Both for
+ * `googlenet_v1:conv1/7x7_s2` NCX, gemm on the user's layouts against the
+ * fold: after one warm run, alternating, gemm took 3.25, 3.17, 3.03, 2.97,
+ * 2.86 ms in turn (the fold 2.81-2.96), 3.03 against 2.68 in `dgrad
+ * bench`, so the fold won and took 1.08x raw's time there; with both,
+ * gemm 2.73-2.85 against the fold's 2.84-2.98, and gemm was kept in 10
+ * of 11 compiles of a batch of the suite's first twelve problems, where
+ * without them the fold won 1 in 5 (Sapphire Rapids;
+ * not glibc returning memory: the same with MALLOC_TRIM_THRESHOLD_ and
+ * MALLOC_MMAP_THRESHOLD_ at 4 GB). */
+#define RUNOFF_WARM_MS 10.0
+#define RUNOFF_WARM_RUNS 4
+#define RUNOFF_LEAD_MS 5.0
+
 /* Alternating runs of two plans on scratch buffers, @p rounds times
  * @p runs each, so that a burst of noise does not decide; the typical
  * time of each (typical_run) goes to @p t. Returns 0 if a run failed.
- * One untimed run of each first: the user's-layouts candidate is built
- * anew for its runoff, and its first run fills its execution context
- * (`googlenet_v1:conv1/7x7_s2` NCX, gemm on the user's layouts: 3.57 and
- * 3.68 ms in two runoffs without it, 3.18 and 3.37 with it, against
- * 3.06-3.07 for the same plan in `dgrad bench`; Sapphire Rapids). */
+ * Warm and lead runs as above. */
 static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
         const probe_bufs_t *b, int rounds, int runs, double t[2]) {
     double v[2][RUNOFF_ROUNDS_MAX * TIMED_RUNS_MAX];
     if (rounds > RUNOFF_ROUNDS_MAX) rounds = RUNOFF_ROUNDS_MAX;
     if (runs > TIMED_RUNS_MAX) runs = TIMED_RUNS_MAX;
-    for (int j = 0; j < 2; j++)
+    double warm_ms = 0;
+    for (int j = 0; j < 2; j++) {
+        double t0 = now_ms();
         if (probe_run(pl[j], b, w[j].ptr, w[j].prepared) != dnnl_success)
             return 0;
-    for (int r = 0; r < rounds; r++)
+        warm_ms = fmax(warm_ms, now_ms() - t0);
+    }
+    for (int k = 1; k < RUNOFF_WARM_RUNS && k * warm_ms < RUNOFF_WARM_MS; k++)
         for (int j = 0; j < 2; j++)
+            if (probe_run(pl[j], b, w[j].ptr, w[j].prepared) != dnnl_success)
+                return 0;
+    int lead = warm_ms < RUNOFF_LEAD_MS;
+    for (int r = 0; r < rounds; r++)
+        for (int j = 0; j < 2; j++) {
+            if (lead && probe_run(pl[j], b, w[j].ptr, w[j].prepared)
+                    != dnnl_success)
+                return 0;
             for (int k = 0; k < runs; k++) {
                 double t0 = now_ms();
                 if (probe_run(pl[j], b, w[j].ptr, w[j].prepared)
@@ -381,6 +409,7 @@ static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
                     return 0;
                 v[j][r * runs + k] = now_ms() - t0;
             }
+        }
     for (int j = 0; j < 2; j++) t[j] = typical_run(v[j], rounds * runs);
     return 1;
 }
