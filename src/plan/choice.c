@@ -246,7 +246,7 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
                 &chosen, &c->err, &c->what);
     if (best && chosen >= 0)
         best = keep_faster_threading(c->problem, c->policy, c->staged,
-                c->weights_constant, &pds[chosen], best);
+                c->weights_constant, &pds[chosen], best, NULL);
     double ms = INFINITY; /* both timed by alternating runs */
     if (best && c->policy->own_loop)
         best = challenge_with_direct(c->problem, NULL, c->policy,
@@ -268,6 +268,9 @@ static dgrad_plan_t *challenge_with_staged(choosing_t *c, dgrad_plan_t *best,
     double ms = INFINITY;
     dgrad_plan_t *staged = n > 0 ? search(c->problem, c->policy, 1,
             c->weights_constant, pds, n, &w, &ms, &err, &what) : NULL;
+    if (staged && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
+        staged = keep_faster_threading(c->problem, c->policy, 1,
+                c->weights_constant, &pds[w], staged, &ms);
     destroy_pds(pds, n);
     if (layout_search_verbose())
         fprintf(stderr, "dgrad layout search: in the type %.4f ms, staged "
@@ -289,10 +292,10 @@ static dgrad_plan_t *choose_timed(choosing_t *c) {
     double ms = INFINITY;
     dgrad_plan_t *best = search(c->problem, c->policy, c->staged,
             c->weights_constant, c->pds, c->n, &w, &ms, &c->err, &c->what);
-    if (best) best = challenge_with_staged(c, best, &ms);
-    if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS && !best->staged == !c->staged)
+    if (best && w >= 0 && ms < SINGLE_THREAD_MAX_MS)
         best = keep_faster_threading(c->problem, c->policy, c->staged,
-                c->weights_constant, &c->pds[w], best);
+                c->weights_constant, &c->pds[w], best, &ms);
+    if (best) best = challenge_with_staged(c, best, &ms);
     if (best && c->policy->own_loop)
         best = challenge_with_direct(c->problem, NULL, c->policy,
                 c->weights_constant, best, &ms);

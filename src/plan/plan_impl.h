@@ -637,7 +637,7 @@ dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         int weights_constant, dgrad_plan_t *best, double *best_ms);
 dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
-        const cand_pd_t *c, dgrad_plan_t *plan);
+        const cand_pd_t *c, dgrad_plan_t *plan, double *ms);
 
 /* ------------------------------------------------------------ choice.c */
 

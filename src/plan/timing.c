@@ -628,26 +628,39 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
     return best.plan;
 }
 
-/* @p plan, or the same candidate on one thread when that runs faster
- * (alternating runs on scratch buffers, the typical run of each) or the
- * policy says so; frees the other. */
+/* @p plan (candidate @p c, on all threads or, where the search found one
+ * thread faster, on one) against the same candidate on the other: the
+ * faster in alternating runs on scratch buffers (the typical run of each),
+ * or the one-thread plan where the policy says so; frees the other. The
+ * search times each candidate alone, right after building it, and two
+ * threads' first runs there wait for the other thread to wake:
+ * `deconv_ci_2d:gemm` in bf16 (NXC), gemm on two threads, timed at
+ * 13-40 us there and at 4.9 us in `dgrad bench` (one thread: 7.1). */
 dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
-        const cand_pd_t *c, dgrad_plan_t *plan) {
+        const cand_pd_t *c, dgrad_plan_t *plan, double *ms) {
     int mode = policy->threading;
     if (mode == 2) return plan;
-    dgrad_plan_t *one = build_single_thread(problem, policy, staged, c);
-    if (!one) return plan;
+    dgrad_plan_t *all = plan, *one = plan;
+    if (plan->single_thread) {
+        dnnl_status_t err = dnnl_success;
+        const char *what = "";
+        all = rebuild_candidate(problem, policy, staged, c, &err, &what);
+    } else {
+        one = build_single_thread(problem, policy, staged, c);
+    }
+    if (!all || !one) return plan;
     probe_bufs_t bufs;
     probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
-    const dgrad_plan_t *pl[2] = {plan, one};
+    const dgrad_plan_t *pl[2] = {all, one};
     double t[2] = {INFINITY, INFINITY};
     int have_bufs = probe_init(&bufs, problem, policy) == 0, ok = have_bufs;
     for (int j = 0; ok && j < 2; j++)
         ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
     if (ok && c->extend_tail)
-        ok = tail_checked(one, &bufs, w[1].ptr, w[1].prepared);
-    if (ok) ok = chain_ready(plan) == 0 && chain_ready(one) == 0;
+        ok = tail_checked(one, &bufs, w[1].ptr, w[1].prepared)
+                && tail_checked(all, &bufs, w[0].ptr, w[0].prepared);
+    if (ok) ok = chain_ready(all) == 0 && chain_ready(one) == 0;
     if (ok) ok = runoff(pl, w, &bufs, 5, 4, t);
     if (layout_search_verbose())
         fprintf(stderr, "dgrad layout search: %s on all threads %.4f ms, on "
@@ -655,9 +668,11 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
     free(w[0].own);
     free(w[1].own);
     if (have_bufs) probe_free(&bufs);
-    int keep_one = ok && (t[1] < t[0] || mode == 1);
-    plan_destroy(keep_one ? plan : one);
-    return keep_one ? one : plan;
+    /* Where a plan failed to run, the one the search timed is kept. */
+    int keep_one = ok ? t[1] < t[0] || mode == 1 : plan == one;
+    if (ms && ok) *ms = t[keep_one];
+    plan_destroy(keep_one ? all : one);
+    return keep_one ? one : all;
 }
 
 /* @p best (timed at @p best_ms), or dgrad's own loop (direct.c) where it
