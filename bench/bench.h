@@ -451,10 +451,11 @@ void bench_print_header(FILE *f, const bench_options_t *o);
 void bench_print_row(FILE *f, const bench_problem_t *p,
         const bench_result_t *r, const bench_options_t *o);
 /* Geomeans of the ratios, roofline fractions and the largest cached
- * compile; returns the number of problems that failed, -1 when out of
- * memory. */
+ * compile (@p o: the type the f16/f32 or bf16/f32 ratio names); returns
+ * the number of problems that failed, -1 when out of memory. */
 int bench_print_summary(FILE *f, const bench_problem_t *p,
-        const bench_result_t *r, int n, double seconds);
+        const bench_result_t *r, int n, double seconds,
+        const bench_options_t *o);
 /* Return 0, or -1 with the message printed. */
 int bench_write_csv(const char *path, const bench_problem_t *p,
         const bench_result_t *r, int n, const bench_options_t *o);

@@ -77,7 +77,7 @@ int dgrad_bench_main(int argc, char **argv) {
     double t_start = bench_now_ms();
     run_all(&list, &be, &o, &m, results);
     int failed = bench_print_summary(stdout, list.v, results, list.n,
-            (bench_now_ms() - t_start) / 1e3);
+            (bench_now_ms() - t_start) / 1e3, &o);
 
     rc = failed != 0;
     if (o.csv && bench_write_csv(o.csv, list.v, results, list.n, &o)) rc = 1;

@@ -194,7 +194,7 @@ static int time_interleaved(participant_t *p, int np, const bench_options_t *o,
 
 typedef struct buffers {
     void *in, *wei, *out;          /* user type */
-    float *in32, *wei32, *f32_out; /* f16: f32 copies */
+    float *in32, *wei32, *f32_out; /* 16-bit types: f32 copies */
     void *raw_out_dt;              /* raw output in the user type */
     void *graph_out;               /* oneDNN Graph's output (user type) */
     /* --post-ops: each binary post-op's operand at its position in the
@@ -348,13 +348,13 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         snprintf(res->error, sizeof res->error, "out of memory for buffers");
         goto done;
     }
-    if (dt == dgrad_f16) {
+    if (dt != dgrad_f32) {
         b.in32 = bench_alloc(n_in * 4);
         b.wei32 = bench_alloc(n_wei * 4);
         b.f32_out = bench_alloc(n_out * 4);
     }
     if (!b.in || !b.wei || !b.out || !b.raw_out_dt
-            || (want_graph && !b.graph_out) || (dt == dgrad_f16 && (!b.in32 || !b.wei32 || !b.f32_out))) {
+            || (want_graph && !b.graph_out) || (dt != dgrad_f32 && (!b.in32 || !b.wei32 || !b.f32_out))) {
         snprintf(res->error, sizeof res->error, "out of memory for buffers");
         goto done;
     }
@@ -364,7 +364,7 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     fill_random(b.wei, dt, n_wei, 2);
     memset(b.out, 0, n_out * es);
     memset(b.raw_out_dt, 0, n_out * dgrad_data_type_size(raw_dt));
-    if (dt == dgrad_f16) {
+    if (dt != dgrad_f32) {
         to_f32(b.in, dt, b.in32, n_in);
         to_f32(b.wei, dt, b.wei32, n_wei);
         memset(b.f32_out, 0, n_out * 4);
@@ -484,9 +484,10 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         }
     }
 
-    /* f16: dgrad in f32 on the same values, for the f16/f32 ratio (of the
-     * bare op: not measured with --post-ops). */
-    if (dt == dgrad_f16 && !fused) {
+    /* f16 and bf16: dgrad in f32 on the same values, for the f16/f32 or
+     * bf16/f32 ratio within one run (of the bare op: not measured with
+     * --post-ops). */
+    if (dt != dgrad_f32 && !fused) {
         if (bench_op_build(&f32_op, be, d, dgrad_f32, o, NULL, err, sizeof err)
                 || bench_op_compile(&f32_op, &f32_op.compiled, err,
                         sizeof err))

@@ -57,7 +57,11 @@ void bench_print_header(FILE *f, const bench_options_t *o) {
             "problem", "dgrad impl", "dgrad ms", "[min..max]", "raw impl",
             "raw ms", "ratio", "added us", "GFLOP/s", "roof%", "compile",
             "cached", "mem MB");
-    if (o->dt == dgrad_f16) fprintf(f, " %7s", "f16/f32");
+    if (o->dt != dgrad_f32) {
+        char vs[16];
+        snprintf(vs, sizeof vs, "%s/f32", dgrad_data_type_name(o->dt));
+        fprintf(f, " %8s", vs);
+    }
     if (graph_column(o)) fprintf(f, " %9s %7s", "graph ms", "/graph");
     if (o->chain.n)
         fprintf(f, " %9s %10s %6s %7s", "bare ms", "unfused ms", "/bare",
@@ -103,7 +107,7 @@ void bench_print_row(FILE *f, const bench_problem_t *p,
             "%9s %7.1f", name, impl, med, range, rimpl, raw,
             r->dg.med / r->raw.med, added_us(r), r->gflops, r->roof_pct, comp,
             cached, r->mem_mb);
-    if (o->dt == dgrad_f16) fprintf(f, " %7.3f", r->dg.med / r->f32.med);
+    if (o->dt != dgrad_f32) fprintf(f, " %8.3f", r->dg.med / r->f32.med);
     if (graph_column(o)) {
         char g[16];
         fmt_ms(g, sizeof g, r->graph.med);
@@ -224,7 +228,8 @@ static int print_fusion(FILE *f, const bench_result_t *r, int n) {
 }
 
 int bench_print_summary(FILE *f, const bench_problem_t *p,
-        const bench_result_t *r, int n, double seconds) {
+        const bench_result_t *r, int n, double seconds,
+        const bench_options_t *o) {
     double *ratios = calloc((size_t)n * 5, sizeof(double));
     if (!ratios) {
         fprintf(stderr, "dgrad bench: out of memory\n");
@@ -232,7 +237,7 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
     }
     int failed = 0, nr = 0, nd = 0, nf = 0, nroof = 0, ng = 0;
     int raw_wrong = 0, graph_wrong = 0;
-    double *r_all = ratios, *r_dw = ratios + n, *r_f16 = ratios + 2 * n,
+    double *r_all = ratios, *r_dw = ratios + n, *r_vs_f32 = ratios + 2 * n,
            *roofs = ratios + 3 * n, *r_graph = ratios + 4 * n;
     double cached_max = 0;
     for (int i = 0; i < n; i++) {
@@ -246,7 +251,7 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
             if (bench_desc_is_depthwise(&p[i].d))
                 r_dw[nd++] = x->dg.med / x->raw.med;
         }
-        if (x->has_f32) r_f16[nf++] = x->dg.med / x->f32.med;
+        if (x->has_f32) r_vs_f32[nf++] = x->dg.med / x->f32.med;
         if (x->graph_ok && !x->graph_wrong)
             r_graph[ng++] = x->dg.med / x->graph.med;
         roofs[nroof++] = x->roof_pct;
@@ -260,8 +265,8 @@ int bench_print_summary(FILE *f, const bench_problem_t *p,
         fprintf(f, "  geomean dgrad/raw on depthwise problems: %.3f (%d)\n",
                 geomean(r_dw, nd), nd);
     if (nf)
-        fprintf(f, "  geomean dgrad f16/f32 time ratio: %.3f (%d)\n",
-                geomean(r_f16, nf), nf);
+        fprintf(f, "  geomean dgrad %s/f32 time ratio: %.3f (%d)\n",
+                dgrad_data_type_name(o->dt), geomean(r_vs_f32, nf), nf);
     if (raw_wrong)
         fprintf(f, "  raw oneDNN's output wrong (dgrad's right) on %d "
                 "problems: not in its ratios\n", raw_wrong);
@@ -309,7 +314,7 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
     fputs("problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,"
           "gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,"
           "roofline_us,added_us,graph_ms,raw_wrong,graph_wrong,post_ops,"
-          "bare_ms,unfused_ms,memory_bound,unfused_wrong\n", f);
+          "bare_ms,unfused_ms,memory_bound,unfused_wrong,f32_ms\n", f);
     const char *baseline = o->no_raw ? "none"
             : bench_raw_baseline_name(o->raw_layout, o->raw_prepacked);
     for (int i = 0; i < n; i++) {
@@ -342,7 +347,9 @@ int bench_write_csv(const char *path, const bench_problem_t *p,
         csv_num(f, x->ran ? x->bare.med : nan_, "%.6g");
         fputc(',', f);
         csv_num(f, x->ran ? x->unfused.med : nan_, "%.6g");
-        fprintf(f, ",%d,%d\n", x->memory_bound, x->unfused_wrong);
+        fprintf(f, ",%d,%d,", x->memory_bound, x->unfused_wrong);
+        csv_num(f, x->ran && x->has_f32 ? x->f32.med : nan_, "%.6g");
+        fputc('\n', f);
     }
     if (fclose(f) != 0) {
         fprintf(stderr, "dgrad bench: error writing %s\n", path);

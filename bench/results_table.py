@@ -21,12 +21,12 @@ CONFIGS = [
 
 # A table row of `dgrad bench`: name, dgrad impl, ms, [min..max], raw impl,
 # raw ms, ratio, added us (absent in tables written before it), GFLOP/s,
-# roof%, compile, cached, mem, (f16/f32), (graph ms, dgrad/graph: builds on
+# roof%, compile, cached, mem, (f16/f32 or bf16/f32), (graph ms, dgrad/graph: builds on
 # oneDNN 3), check.
 ROW = re.compile(r"^(?P<name>\S+)\s+(?P<impl>\S+)\s+[\d.]+\s+\[[^\]]*\]"
                  r"\s+(?P<raw_impl>\S+)\s+(?P<raw_ms>\S+)\s+\S+(?:\s+\S+)?"
                  r"\s+(?P<gflops>[\d.]+)\s+(?P<roof>[\d.]+)\s+\S+"
-                 r"\s+(?P<cached>[\d.]+)us\s+\S+(?:\s+(?P<f16>[\d.]+))?"
+                 r"\s+(?P<cached>[\d.]+)us\s+\S+(?:\s+(?P<vs_f32>[\d.]+))?"
                  r"(?:\s+(?:[\d.]+|n/a)\s+(?:[\d.]+|nan))?\s+(?:ok|FAIL|-)$")
 
 
@@ -59,7 +59,7 @@ def load(directory, config):
             "raw_ms": float(m["raw_ms"]) if m["raw_ms"] != "n/a" else float("nan"),
             "gflops": float(m["gflops"]), "roof": float(m["roof"]),
             "cached_us": float(m["cached"]),
-            "f16_f32": float(m["f16"]) if m["f16"] else float("nan"),
+            "vs_f32": float(m["vs_f32"]) if m["vs_f32"] else float("nan"),
         })
     if len(rows) != len(numbers):
         sys.exit("%s: %d table rows, %d CSV rows" % (config, len(rows), len(numbers)))
@@ -113,7 +113,7 @@ def main():
     graph = any(r for c, _ in CONFIGS for r in (data[c] or [])
                 if math.isfinite(r["graph"]))
     print("| configuration | geomean dgrad/raw | same kernel as raw | "
-          "same kernel, raw >= 20 us | depthwise | f16/f32 | roofline geomean | "
+          "same kernel, raw >= 20 us | depthwise | 16-bit/f32 | roofline geomean | "
           "roofline geomean, roofline >= 10 us | slower than raw | "
           "cached compile (largest median) |" + (" dgrad/oneDNN Graph |" if graph else ""))
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |" + (" --- |" if graph else ""))
@@ -124,7 +124,7 @@ def main():
         same = [r["ratio"] for r in rows if r["impl"] == r["raw_impl"]]
         big = [r["ratio"] for r in rows
                if r["impl"] == r["raw_impl"] and r["raw_ms"] >= 0.02]
-        f16 = geomean([r["f16_f32"] for r in rows])
+        vs_f32 = geomean([r["vs_f32"] for r in rows])
         long = [r["roof"] / 100 for r in rows if r["roof_us"] >= 10]
         slower = [r for r in rows if r["slower"]]
         # beyond what runs of one plan vary between processes on a VM
@@ -137,7 +137,7 @@ def main():
             label, geomean([r["ratio"] for r in rows]), geomean(same), len(same),
             geomean(big), len(big),
             geomean([r["ratio"] for r in rows if r["dw"]]),
-            sum(r["dw"] for r in rows), "" if math.isnan(f16) else "%.3f" % f16,
+            sum(r["dw"] for r in rows), "" if math.isnan(vs_f32) else "%.3f" % vs_f32,
             100 * geomean([r["roof"] / 100 for r in rows]),
             100 * geomean(long), len(long), len(slower),
             max([r["ratio"] for r in slower] or [0.0]), len(clearly),
@@ -149,8 +149,8 @@ def main():
         return
     print()
     print("| problem | dgrad kernel (f32 NXC) | raw kernel | NXC ratio | NXC prepacked | "
-          "NCX ratio | f16/f32 | bf16 ratio | GFLOP/s | roof% |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "NCX ratio | f16/f32 | bf16 ratio | bf16/f32 | GFLOP/s | roof% |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 
     def col(config, i, key, fmt="%.2f"):
         rows = data.get(config)
@@ -159,11 +159,11 @@ def main():
         return fmt % rows[i][key]
 
     for i, r in enumerate(base):
-        print("| %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f |" % (
+        print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %.1f | %.1f |" % (
             r["name"], r["impl"], r["raw_impl"], col("f32_nxc", i, "ratio"),
             col("f32_nxc_prepacked", i, "ratio"), col("f32_ncx", i, "ratio"),
-            col("f16_nxc", i, "f16_f32"), col("bf16_nxc", i, "ratio"),
-            r["gflops"], r["roof"]))
+            col("f16_nxc", i, "vs_f32"), col("bf16_nxc", i, "ratio"),
+            col("bf16_nxc", i, "vs_f32"), r["gflops"], r["roof"]))
 
 
 if __name__ == "__main__":

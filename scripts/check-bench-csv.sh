@@ -3,7 +3,7 @@
 #
 #   scripts/check-bench-csv.sh CSV EXPECTED_ROWS
 #       checks CSV: the header exactly as bench/README.md gives it, EXPECTED_ROWS
-#       rows of 17 fields, known dt/format/baseline names, numeric fields
+#       rows of 23 fields, known dt/format/baseline names, numeric fields
 #       that parse (dgrad time, compile times and roofline time positive,
 #       GFLOP/s and roofline % non-negative; the raw oneDNN time, the ratio
 #       and the added time may be "nan" when oneDNN has no baseline for a
@@ -16,7 +16,8 @@
 #       post_ops empty, bare_ms and unfused_ms "nan" (no --post-ops), or
 #       the chain, bare_ms positive and unfused_ms positive or "nan" (no
 #       unfused chain) and graph_ms "nan"; memory_bound and unfused_wrong
-#       0 or 1.
+#       0 or 1; f32_ms (dgrad in f32 in the same run) positive for f16 and
+#       bf16 rows without --post-ops, "nan" otherwise.
 #   scripts/check-bench-csv.sh CSV EXPECTED_ROWS BASELINE [POST_OPS]
 #       the same, and every row's raw_baseline is BASELINE (and post_ops
 #       POST_OPS).
@@ -26,7 +27,7 @@
 #       the baseline the options ask for (--raw-layout, --raw-weights).
 set -euo pipefail
 
-header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,roofline_us,added_us,graph_ms,raw_wrong,graph_wrong,post_ops,bare_ms,unfused_ms,memory_bound,unfused_wrong'
+header='problem,dt,data_format,weights_format,dgrad_ms,onednn_ms,ratio,gflops,roofline_pct,compile_ms,compile_cached_us,raw_baseline,roofline_us,added_us,graph_ms,raw_wrong,graph_wrong,post_ops,bare_ms,unfused_ms,memory_bound,unfused_wrong,f32_ms'
 
 count_problems() {
     # Problem tokens of a batch file: '#' starts a comment, blank-separated
@@ -98,7 +99,7 @@ check() {
         NR == 1 { next }
         {
             rows++
-            if (NF != 22) { bad("expected 22 fields, got " NF); next }
+            if (NF != 23) { bad("expected 23 fields, got " NF); next }
             if ($1 == "") bad("empty problem")
             if ($2 !~ /^(f32|bf16|f16)$/) bad("bad dt \"" $2 "\"")
             if ($3 !~ /^(NXC|NCX)$/) bad("bad data_format \"" $3 "\"")
@@ -135,6 +136,9 @@ check() {
             }
             if ($21 !~ /^[01]$/) bad("memory_bound \"" $21 "\" is not 0 or 1")
             if ($22 !~ /^[01]$/) bad("unfused_wrong \"" $22 "\" is not 0 or 1")
+            if ($2 != "f32" && post_ops == "") {
+                if (!num($23) || $23 + 0 <= 0) bad("f32_ms \"" $23 "\" is not a positive number (dgrad in f32 in a " $2 " run)")
+            } else if ($23 != "nan") bad("f32_ms \"" $23 "\", expected nan (" $2 ", post_ops \"" post_ops "\")")
             # Derived fields agree with the times they come from (printed
             # with 5-6 significant digits).
             if (num($5) && num($6) && num($7) && !close_to($7, $5 / $6, 1e-3, 0))
