@@ -434,10 +434,9 @@ static int runoff_runs(double ms) {
 
 /* How far apart the first timings of the two fastest candidates may be
  * for a runoff to decide between them. A candidate's first timed runs,
- * right after it is built, can take up to twice its usual time on this
- * 2-CPU VM (the other thread's CPU idle meanwhile: `deconv_ci_2d:gemm`
- * bf16, gemm on two threads, 13-40 us alone against 4.9 in `dgrad
- * bench`). With 15%, `hifigan_v1:ups1_k16s8` in bf16 NXC (gemm timed at
+ * right after it is built, can take several times its usual time on this
+ * 2-CPU VM (`deconv_ci_2d:gemm` bf16, gemm on two threads: 13-40 us there
+ * against 4.9 in `dgrad bench`). With 15%, `hifigan_v1:ups1_k16s8` in bf16 NXC (gemm timed at
  * 0.81-0.93 ms and the AMX jit at 1.25-1.52 in runs of it alone) went to
  * the AMX jit in one full-suite run and took 1.79x raw's gemm there; at
  * 1.5x apart they meet in a runoff. */
@@ -643,10 +642,11 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
  * thread faster, on one) against the same candidate on the other: the
  * faster in alternating runs on scratch buffers (the typical run of each),
  * or the one-thread plan where the policy says so; frees the other. The
- * search times each candidate alone, right after building it, and two
- * threads' first runs there wait for the other thread to wake:
+ * search times each candidate alone, right after building it, where runs
+ * on two threads can take several times their usual time:
  * `deconv_ci_2d:gemm` in bf16 (NXC), gemm on two threads, timed at
- * 13-40 us there and at 4.9 us in `dgrad bench` (one thread: 7.1). */
+ * 13-40 us there, 4.7-5.2 in this runoff and 4.9 in `dgrad bench` (one
+ * thread: 7.1-7.6), and the search had kept one thread. */
 dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
         const cand_pd_t *c, dgrad_plan_t *plan, double *ms) {
