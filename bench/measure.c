@@ -348,13 +348,16 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         snprintf(res->error, sizeof res->error, "out of memory for buffers");
         goto done;
     }
-    if (dt != dgrad_f32) {
+    /* f32 copies: f16's baseline reads them, and without a chain f16 and
+     * bf16 also time dgrad in f32 on them. */
+    int f32_copies = dt == dgrad_f16 || (dt == dgrad_bf16 && !fused);
+    if (f32_copies) {
         b.in32 = bench_alloc(n_in * 4);
         b.wei32 = bench_alloc(n_wei * 4);
         b.f32_out = bench_alloc(n_out * 4);
     }
     if (!b.in || !b.wei || !b.out || !b.raw_out_dt
-            || (want_graph && !b.graph_out) || (dt != dgrad_f32 && (!b.in32 || !b.wei32 || !b.f32_out))) {
+            || (want_graph && !b.graph_out) || (f32_copies && (!b.in32 || !b.wei32 || !b.f32_out))) {
         snprintf(res->error, sizeof res->error, "out of memory for buffers");
         goto done;
     }
@@ -364,7 +367,7 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     fill_random(b.wei, dt, n_wei, 2);
     memset(b.out, 0, n_out * es);
     memset(b.raw_out_dt, 0, n_out * dgrad_data_type_size(raw_dt));
-    if (dt != dgrad_f32) {
+    if (f32_copies) {
         to_f32(b.in, dt, b.in32, n_in);
         to_f32(b.wei, dt, b.wei32, n_wei);
         memset(b.f32_out, 0, n_out * 4);

@@ -100,11 +100,12 @@ bench_problem_size_t bench_problem_size(const bench_desc_t *d,
         z.n_out *= (double)d->o[a];
     }
     /* Input, weights and output in dt, the baseline's output (f32 for f16)
-     * and, for f16, f32 copies of all three. */
+     * and, for f16 and (without a chain) bf16, f32 copies of all three. */
     double es = (double)dgrad_data_type_size(dt),
            raw_es = dt == dgrad_f16 ? 4.0 : es;
     z.bytes = (z.n_in + z.n_wei + z.n_out) * es + z.n_out * raw_es;
-    if (dt == dgrad_f16) z.bytes += (z.n_in + z.n_wei + z.n_out) * 4.0;
+    if (dt == dgrad_f16 || (dt == dgrad_bf16 && !(chain && chain->n)))
+        z.bytes += (z.n_in + z.n_wei + z.n_out) * 4.0;
     /* With post-ops: the unfused chain's output, and each operand in its
      * type and, for the baseline, as f32 when that type is f16. */
     if (chain && chain->n) z.bytes += z.n_out * es;

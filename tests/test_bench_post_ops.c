@@ -167,6 +167,14 @@ Test(bench_post_ops, operands_broadcast_over_the_users_layout) {
     cr_expect_eq(z.n_operands, 6 + 63 + 1 + 756);
     cr_expect_eq(z.bytes - bare.bytes, (6 + 63 + 1 + 756) * 4.0 + 756 * 4.0,
             "operands and the unfused chain's output");
+    /* bf16 without a chain: its tensors, raw's output, and f32 copies of
+     * all three for dgrad timed in f32; with one, no copies. */
+    bench_problem_size_t b16 = bench_problem_size(&d, dgrad_bf16, NULL);
+    double io = b16.n_in + b16.n_wei + b16.n_out;
+    cr_expect_eq(b16.bytes, io * 2 + b16.n_out * 2 + io * 4);
+    bench_problem_size_t z16 = bench_problem_size(&d, dgrad_bf16, &c);
+    cr_expect_lt(z16.bytes - b16.bytes, (6 + 63 + 1 + 756) * 4.0 + 756 * 2.0
+            - io * 4 + 1, "with a chain the f32 copies are not counted");
 }
 
 /* The arbiter on a fused output: 1D, N 2, C 2 -> 3, k 3, stride 2, NXC,
