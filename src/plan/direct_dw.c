@@ -283,13 +283,12 @@ static pixel_fn pixel_for_plan(const dgrad_plan_t *plan) {
 static int outer_terms(const dgrad_plan_t *plan, const int64_t *y,
         int64_t in_img, int64_t *ot) {
     const dgrad_problem_t *p = &plan->p;
-    const int64_t *is = plan->in.io_strides, *tab = plan->direct_taps;
+    const int64_t *is = plan->in.io_strides;
     int l = p->nsp - 1, n = 0;
     const int64_t *row[DGRAD_MAX_SPATIAL];
     for (int i = 0; i < l; i++) {
-        row[i] = tab + y[i] * direct_taps_width(p, i);
+        row[i] = direct_outer_taps(plan, i, y[i]);
         if (row[i][0] == 0) return 0;
-        tab += p->Y[i] * direct_taps_width(p, i);
     }
     int64_t j[DGRAD_MAX_SPATIAL] = {0};
     for (;;) {
@@ -344,8 +343,7 @@ static void dw_row(const dgrad_plan_t *plan, pixel_fn pixel, const float *in,
     int64_t *ot = (int64_t *)scratch, *term = ot + 2 * outer_taps_max(p);
     float *tmp = (float *)(term + 2 * taps_max(p));
     int no = outer_terms(plan, y, n * is[0], ot);
-    const int64_t *xtab = plan->direct_taps;
-    for (int i = 0; i < l; i++) xtab += p->Y[i] * direct_taps_width(p, i);
+    const int64_t *xtab = direct_outer_taps(plan, l, 0);
     epilogue_t ep = {0, 0, 0.0f, 0.0f};
     int from = plan->post.fused ? post_chain_epilogue(p, &ep) : 0;
     int64_t out_row = n * os[0];

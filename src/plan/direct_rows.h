@@ -126,11 +126,6 @@ int64_t direct_phase_geometry(const dgrad_problem_t *p, int64_t r,
  * (k, t) pairs. */
 const int64_t *direct_last_taps(const dgrad_plan_t *plan, int64_t r);
 
-/* The tap table entry of outer axis @p i (direct_taps_init) for output
- * position @p y (< Y[i]): the count of taps reaching it, then (k, input
- * position) pairs. */
-const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
-        int64_t y);
 /* The phase of stride 2 (0 even, 1 odd) with one tap whose input run
  * the other phase's two-tap list reads as well, or -1 (windows of 3 at
  * stride 2 on the last axis). */

@@ -464,6 +464,12 @@ int64_t direct_taps_width(const dgrad_problem_t *p, int i);
  * output position, the count of taps reaching it, then (k, input
  * position) pairs. Returns the end of the table. */
 int64_t *direct_position_taps(const dgrad_problem_t *p, int i, int64_t *t);
+/* The entry of axis @p i's table for output position @p y (< Y[i]) in
+ * plan->direct_taps, where the tables lie axis after axis: the outer
+ * axes of the rows loop (its last axis holds phases: direct_last_taps),
+ * every axis of the depthwise loop. */
+const int64_t *direct_outer_taps(const dgrad_plan_t *plan, int i,
+        int64_t y);
 /* Runs @p fn over @p rows output rows on the OpenMP threads the plan's
  * scratch has room for, in tiles of @p tile positions of the last outer
  * axis where not 0 (direct_share.c; for both loops). */
