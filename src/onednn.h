@@ -69,6 +69,14 @@ typedef struct dgrad_plan_policy {
      * (0), never (1: DGRAD_STAGE_ROWS=never), or wherever the copies fit
      * (2: DGRAD_STAGE_ROWS=always; tests). */
     int32_t stage_rows;
+    /* Which of dgrad's own loops a plan of them is: each that applies,
+     * timed (0; with own_loop 2, the first that applies: rows, depthwise,
+     * blocks), or only the dense blocks one (3: tests,
+     * DGRAD_OWN_LOOP=blocks, which sets own_loop 2 as well; problems it
+     * does not apply to get the timed choice). Internally, also the loop
+     * a search builds again for the problem its reduced copy chose (1-3,
+     * plan_impl.h's DIRECT_*). */
+    int32_t own_loop_kind;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the

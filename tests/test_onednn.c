@@ -1636,30 +1636,181 @@ Test(onednn, own_loop_blocks_channels_last) {
     }
 }
 
-/* Where it does not apply: windows that overlap, padding, an output
- * longer than S times the input, groups, and NCX activations. */
-Test(onednn, own_loop_blocks_only_where_windows_do_not_overlap) {
+/* The blocks loop on @p s, whose windows overlap or are cut by the
+ * padding or the output's size: f32 on the user's buffers, 16-bit only
+ * on f32 copies of whole tensors (its rows in f32 hold one input row). */
+static void check_blocks_overlapping(shape_t s) {
+    check_own_loop_as(s, NXC, "dgrad:direct_blocks");
+    s.act_layout = NXC;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    cr_assert(own && own->direct == DIRECT_BLOCKS_CL);
+    cr_assert_eq(own->staged, s.dt != dgrad_f32);
+    plan_destroy(own);
+}
+
+/* The blocks loop where windows overlap (K > S: a block sums the taps of
+ * several input pixels and rows), where padding or the output's size
+ * cut blocks at a row's ends (partial blocks of the columns they keep)
+ * and where whole rows or blocks get no tap (the bias there): FCN-8s's
+ * k4s2 at few channels, k3s2 with padding 1 and an output padding
+ * (ENet), k16s8 in 1D (HiFi-GAN), stride 1, negative padding, an output
+ * longer than the natural one, input rows of 1 and 2 pixels (every block
+ * at an edge), K < S with padding, 3D; every type with a bias, two
+ * images; both kernel sets. */
+Test(onednn, own_loop_blocks_where_windows_overlap) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int k = 1; k <= 2; k++) {
+        policy()->own_kernels = k;
+        shape_t fcn = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 21,
+                .Cout = 21, .X = {5, 7}, .K = {4, 4}, .S = {2, 2},
+                .D = {1, 1}, .PB = {0, 0}, .has_bias = 1};
+        set_natural_y(&fcn, 0);
+        for (int i = 0; i < 3; i++) {
+            fcn.dt = dts[i];
+            check_blocks_overlapping(fcn);
+        }
+        shape_t enet = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1,
+                .Cin = 6, .Cout = 13, .X = {4, 9}, .K = {3, 3},
+                .S = {2, 2}, .D = {1, 1}, .PB = {1, 1}};
+        set_natural_y(&enet, 0); /* natural - 2 PB + 1: output padding */
+        check_blocks_overlapping(enet);
+        shape_t hifi = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 1,
+                .Cin = 8, .Cout = 5, .X = {23}, .K = {16}, .S = {8},
+                .D = {1}, .PB = {4}, .has_bias = 1};
+        set_natural_y(&hifi, 4);
+        check_blocks_overlapping(hifi);
+        shape_t s1 = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
+                .Cout = 20, .X = {5, 6}, .K = {3, 3}, .S = {1, 1},
+                .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&s1, 1);
+        check_blocks_overlapping(s1);
+        /* output starting before the natural one, ending past it */
+        shape_t neg = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
+                .Cout = 7, .X = {3, 5}, .K = {4, 4}, .S = {2, 3},
+                .D = {1, 1}, .PB = {-1, -2}, .has_bias = 1};
+        set_natural_y(&neg, -3);
+        check_blocks_overlapping(neg);
+        for (int64_t x = 1; x <= 2; x++) {
+            shape_t r = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1,
+                    .Cin = 5, .Cout = 16, .X = {x}, .K = {5}, .S = {2},
+                    .D = {1}, .PB = {1}, .has_bias = 1};
+            set_natural_y(&r, 0);
+            check_blocks_overlapping(r);
+        }
+        shape_t gaps = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1,
+                .Cin = 4, .Cout = 9, .X = {3, 7}, .K = {1, 2},
+                .S = {3, 3}, .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&gaps, -1);
+        check_blocks_overlapping(gaps);
+        shape_t v = {.nsp = 3, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 5,
+                .Cout = 6, .X = {3, 4, 5}, .K = {3, 4, 3}, .S = {2, 2, 2},
+                .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
+        set_natural_y(&v, 0);
+        check_blocks_overlapping(v);
+    }
+}
+
+/* The blocks loop on NCX activations (the input read along strided
+ * channels, each output row computed channels-last in scratch and
+ * stored channel by channel, 16 pixels at a time with AVX-512 and a
+ * masked tail), asked for by the policy where the rows loop applies too:
+ * rows of 34 pixels (two whole vectors and a tail), of 7 (a tail only),
+ * of 16, 1D and 3D, every type (16-bit on f32 copies), a bias; strided
+ * pixels and channels. */
+Test(onednn, own_loop_blocks_channels_first) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+    for (int k = 1; k <= 2; k++) {
+        policy()->own_kernels = k;
+        shape_t fcn = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 21,
+                .Cout = 21, .X = {4, 16}, .K = {4, 4}, .S = {2, 2},
+                .D = {1, 1}, .PB = {0, 0}, .has_bias = 1};
+        set_natural_y(&fcn, 0);
+        for (int i = 0; i < 3; i++) {
+            fcn.dt = dts[i];
+            check_own_loop_as(fcn, NCX, "dgrad:direct_blocks");
+        }
+        shape_t tail = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
+                .Cout = 17, .X = {4}, .K = {3}, .S = {2}, .D = {1},
+                .PB = {1}};
+        set_natural_y(&tail, 0);
+        check_own_loop_as(tail, NCX, "dgrad:direct_blocks");
+        shape_t whole = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1,
+                .Cin = 5, .Cout = 4, .X = {2, 3, 8}, .K = {2, 2, 2},
+                .S = {2, 2, 2}, .D = {1, 1, 1}, .PB = {0, 0, 0},
+                .has_bias = 1};
+        set_natural_y(&whole, 0);
+        check_own_loop_as(whole, NCX, "dgrad:direct_blocks");
+    }
+    shape_t g = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 6,
+            .Cout = 9, .X = {3, 9}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .act_layout = NCX, .has_bias = 1};
+    set_natural_y(&g, 0);
+    dgrad_problem_t p = make_problem(&g);
+    p.in_strides[2] = g.X[1] + 2;
+    p.in_strides[1] = g.X[0] * p.in_strides[2] + 3;
+    p.in_strides[0] = g.Cin * p.in_strides[1] + 5;
+    p.out_strides[2] = g.Y[1] + 3;
+    p.out_strides[1] = g.Y[0] * p.out_strides[2] + 1;
+    p.out_strides[0] = g.Cout * p.out_strides[1] + 7;
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
+    dgrad_plan_release(plan);
+    check_problem_ex(&p, 1, 0);
+    check_problem_ex(&p, 1, 1);
+}
+
+/* Where it does not apply: groups, dilation, more than BLOCKS_MAX_TERMS
+ * terms (K / S taps, 3D); and, for the loop that widens 16-bit rows
+ * itself, windows that overlap and NCX. */
+Test(onednn, own_loop_blocks_where_it_does_not_apply) {
     shape_t base = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
-            .Cout = 6, .X = {3, 5}, .K = {2, 2}, .S = {2, 2}, .D = {1, 1},
-            .PB = {0, 0}, .act_layout = NXC};
+            .Cout = 6, .X = {3, 5}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .act_layout = NXC};
+    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
     for (int c = 0; c < 5; c++) {
         shape_t s = base;
-        if (c == 0) s.K[1] = 3;
-        if (c == 1) s.PB[0] = 1;
-        if (c == 2) s.G = 2;
-        if (c == 3) s.act_layout = NCX;
-        for (int i = 0; i < 2; i++) s.Y[i] = s.X[i] * s.S[i] - s.PB[i];
-        if (c == 4) s.Y[1]++;
+        if (c == 0) s.G = 2;
+        if (c == 1) {
+            s.dt = dgrad_bf16;
+            s.act_layout = NCX;
+            s.K[0] = s.K[1] = 2;
+            s.PB[0] = s.PB[1] = 0;
+        }
+        if (c == 2) s.D[1] = 2;
+        if (c == 3) {
+            s.nsp = 3;
+            s.X[2] = 4;
+            for (int i = 0; i < 3; i++) {
+                s.K[i] = 9;
+                s.S[i] = 2;
+                s.D[i] = 1;
+                s.PB[i] = 0;
+            }
+        }
+        if (c == 4) s.dt = dgrad_bf16;
+        set_natural_y(&s, 0);
         dgrad_problem_t p = make_problem(&s);
-        dgrad_plan_t *plan = build_direct(&p, policy(), DIRECT_EITHER, 0);
-        cr_assert(!plan || plan->direct != DIRECT_BLOCKS_CL,
-                "case %d: the blocks loop took it", c);
-        if (plan) plan_destroy(plan);
+        int staged = c == 1 || c == 4 ? 0 : DIRECT_EITHER;
+        dgrad_plan_t *plan = build_direct(&p, policy(), staged, 0);
+        cr_assert(!plan, "case %d: the blocks loop took it", c);
     }
-    for (int i = 0; i < 2; i++) base.Y[i] = base.X[i] * base.S[i];
+    /* each on f32 copies where it is 16-bit and the rest applies */
+    shape_t ncx = base;
+    ncx.dt = dgrad_bf16;
+    ncx.act_layout = NCX;
+    set_natural_y(&ncx, 0);
+    dgrad_problem_t q = make_problem(&ncx);
+    dgrad_plan_t *staged = build_direct(&q, policy(), DIRECT_EITHER, 0);
+    cr_assert(staged && staged->direct == DIRECT_BLOCKS_CL && staged->staged);
+    plan_destroy(staged);
+    set_natural_y(&base, 0);
     dgrad_problem_t p = make_problem(&base);
     dgrad_plan_t *plan = build_direct(&p, policy(), DIRECT_EITHER, 0);
-    cr_assert(plan && plan->direct == DIRECT_BLOCKS_CL);
+    cr_assert(plan && plan->direct == DIRECT_BLOCKS_CL && !plan->staged);
     plan_destroy(plan);
 }
 

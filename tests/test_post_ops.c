@@ -664,6 +664,38 @@ Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* The same loop where windows overlap and the padding cuts blocks at a
+ * row's ends: the chain runs on the pixels of a partial block only
+ * (K = 4 or 3 with stride 2 and padding 1, an output padding on the last
+ * axis), 1D to 3D, each type (16-bit through f32 copies), output columns
+ * of partial and whole vectors; checked against the reference. */
+Test(post_ops_api, the_blocks_loop_carries_the_chain_where_windows_overlap) {
+    use_strategies(dgrad_plan_policy_default().phase_fold, 2);
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    const int64_t channels[] = {5, 21, 32};
+    for (int j = 0; j < 9; j++) {
+        tester_t t;
+        int nsp = 1 + j % 3;
+        tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
+                              : dgrad_op_convolution_backward_data, nsp);
+        t.channels_last = 1;
+        t.G = 1;
+        t.Cin = 2 + j;
+        t.Cout = channels[j / 3];
+        t.dt = dts[j % 3];
+        for (int i = 0; i < nsp; i++) {
+            t.X[i] = i < nsp - 1 ? 3 : 11;
+            t.S[i] = 2;
+            t.K[i] = i == nsp - 1 ? 3 + j % 2 : 4;
+            t.pb[i] = t.pe[i] = 1;
+        }
+        t.op[nsp - 1] = 1;
+        t.bias = j % 2; /* ConvTranspose only */
+        expect_channels_last_loop_carries(&t, j, 1000u, "direct_blocks");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
 /* oneDNN 2.6.3's gemm convolution with groups on a channels-last output
  * reads a binary operand that varies over positions at the wrong
  * positions (onednn_defects.c, binary_operand_misplaced): folded plans

@@ -306,7 +306,8 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
     if (!plan) return NULL;
     if (plan->empty
             || init_io_mds(plan, staged) != dnnl_success
-            || !(plan->direct = direct_applicable(plan))
+            || !(plan->direct = direct_applicable(plan,
+                         policy->own_loop_kind))
             || (avx2 && !direct_avx2_differs(plan))) {
         plan_destroy(plan);
         return NULL;

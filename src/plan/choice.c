@@ -103,10 +103,12 @@ static int env_setting(atomic_int *cache, const char *name, const char *w1,
 
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
-                      pass = -1, stage = -1;
+                      pass = -1, stage = -1, blocks = -1;
     int v = env_setting(&search, "DGRAD_LAYOUT_SEARCH", "0", 0, NULL, 0, 1),
         f = env_setting(&fold, "DGRAD_PHASE_FOLD", "0", 0, "only", 2, 1),
-        o = env_setting(&own, "DGRAD_OWN_LOOP", "0", 0, "only", 2, 1),
+        b = env_setting(&blocks, "DGRAD_OWN_LOOP", "blocks", DIRECT_BLOCKS_CL,
+                NULL, 0, 0),
+        o = b ? 2 : env_setting(&own, "DGRAD_OWN_LOOP", "0", 0, "only", 2, 1),
         k = env_setting(&kernels, "DGRAD_OWN_KERNELS", "widest", 1, "avx2",
                 2, 0),
         c = env_setting(&pass, "DGRAD_CHAIN_PASS", "0", 1, "only", 2, 0),
@@ -118,7 +120,7 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0, f, o, k, c, s};
+            0, f, o, k, c, s, b};
     return p;
 }
 
@@ -189,6 +191,9 @@ typedef struct choosing {
     int n;
     dnnl_status_t err;
     const char *what;
+    /* dgrad's own loop where a reduced copy chose it but it does not fit
+     * the budget: kept where the ranking finds nothing leaner */
+    dgrad_plan_t *own_over_budget;
 } choosing_t;
 
 /* Untimed, without groups or post-ops: a few microseconds whatever the
@@ -327,16 +332,18 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
                 c->weights_constant, rbest, &rms);
         if (rbest->direct) {
             int staged = rbest->staged, avx2 = rbest->direct_avx2;
+            dgrad_plan_policy_t kind = *c->policy;
+            kind.own_loop_kind = rbest->direct;
             plan_destroy(rbest);
             rbest = NULL;
-            avx2 = own_kernels_on_rows_copy(c->problem, c->policy,
+            avx2 = own_kernels_on_rows_copy(c->problem, &kind,
                     c->weights_constant, staged, avx2);
-            best = build_direct(c->problem, c->policy, staged, avx2);
+            best = build_direct(c->problem, &kind, staged, avx2);
             const char *why = !best ? " (not built for the problem: ranking)"
                     : !within_budget(best)
                     ? " (over the workspace budget: ranking)" : "";
             if (*why && best) {
-                plan_destroy(best);
+                c->own_over_budget = best;
                 best = NULL;
             }
             if (layout_search_verbose())
@@ -414,7 +421,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     plan_destroy(plan);
 
     choosing_t c = {problem, policy, 0, weights_constant, {{0}}, 0,
-            dnnl_success, "convolution backward data creation"};
+            dnnl_success, "convolution backward data creation", NULL};
     dnnl_status_t first_error = dnnl_success;
     if (gather_candidates(&c, &first_error) == 0) {
         /* The canonical problem is valid, so oneDNN refusing to build it
@@ -449,6 +456,20 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
         best = rank_build(problem, policy, c.staged, c.pds, c.n, &unused,
                 &c.err, &c.what);
         choice = "ranking";
+    }
+    if (c.own_over_budget) {
+        /* the leanest where nothing fits */
+        dgrad_plan_t *own = c.own_over_budget;
+        int own_leaner = !best
+                || (!within_budget(best)
+                        && dgrad_plan_workspace_size(own)
+                                < dgrad_plan_workspace_size(best));
+        if (!own_leaner) {
+            plan_destroy(own);
+        } else {
+            if (best) plan_destroy(best);
+            best = own;
+        }
     }
     destroy_pds(c.pds, c.n);
     if (!best)

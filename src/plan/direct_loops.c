@@ -5,14 +5,18 @@
  */
 #include "plan_impl.h"
 
-/* The rows loop where it applies, else a channels-last one: depthwise,
- * or windows that do not overlap (the three never apply together but on
- * degenerate sizes). */
-int direct_applicable(const dgrad_plan_t *plan) {
-    return direct_rows_applicable(plan)       ? DIRECT_ROWS
-            : direct_dw_applicable(plan)     ? DIRECT_DEPTHWISE_CL
-            : direct_blocks_applicable(plan) ? DIRECT_BLOCKS_CL
-                                             : 0;
+/* With @p kind 0, the rows loop where it applies, else the depthwise
+ * channels-last one, else the dense blocks one (the rows and blocks
+ * loops both apply to dense NCX problems of few channels; timing builds
+ * each, challenge_with_direct). */
+int direct_applicable(const dgrad_plan_t *plan, int kind) {
+    int rows = (!kind || kind == DIRECT_ROWS) && direct_rows_applicable(plan);
+    if (rows) return DIRECT_ROWS;
+    if ((!kind || kind == DIRECT_DEPTHWISE_CL) && direct_dw_applicable(plan))
+        return DIRECT_DEPTHWISE_CL;
+    if ((!kind || kind == DIRECT_BLOCKS_CL) && direct_blocks_applicable(plan))
+        return DIRECT_BLOCKS_CL;
+    return 0;
 }
 
 int direct_avx2_differs(const dgrad_plan_t *plan) {
@@ -62,16 +66,25 @@ int direct_taps_init(dgrad_plan_t *plan) {
     }
 }
 
-void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
-        const float *bias, const void *const *operands, void *out,
-        char *scratch) {
+void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
+        float *pack_into, const float *bias, const void *const *operands,
+        void *out, char *scratch) {
+    if (plan->direct == DIRECT_BLOCKS_CL) {
+        direct_blocks_run(plan, in, w, pack_into, bias, operands, out,
+                scratch);
+        return;
+    }
+    if (pack_into) {
+        direct_pack_weights(plan, w, pack_into);
+        w = pack_into;
+    }
     switch (plan->direct) {
     case DIRECT_DEPTHWISE_CL:
-        direct_dw_run(plan, in, w, bias, operands, out, scratch);
+        direct_dw_run(plan, in, (const float *)w, bias, operands, out,
+                scratch);
         break;
-    case DIRECT_BLOCKS_CL:
-        direct_blocks_run(plan, in, w, bias, operands, out, scratch);
-        break;
-    default: direct_rows_run(plan, in, w, bias, operands, out, scratch);
+    default:
+        direct_rows_run(plan, in, (const float *)w, bias, operands, out,
+                scratch);
     }
 }

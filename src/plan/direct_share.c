@@ -76,6 +76,13 @@ static void rows_share(const rows_counter_t *k, int64_t th, int64_t nth,
 void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
         double work, size_t per_thread, char *scratch, direct_row_fn fn,
         void *arg) {
+    direct_for_rows_after(plan, rows, tile, work, per_thread, scratch, NULL,
+            fn, arg);
+}
+
+void direct_for_rows_after(const dgrad_plan_t *plan, int64_t rows,
+        int64_t tile, double work, size_t per_thread, char *scratch,
+        direct_first_fn first, direct_row_fn fn, void *arg) {
     const dgrad_problem_t *p = &plan->p;
     int threads = direct_threads_max();
     if (threads > plan->direct_threads) threads = plan->direct_threads;
@@ -91,14 +98,22 @@ void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
     k.steps = rows / outer;
     for (int i = 0; i < k.nd; i++) k.steps *= k.dim[i];
     if (!(work > 1e5 && threads > 1)) {
+        if (first) first(arg, 0, 1);
         rows_share(&k, 0, 1, scratch, fn, arg);
         return;
     }
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
-    rows_share(&k, omp_get_thread_num(), omp_get_num_threads(),
-            scratch + per_thread * (size_t)omp_get_thread_num(), fn, arg);
+    {
+        int th = omp_get_thread_num(), nth = omp_get_num_threads();
+        if (first) {
+            first(arg, th, nth);
+#pragma omp barrier
+        }
+        rows_share(&k, th, nth, scratch + per_thread * (size_t)th, fn, arg);
+    }
 #else
+    if (first) first(arg, 0, 1);
     rows_share(&k, 0, 1, scratch, fn, arg);
 #endif
 }

@@ -516,17 +516,19 @@ static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
     return run_step(c, S_BIAS, &plan->bias_add, 3, arg, ptr);
 }
 
-/* dgrad's own loop on the (staged) input, packed weights and f32 bias,
- * into the output or its staging copy. */
+/* dgrad's own loop on the (staged) input, the weights (packed, or the
+ * user's where @p prepared is 0: the loop packs them) and f32 bias, into
+ * the output or its staging copy. */
 static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
-        const void *bias, void *out) {
+        int prepared, const void *bias, void *out) {
     const dgrad_plan_t *plan = c->plan;
     if (bias)
         for (int64_t ch = 0; ch < plan->p.Cout; ch++)
             c->bias_f32[ch] = (float)dgrad_load(bias, plan->p.dt,
                     ch * plan->p.bias_stride);
-    direct_run(plan, in, wei, bias ? c->bias_f32 : NULL,
-            plan->post.fused ? c->operands : NULL, out, c->scratch);
+    direct_run(plan, in, wei, prepared ? NULL : (float *)c->conv[T_WEI],
+            bias ? c->bias_f32 : NULL, plan->post.fused ? c->operands : NULL,
+            out, c->scratch);
 }
 
 static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
@@ -538,12 +540,12 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     void *conv_out = needs_conv_buf(plan, T_OUT) ? c->conv[T_OUT] : out_box;
     const void *conv_in = NULL, *conv_wei = weights;
     dnnl_status_t s = bring_in(c, T_IN, in, NULL, &conv_in);
-    if (s == dnnl_success && !weights_prepared)
-        s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
     if (s == dnnl_success && plan->direct) {
-        run_direct(c, conv_in, conv_wei, bias, conv_out);
+        run_direct(c, conv_in, weights, weights_prepared, bias, conv_out);
         return bring_out(c, conv_out, out_box);
     }
+    if (s == dnnl_success && !weights_prepared)
+        s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
     if (s == dnnl_success && plan->fold.mode)
         s = run_fold_conv(c, conv_in, conv_wei, bias, conv_out);
     else if (s == dnnl_success)

@@ -216,8 +216,8 @@ struct dgrad_plan {
     int64_t bias_tile;
     step_t conv, bias_add;
     fold_t fold;                   /* mode FOLD_NONE: backward data */
-    int direct;                    /* dgrad's own loop: DIRECT_ROWS or
-                                      DIRECT_DEPTHWISE_CL, 0: none */
+    int direct;                    /* dgrad's own loop (DIRECT_*), 0:
+                                      none */
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
     direct_stage_t direct_stage;   /* the rows loop's staged input rows */
     int direct_threads;            /* threads its scratch has room for */
@@ -431,14 +431,14 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
 
 /* dgrad's own loops: along output rows of few channels per group in
  * NCX (direct.c), along the channels of depthwise channels-last
- * (direct_dw.c), or over the output blocks of windows that do not
- * overlap in channels-last (direct_blocks.c). The direct_* functions
+ * (direct_dw.c), or over blocks of S output pixels of dense
+ * channels-last (direct_blocks.c). The direct_* functions
  * serve all three, by plan->direct. */
 enum { DIRECT_ROWS = 1, DIRECT_DEPTHWISE_CL = 2, DIRECT_BLOCKS_CL = 3 };
 
-/* The loop that applies to a plan with these io descs (DIRECT_*), 0 for
- * none. */
-int direct_applicable(const dgrad_plan_t *plan);
+/* The loop of @p kind (DIRECT_*; 0: the first that applies) if it
+ * applies to a plan with these io descs, 0 for none. */
+int direct_applicable(const dgrad_plan_t *plan, int kind);
 /* Whether the plan's loop runs AVX-512 kernels unless told otherwise
  * (direct_avx2) and the CPU has AVX2 ones as well. */
 int direct_avx2_differs(const dgrad_plan_t *plan);
@@ -453,10 +453,12 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
 /* The output from @p in, packed weights @p w and f32 @p bias (or NULL);
  * with @p operands (the binary post-ops', NULL when the plan carries no
- * chain: plan->post.fused), each row then takes the chain. */
-void direct_run(const dgrad_plan_t *plan, const void *in, const float *w,
-        const float *bias, const void *const *operands, void *out,
-        char *scratch);
+ * chain: plan->post.fused), each row then takes the chain. Where
+ * @p pack_into is not NULL, @p w is the user's weights, which the loop
+ * first packs there (direct_weights_size bytes). */
+void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
+        float *pack_into, const float *bias, const void *const *operands,
+        void *out, char *scratch);
 
 /* Width of one entry of axis @p i's tap table (direct_taps.c). */
 int64_t direct_taps_width(const dgrad_problem_t *p, int i);
@@ -478,6 +480,15 @@ typedef void (*direct_row_fn)(void *arg, int64_t rest, const int64_t *y,
 void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
         double work, size_t per_thread, char *scratch, direct_row_fn fn,
         void *arg);
+/* The same, each thread first running @p first (thread th of nth) and
+ * waiting for the others to finish theirs: work every row reads, shared
+ * out over the threads already running the rows (a second parallel
+ * region, or one thread doing it all while the other waits, would cost
+ * a wake-up or the whole of it on this work's scale). */
+typedef void (*direct_first_fn)(void *arg, int th, int nth);
+void direct_for_rows_after(const dgrad_plan_t *plan, int64_t rows,
+        int64_t tile, double work, size_t per_thread, char *scratch,
+        direct_first_fn first, direct_row_fn fn, void *arg);
 /* The OpenMP threads a parallel region would have now (1 without
  * OpenMP). */
 int direct_threads_max(void);
@@ -538,9 +549,12 @@ size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan);
 size_t direct_blocks_weights_size(const dgrad_problem_t *p);
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
+/* With @p pack_into not NULL, packs the user's weights @p w there first,
+ * each thread a share of the packed rows, in the region that then runs
+ * the rows. */
 void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
-        const float *w, const float *bias, const void *const *operands,
-        void *out, char *scratch);
+        const void *w, float *pack_into, const float *bias,
+        const void *const *operands, void *out, char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */
 

@@ -799,14 +799,19 @@ dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
         int weights_constant, dgrad_plan_t *best, double *best_ms) {
-    for (int s = 0; s < 2; s++)
-        for (int avx2 = 0; avx2 < 2; avx2++) {
-            if (policy->own_kernels == (avx2 ? 1 : 2)) continue;
-            dgrad_plan_t *own = build_direct_as_problem(problem, full, policy,
-                    s, avx2);
-            if (own)
-                best = challenge_with(problem, policy, weights_constant,
-                        best, own, best_ms);
-        }
+    dgrad_plan_policy_t kind = *policy;
+    for (int k = DIRECT_ROWS; k <= DIRECT_BLOCKS_CL; k++) {
+        if (policy->own_loop_kind && k != policy->own_loop_kind) continue;
+        kind.own_loop_kind = k;
+        for (int s = 0; s < 2; s++)
+            for (int avx2 = 0; avx2 < 2; avx2++) {
+                if (policy->own_kernels == (avx2 ? 1 : 2)) continue;
+                dgrad_plan_t *own = build_direct_as_problem(problem, full,
+                        &kind, s, avx2);
+                if (own)
+                    best = challenge_with(problem, policy, weights_constant,
+                            best, own, best_ms);
+            }
+    }
     return best;
 }
