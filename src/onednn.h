@@ -71,7 +71,7 @@ typedef struct dgrad_plan_policy {
     int32_t stage_rows;
     /* Which of dgrad's own loops a plan of them is: each that applies,
      * timed (0; with own_loop 2, the first that applies: rows, depthwise,
-     * blocks), or only the dense blocks one (3: tests,
+     * blocks), or only the blocks one (3: tests,
      * DGRAD_OWN_LOOP=blocks, which sets own_loop 2 as well; problems it
      * does not apply to get the timed choice). Internally, also the loop
      * a search builds again for the problem its reduced copy chose (1-3,

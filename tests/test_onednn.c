@@ -1708,6 +1708,18 @@ Test(onednn, own_loop_blocks_where_windows_overlap) {
                 .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
         set_natural_y(&v, 0);
         check_blocks_overlapping(v);
+        /* groups as block-diagonal weights: the specification's grouped
+         * example (4 groups of 5 -> 2), and 8 groups of 3 -> 4 in 3D */
+        shape_t spec = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4,
+                .Cin = 20, .Cout = 8, .X = {4, 9}, .K = {3, 3},
+                .S = {2, 2}, .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&spec, 0);
+        check_blocks_overlapping(spec);
+        shape_t g8 = {.nsp = 3, .dt = dgrad_f16, .N = 2, .G = 8,
+                .Cin = 24, .Cout = 32, .X = {2, 3, 4}, .K = {3, 3, 3},
+                .S = {1, 1, 1}, .D = {1, 1, 1}, .PB = {1, 1, 1}};
+        set_natural_y(&g8, 0);
+        check_blocks_overlapping(g8);
     }
 }
 
@@ -1716,8 +1728,8 @@ Test(onednn, own_loop_blocks_where_windows_overlap) {
  * stored channel by channel, 16 pixels at a time with AVX-512 and a
  * masked tail), asked for by the policy where the rows loop applies too:
  * rows of 34 pixels (two whole vectors and a tail), of 7 (a tail only),
- * of 16, 1D and 3D, every type (16-bit on f32 copies), a bias; strided
- * pixels and channels. */
+ * of 16, 1D and 3D, 2 groups, every type (16-bit on f32 copies), a
+ * bias; strided pixels and channels. */
 Test(onednn, own_loop_blocks_channels_first) {
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     policy()->own_loop_kind = DIRECT_BLOCKS_CL;
@@ -1736,8 +1748,8 @@ Test(onednn, own_loop_blocks_channels_first) {
                 .PB = {1}};
         set_natural_y(&tail, 0);
         check_own_loop_as(tail, NCX, "dgrad:direct_blocks");
-        shape_t whole = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1,
-                .Cin = 5, .Cout = 4, .X = {2, 3, 8}, .K = {2, 2, 2},
+        shape_t whole = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 2,
+                .Cin = 6, .Cout = 4, .X = {2, 3, 8}, .K = {2, 2, 2},
                 .S = {2, 2, 2}, .D = {1, 1, 1}, .PB = {0, 0, 0},
                 .has_bias = 1};
         set_natural_y(&whole, 0);
@@ -1763,9 +1775,9 @@ Test(onednn, own_loop_blocks_channels_first) {
     check_problem_ex(&p, 1, 1);
 }
 
-/* Where it does not apply: groups, dilation, more than BLOCKS_MAX_TERMS
- * terms (K / S taps, 3D); and, for the loop that widens 16-bit rows
- * itself, windows that overlap and NCX. */
+/* Where it does not apply: more than BLOCKS_MAX_GROUPS groups, dilation,
+ * more than BLOCKS_MAX_TERMS terms (K / S taps, 3D); and, for the loop
+ * that widens 16-bit rows itself, windows that overlap and NCX. */
 Test(onednn, own_loop_blocks_where_it_does_not_apply) {
     shape_t base = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
             .Cout = 6, .X = {3, 5}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
@@ -1773,7 +1785,7 @@ Test(onednn, own_loop_blocks_where_it_does_not_apply) {
     policy()->own_loop_kind = DIRECT_BLOCKS_CL;
     for (int c = 0; c < 5; c++) {
         shape_t s = base;
-        if (c == 0) s.G = 2;
+        if (c == 0) s.G = s.Cin = s.Cout = 9;
         if (c == 1) {
             s.dt = dgrad_bf16;
             s.act_layout = NCX;

@@ -11,6 +11,7 @@
 
 #include "assert_err.h"
 #include "api_internal.h"
+#include "plan/plan_impl.h"
 #include "problem.h"
 #include "reference.h"
 #include "tester.h"
@@ -628,6 +629,29 @@ Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* Case @p j (0-8) of the blocks loop's chain tests: one group, 1 + j % 3
+ * spatial axes, f32, bf16 or f16 by j % 3, @p channels[j / 3] output
+ * channels, @p cin input channels, a bias on the ConvTranspose cases;
+ * oneDNN Graph's channels-last dialects, or (@p ncx) OpenVINO's and
+ * ONNX's NCX ones. Geometry is the caller's. */
+static void blocks_chain_case(tester_t *t, int j, const int64_t *channels,
+        long cin, int ncx) {
+    int nsp = 1 + j % 3;
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    if (ncx)
+        tester_init(t, j % 2 ? dgrad_op_conv_transpose
+                             : dgrad_op_convolution_backprop_data, nsp);
+    else
+        tester_init(t, j % 2 ? dgrad_op_onednn_conv_transpose
+                             : dgrad_op_convolution_backward_data, nsp);
+    t->channels_last = !ncx;
+    t->G = 1;
+    t->Cin = cin;
+    t->Cout = channels[j / 3];
+    t->dt = dts[j % 3];
+    t->bias = j % 2; /* ConvTranspose only */
+}
+
 /* The channels-last loop of windows that do not overlap
  * (direct_blocks.c) applies the chain the same way, per output pixel
  * along its channels after the row's columns are stored: K = S (and K <
@@ -636,18 +660,11 @@ Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
  * one stretch; checked against the reference. */
 Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
     use_strategies(dgrad_plan_policy_default().phase_fold, 2);
-    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     const int64_t channels[] = {5, 20, 32};
     for (int j = 0; j < 9; j++) {
         tester_t t;
-        int nsp = 1 + j % 3;
-        tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
-                              : dgrad_op_convolution_backward_data, nsp);
-        t.channels_last = 1;
-        t.G = 1;
-        t.Cin = 3 + j;
-        t.Cout = channels[j / 3];
-        t.dt = dts[j % 3];
+        blocks_chain_case(&t, j, channels, 3 + j, 0);
+        int nsp = t.nsp;
         for (int i = 0; i < nsp; i++) {
             /* 32 channels, 53 input pixels a row: 16-bit output rows are
              * chained and rounded in stretches of 48 pixels and 5 */
@@ -658,40 +675,63 @@ Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
         }
         /* an output of S times the input where K < S */
         if (nsp > 1) t.op[0] = 1;
-        t.bias = j % 2; /* ConvTranspose only */
         expect_channels_last_loop_carries(&t, j, 900u, "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* Geometry of the overlapping cases below: K = 4 (3 or 4 on the last
+ * axis) at stride 2, padding 1, an output padding on the last axis. */
+static void overlapping_geometry(tester_t *t, int j) {
+    for (int i = 0; i < t->nsp; i++) {
+        t->X[i] = i < t->nsp - 1 ? 3 : 11;
+        t->S[i] = 2;
+        t->K[i] = i == t->nsp - 1 ? 3 + j % 2 : 4;
+        t->pb[i] = t->pe[i] = 1;
+    }
+    t->op[t->nsp - 1] = 1;
+}
+
 /* The same loop where windows overlap and the padding cuts blocks at a
- * row's ends: the chain runs on the pixels of a partial block only
- * (K = 4 or 3 with stride 2 and padding 1, an output padding on the last
- * axis), 1D to 3D, each type (16-bit through f32 copies), output columns
- * of partial and whole vectors; checked against the reference. */
+ * row's ends: the chain runs on the pixels of a partial block only,
+ * 1D to 3D, each type (16-bit through f32 copies), output columns of
+ * partial and whole vectors; checked against the reference. */
 Test(post_ops_api, the_blocks_loop_carries_the_chain_where_windows_overlap) {
     use_strategies(dgrad_plan_policy_default().phase_fold, 2);
-    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     const int64_t channels[] = {5, 21, 32};
     for (int j = 0; j < 9; j++) {
         tester_t t;
-        int nsp = 1 + j % 3;
-        tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
-                              : dgrad_op_convolution_backward_data, nsp);
-        t.channels_last = 1;
-        t.G = 1;
-        t.Cin = 2 + j;
-        t.Cout = channels[j / 3];
-        t.dt = dts[j % 3];
-        for (int i = 0; i < nsp; i++) {
-            t.X[i] = i < nsp - 1 ? 3 : 11;
-            t.S[i] = 2;
-            t.K[i] = i == nsp - 1 ? 3 + j % 2 : 4;
-            t.pb[i] = t.pe[i] = 1;
-        }
-        t.op[nsp - 1] = 1;
-        t.bias = j % 2; /* ConvTranspose only */
+        blocks_chain_case(&t, j, channels, 2 + j, 0);
+        overlapping_geometry(&t, j);
         expect_channels_last_loop_carries(&t, j, 1000u, "direct_blocks");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
+/* The same loop on NCX (DGRAD_OWN_LOOP=blocks's policy: the rows loop
+ * would take these first): the chain runs on each output row in its
+ * channels-last scratch before the row is stored channel by channel;
+ * operands broadcast as in the rows loop's test, in NCX order. */
+Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    policy.own_loop_kind = DIRECT_BLOCKS_CL;
+    policy.chain_pass = 1;
+    dgrad_api_set_policy_for_testing(&policy);
+    const int64_t channels[] = {5, 21, 32};
+    for (int j = 0; j < 9; j++) {
+        tester_t t;
+        blocks_chain_case(&t, j, channels, 2 + j, 1);
+        overlapping_geometry(&t, j);
+        int nsp = t.nsp;
+        /* broadcast bit d: axis d in NCX order */
+        unsigned spatial = ((1u << nsp) - 1) << 2;
+        own_loop_chain(&t, j, 0x1 | spatial,
+                0x3 | (spatial & ~(1u << (1 + nsp))));
+        t.seed = 1100u + (unsigned)j;
+        expect_pass(&t);
+        t.in_place = 0;
+        expect_carrier(&t, "own loop", "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }

@@ -1,11 +1,14 @@
 /*
- * dgrad's own loop for dense (one group) transposed convolutions on
- * channels-last activations, dilation 1, in f32, bf16 or f16: the
+ * dgrad's own loop for transposed convolutions of one group (or up to
+ * BLOCKS_MAX_GROUPS, as one with block-diagonal weights) without
+ * dilation, on channels-last or NCX activations, in f32, bf16 or f16: the
  * up-sampling layers of U-Net, ESPNet and ENet (k2s2, k3s2), FCN-8s's
  * k4s2 and k16s8 at 21 classes, HiFi-GAN's k16s8. 16-bit types go through
  * f32 copies of whole tensors (plan->staged) or, where windows do not
- * overlap, row by row through f32 rows in the thread's scratch: timing
- * picks.
+ * overlap on channels-last, row by row through f32 rows in the thread's
+ * scratch: timing picks. Groups: the specification's grouped 2D example
+ * in NXC, 0.90 ms against oneDNN jit's 1.14 (bench/README.md, sixteenth
+ * look).
  *
  * Along the last axis, block x of an output row is the S output pixels
  * of natural positions S*x .. S*x + S - 1, contiguous in channels-last:
@@ -53,6 +56,10 @@
 /* Limits that keep the packed weights, a row's term list and its
  * buffers small. */
 #define BLOCKS_MAX_CHANNELS (1 << 16)
+/* Groups run as one dense problem whose packed weights are zero off the
+ * diagonal blocks: G times the FMAs, for few groups of few channels
+ * (oneDNN's kernels fill a vector with one group's channels there). */
+#define BLOCKS_MAX_GROUPS 8
 #define BLOCKS_MAX_TERMS 64 /* (outer taps) x (taps of the last axis) */
 /* f32 rows in scratch: a 16-bit input row, an output row of a layout
  * not channels-last */
@@ -141,7 +148,7 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides;
     int l = p->nsp - 1;
-    if (p->G != 1 || p->Cin > BLOCKS_MAX_CHANNELS
+    if (p->G > BLOCKS_MAX_GROUPS || p->Cin > BLOCKS_MAX_CHANNELS
             || p->Cout > BLOCKS_MAX_CHANNELS
             || p->S[l] > BLOCKS_MAX_COLS / p->Cout
             || (!output_cl(plan) && p->Y[l] > BLOCKS_MAX_ROW_VALUES / p->Cout))
@@ -236,7 +243,8 @@ static void pack_rows(const dgrad_problem_t *p, const void *user,
     const int64_t *ws = p->wei_strides;
     int l = p->nsp - 1;
     int64_t np = padded_cols(p), nc = cols(p), T = axis_taps(p, l);
-    int64_t ot = outer_taps(p), C = p->Cout;
+    int64_t ot = outer_taps(p), C = p->Cout, cig = p->Cin / p->G,
+            cog = p->Cout / p->G;
     float *row = packed + r0 * np;
     for (int64_t r = r0; r < r1; r++, row += np) {
         int64_t ci = r % p->Cin, t = r / p->Cin % T, u = r / p->Cin / T % ot,
@@ -250,13 +258,16 @@ static void pack_rows(const dgrad_problem_t *p, const void *user,
             reached &= k < p->K[i];
             off += k * ws[3 + i];
         }
+        /* input channel ci of group g reaches that group's columns */
+        int64_t g = ci / cig;
         for (int64_t b = 0; b < p->S[l]; b++) {
             int64_t k = b + p->S[l] * t;
+            memset(row + b * C, 0, (size_t)C * sizeof(float));
             if (reached && k < p->K[l])
-                weights_run(user, p->dt, off + ci * ws[1] + k * ws[3 + l],
-                        ws[2], C, row + b * C);
-            else
-                memset(row + b * C, 0, (size_t)C * sizeof(float));
+                weights_run(user, p->dt,
+                        off + g * ws[0] + (ci - g * cig) * ws[1]
+                                + k * ws[3 + l],
+                        ws[2], cog, row + b * C + g * cog);
         }
         memset(row + nc, 0, (size_t)(np - nc) * sizeof(float));
     }

@@ -6,8 +6,8 @@
 #include "plan_impl.h"
 
 /* With @p kind 0, the rows loop where it applies, else the depthwise
- * channels-last one, else the dense blocks one (the rows and blocks
- * loops both apply to dense NCX problems of few channels; timing builds
+ * channels-last one, else the blocks one (the rows and blocks loops
+ * both apply to NCX problems of few channels per group; timing builds
  * each, challenge_with_direct). */
 int direct_applicable(const dgrad_plan_t *plan, int kind) {
     int rows = (!kind || kind == DIRECT_ROWS) && direct_rows_applicable(plan);

@@ -431,8 +431,8 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
 
 /* dgrad's own loops: along output rows of few channels per group in
  * NCX (direct.c), along the channels of depthwise channels-last
- * (direct_dw.c), or over blocks of S output pixels of dense
- * channels-last (direct_blocks.c). The direct_* functions
+ * (direct_dw.c), or over blocks of S output pixels, channels-last
+ * along a block, of few groups (direct_blocks.c). The direct_* functions
  * serve all three, by plan->direct. */
 enum { DIRECT_ROWS = 1, DIRECT_DEPTHWISE_CL = 2, DIRECT_BLOCKS_CL = 3 };
 
