@@ -227,11 +227,7 @@ static void weights_run(const void *user, dgrad_data_type_t dt, int64_t i,
         dst[j] = (float)dgrad_load(user, dt, i + j * step);
 }
 
-/* Weights as f32 [outer phase][outer taps][tap t of the last axis][Cin]
- * [columns b * Cout + co, padded]: column b of tap t holds kernel
- * position b + S * t of the last axis, and outer tap combination u of
- * phase a holds positions a + S * u; 0 where that passes the kernel and
- * in the padding. */
+/* Rows (of padded_cols floats) of the packed weights. */
 static int64_t packed_rows(const dgrad_problem_t *p) {
     return outer_phases(p) * outer_taps(p) * axis_taps(p, p->nsp - 1)
             * p->Cin;
@@ -273,6 +269,12 @@ static void pack_rows(const dgrad_problem_t *p, const void *user,
     }
 }
 
+/* Weights as f32 [outer phase][outer taps][tap t of the last axis][Cin]
+ * [columns b * Cout + co, padded], then BLOCKS_READ_SLACK zeros: column
+ * b of tap t holds kernel position b + S * t of the last axis, and outer
+ * tap combination u of phase a holds positions a + S * u; 0 where that
+ * passes the kernel, off the group of the row's input channel, and in
+ * the padding. */
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed) {
     const dgrad_problem_t *p = &plan->p;
@@ -472,14 +474,13 @@ typedef struct row_work {
 
 /* @p count blocks of the last axis from block @p x on (the S output
  * pixels that input pixel x reaches with tap 0), columns [@p c0, @p c1)
- * of each, of input @p in (pixels @p in_step apart) into @p out
- * (output pixel o at (o - @p o_base) * Cout), the chain applied: for
- * each term and tap
- * t of the last axis whose input pixels x - t .. x + count - 1 - t are
- * all in the row, a term of the kernels; the columns the wide kernel
- * fills, then the rest a vector at a time; then the rest of the chain
- * on each output pixel while they are in cache. A block of several
- * pixels has every column (blocks_row). */
+ * of each, of input @p in (pixels @p in_step apart) into @p out (output
+ * pixel o at (o - @p o_base) * Cout), the chain applied: for each term
+ * and tap t of the last axis whose input pixels x - t .. x + count - 1 -
+ * t are all in the row, a term of the kernels; the columns the wide
+ * kernel fills, then the rest a vector at a time; then the rest of the
+ * chain on each output pixel while they are in cache. A call of several
+ * blocks has every column (blocks_span). */
 static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
         const float *in, int64_t in_step, float *out, int64_t o_base,
         int64_t x, int64_t count, int64_t c0, int64_t c1) {
@@ -594,12 +595,13 @@ static void store_row(const blocks_args_t *a, const float *row, float *out) {
 /* One output row (image @p n, outer output position @p y), the bias row
  * already at the start of @p scratch. Its terms are the combinations of
  * outer taps whose input rows are in the input; a row none reaches (K <
- * S, or padding) gets the bias (then the chain) like any other. Output
- * pixels are Cout apart (direct_blocks_applicable). Where the loop
- * widens rows itself (rows_in_f32: windows that do not overlap, one
- * term), @p widened is the input row the scratch holds (-1: none), and
- * the output is computed into scratch a stretch at a time and rounded
- * into the user's. */
+ * S, or padding) gets the bias (then the chain) like any other. The
+ * blocks go straight into a channels-last output, else into a
+ * channels-last row in scratch that store_row then writes. Where the
+ * loop widens rows itself (rows_in_f32: windows that do not overlap,
+ * one term), @p widened is the input row the scratch holds (-1: none),
+ * and the output is computed into scratch a stretch at a time and
+ * rounded into the user's. */
 static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
         char *scratch, int64_t *widened) {
     const dgrad_plan_t *plan = a->plan;
