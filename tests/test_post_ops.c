@@ -544,6 +544,22 @@ static void own_loop_chain(tester_t *t, int j, unsigned per_channel,
     t->executions = 2;
 }
 
+/* Case @p j of an NCX loop's chain test (@p t set up but for its chain):
+ * own_loop_chain's chain with operands broadcast as NCX orders the axes
+ * (bit d: axis d), checked against the reference with the in-place Add
+ * where the chain has one, then carried by the loop (@p impl) itself. */
+static void expect_ncx_loop_carries(tester_t *t, int j, unsigned seed,
+        const char *impl) {
+    int nsp = t->nsp;
+    unsigned spatial = ((1u << nsp) - 1) << 2;
+    own_loop_chain(t, j, 0x1 | spatial,
+            0x3 | (spatial & ~(1u << (1 + nsp))));
+    t->seed = seed + (unsigned)j;
+    expect_pass(t);
+    t->in_place = 0;
+    expect_carrier(t, "own loop", impl);
+}
+
 /* The own loop (direct.c) applies the whole chain to each row it writes,
  * in f32 before the row's one rounding, a leading LeakyReLU or Clamp in
  * registers on the stride-2 path: unary ops, binary operands with every
@@ -569,14 +585,7 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
             t.pb[i] = t.pe[i] = 1;
         }
         t.bias = j % 2;
-        /* broadcast bit d: axis d in NCX order */
-        unsigned spatial = ((1u << nsp) - 1) << 2;
-        own_loop_chain(&t, j, 0x1 | spatial,
-                0x3 | (spatial & ~(1u << (1 + nsp))));
-        t.seed = 700u + (unsigned)j;
-        expect_pass(&t);
-        t.in_place = 0;
-        expect_carrier(&t, "own loop", "direct");
+        expect_ncx_loop_carries(&t, j, 700u, "direct");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
@@ -710,8 +719,7 @@ Test(post_ops_api, the_blocks_loop_carries_the_chain_where_windows_overlap) {
 
 /* The same loop on NCX (DGRAD_OWN_LOOP=blocks's policy: the rows loop
  * would take these first): the chain runs on each output row in its
- * channels-last scratch before the row is stored channel by channel;
- * operands broadcast as in the rows loop's test, in NCX order. */
+ * channels-last scratch before the row is stored channel by channel. */
 Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.own_loop = 2;
@@ -723,15 +731,7 @@ Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
         tester_t t;
         blocks_chain_case(&t, j, channels, 2 + j, 1);
         overlapping_geometry(&t, j);
-        int nsp = t.nsp;
-        /* broadcast bit d: axis d in NCX order */
-        unsigned spatial = ((1u << nsp) - 1) << 2;
-        own_loop_chain(&t, j, 0x1 | spatial,
-                0x3 | (spatial & ~(1u << (1 + nsp))));
-        t.seed = 1100u + (unsigned)j;
-        expect_pass(&t);
-        t.in_place = 0;
-        expect_carrier(&t, "own loop", "direct_blocks");
+        expect_ncx_loop_carries(&t, j, 1100u, "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
