@@ -701,26 +701,11 @@ static void overlapping_geometry(tester_t *t, int j) {
     t->op[t->nsp - 1] = 1;
 }
 
-/* The same loop where windows overlap and the padding cuts blocks at a
- * row's ends: the chain runs on the pixels of a partial block only,
- * 1D to 3D, each type (16-bit through f32 copies), output columns of
- * partial and whole vectors; checked against the reference. */
-Test(post_ops_api, the_blocks_loop_carries_the_chain_where_windows_overlap) {
-    use_strategies(dgrad_plan_policy_default().phase_fold, 2);
-    const int64_t channels[] = {5, 21, 32};
-    for (int j = 0; j < 9; j++) {
-        tester_t t;
-        blocks_chain_case(&t, j, channels, 2 + j, 0);
-        overlapping_geometry(&t, j);
-        expect_channels_last_loop_carries(&t, j, 1000u, "direct_blocks");
-    }
-    dgrad_api_set_policy_for_testing(NULL);
-}
-
-/* The same loop on NCX (DGRAD_OWN_LOOP=blocks's policy: the rows loop
- * would take these first): the chain runs on each output row in its
- * channels-last scratch before the row is stored channel by channel. */
-Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
+/* The blocks loop's chain cases of overlapping_geometry, channels-last
+ * or (@p ncx) NCX, under the policy that takes the blocks loop wherever
+ * it applies (DGRAD_OWN_LOOP=blocks: on NCX the rows loop would take
+ * these first). */
+static void expect_blocks_overlapping_carry(int ncx, unsigned seed) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.own_loop = 2;
     policy.own_loop_kind = DIRECT_BLOCKS_CL;
@@ -729,11 +714,28 @@ Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
     const int64_t channels[] = {5, 21, 32};
     for (int j = 0; j < 9; j++) {
         tester_t t;
-        blocks_chain_case(&t, j, channels, 2 + j, 1);
+        blocks_chain_case(&t, j, channels, 2 + j, ncx);
         overlapping_geometry(&t, j);
-        expect_ncx_loop_carries(&t, j, 1100u, "direct_blocks");
+        if (ncx)
+            expect_ncx_loop_carries(&t, j, seed, "direct_blocks");
+        else
+            expect_channels_last_loop_carries(&t, j, seed, "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
+}
+
+/* The same loop where windows overlap and the padding cuts blocks at a
+ * row's ends: the chain runs on the pixels of a partial block only,
+ * 1D to 3D, each type (16-bit through f32 copies), output columns of
+ * partial and whole vectors; checked against the reference. */
+Test(post_ops_api, the_blocks_loop_carries_the_chain_where_windows_overlap) {
+    expect_blocks_overlapping_carry(0, 1000u);
+}
+
+/* The same on NCX: the chain runs on each output row in its
+ * channels-last scratch before the row is stored channel by channel. */
+Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
+    expect_blocks_overlapping_carry(1, 1100u);
 }
 
 /* oneDNN 2.6.3's gemm convolution with groups on a channels-last output

@@ -233,7 +233,8 @@ static int64_t packed_rows(const dgrad_problem_t *p) {
             * p->Cin;
 }
 
-/* Packed rows [@p r0, @p r1) of direct_blocks_pack_weights. */
+/* Packed rows [@p r0, @p r1) of direct_blocks_pack_weights, and the
+ * zeros after them where @p r1 is the last. */
 static void pack_rows(const dgrad_problem_t *p, const void *user,
         float *packed, int64_t r0, int64_t r1) {
     const int64_t *ws = p->wei_strides;
@@ -267,6 +268,8 @@ static void pack_rows(const dgrad_problem_t *p, const void *user,
         }
         memset(row + nc, 0, (size_t)(np - nc) * sizeof(float));
     }
+    if (r1 == packed_rows(p))
+        memset(row, 0, BLOCKS_READ_SLACK * sizeof(float));
 }
 
 /* Weights as f32 [outer phase][outer taps][tap t of the last axis][Cin]
@@ -279,8 +282,6 @@ void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed) {
     const dgrad_problem_t *p = &plan->p;
     pack_rows(p, user, packed, 0, packed_rows(p));
-    memset(packed + packed_rows(p) * padded_cols(p), 0,
-            BLOCKS_READ_SLACK * sizeof(float));
 }
 
 /* Blocks @p count input pixels apart (pixel m's columns at m * @p pitch
@@ -438,7 +439,8 @@ typedef struct blocks_args {
     const void *const *operands;
     char *out;
     size_t esize; /* bytes of an element of in and out */
-    const void *user_w; /* the user's weights, packed into w first */
+    const void *user_w; /* the user's weights, packed first into */
+    float *pack_into;   /* this (w), or NULL: w is packed */
 } blocks_args_t;
 
 /* Input row @p in_off (elements) of a 16-bit tensor widened into
@@ -697,11 +699,8 @@ static void pack_share(void *arg, int th, int nth) {
     const blocks_args_t *a = arg;
     const dgrad_problem_t *p = &a->plan->p;
     int64_t rows = packed_rows(p);
-    float *packed = (float *)a->w;
-    pack_rows(p, a->user_w, packed, rows * th / nth, rows * (th + 1) / nth);
-    if (th == nth - 1)
-        memset(packed + rows * padded_cols(p), 0,
-                BLOCKS_READ_SLACK * sizeof(float));
+    pack_rows(p, a->user_w, a->pack_into, rows * th / nth,
+            rows * (th + 1) / nth);
 }
 
 /* The whole output: rows (image, outer output positions) shared out over
@@ -723,7 +722,7 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     blocks_args_t args = {plan, kernels_for_plan(plan), in,
             pack_into ? pack_into : (const float *)w, bias, operands, out,
             rows_in_f32(plan) ? dgrad_data_type_size(p->dt) : sizeof(float),
-            pack_into ? w : NULL};
+            pack_into ? w : NULL, pack_into};
     direct_for_rows_after(plan, rows, 0,
             (double)rows * (double)p->X[l] * (double)cols(p)
                     * (double)p->Cin
