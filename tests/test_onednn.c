@@ -1723,6 +1723,98 @@ Test(onednn, own_loop_blocks_where_windows_overlap) {
     }
 }
 
+/* The blocks loop on @p s (channels-last, the widest kernels), checked
+ * against the reference, its groups in the lanes form where @p lanes
+ * and the CPU has AVX-512, else as block-diagonal weights. */
+static void check_blocks_lanes(shape_t s, int lanes) {
+    check_own_loop_as(s, NXC, "dgrad:direct_blocks");
+    s.act_layout = NXC;
+    dgrad_problem_t p = make_problem(&s);
+    int avx2 = policy()->own_kernels == 2 && cpu_has_avx512f();
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, avx2);
+    cr_assert(own && own->direct == DIRECT_BLOCKS_CL);
+    cr_assert_eq(direct_blocks_lanes(own), lanes && cpu_has_avx512f(),
+            "G %ld, Cin %ld, Cout %ld", (long)s.G, (long)s.Cin,
+            (long)s.Cout);
+    plan_destroy(own);
+}
+
+/* Groups in the lanes form (AVX-512: each vector of output columns
+ * holds several groups, the input pixel's channels permuted per channel
+ * of a group): deconv_ci_3d:grouped (4 groups of 4, 5^3, stride 1: rows
+ * of 3 interior blocks on the short kernels and two ends on the
+ * one-pixel ones, channels in one vector), the specification's grouped
+ * example (4 x 5 -> 2: channels in two vectors), 2 and 3 vectors of
+ * columns (Cout dividing 16) with partial blocks at the ends, 4 vectors
+ * in 1D, 8 groups of 2 -> 1, 16-bit rows widened in the loop (windows
+ * that do not overlap), a pixel stride beyond the channels; every type,
+ * with and without a bias. Block-diagonal weights instead for 2 groups,
+ * output columns of no common lane pattern (4 x 5 output channels) and
+ * the AVX2 kernels. */
+Test(onednn, own_loop_blocks_lanes_form) {
+    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+    policy()->own_kernels = 1;
+    shape_t ci = {.nsp = 3, .dt = dgrad_f32, .N = 2, .G = 4, .Cin = 16,
+            .Cout = 16, .X = {5, 5, 5}, .K = {3, 3, 3}, .S = {1, 1, 1},
+            .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
+    set_natural_y(&ci, 0);
+    check_blocks_lanes(ci, 1);
+    shape_t spec = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4, .Cin = 20,
+            .Cout = 8, .X = {4, 13}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&spec, 0);
+    check_blocks_lanes(spec, 1);
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        /* 32 columns (2 vectors), 48 (3), 64 (4) */
+        shape_t v = {.nsp = 2, .dt = dts[i], .N = 2, .G = 4,
+                .Cin = 4 + 12 * i, .Cout = 16, .X = {3, 10},
+                .K = {4, 2 + 2 * i}, .S = {2, 2 + i}, .D = {1, 1},
+                .PB = {1, i}, .has_bias = i != 1};
+        set_natural_y(&v, 0);
+        check_blocks_lanes(v, 1);
+    }
+    shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 8, .Cin = 32,
+            .Cout = 16, .X = {19}, .K = {9}, .S = {4}, .D = {1}, .PB = {3}};
+    set_natural_y(&wide, 1);
+    check_blocks_lanes(wide, 1);
+    shape_t g8 = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 8, .Cin = 16,
+            .Cout = 8, .X = {3, 7}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&g8, 0);
+    check_blocks_lanes(g8, 1);
+    shape_t rows = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 4, .Cin = 12,
+            .Cout = 8, .X = {3, 9}, .K = {2, 2}, .S = {2, 2}, .D = {1, 1},
+            .PB = {0, 0}, .has_bias = 1};
+    set_natural_y(&rows, 0);
+    check_blocks_lanes(rows, 1);
+    shape_t two = spec;
+    two.G = 2;
+    check_blocks_lanes(two, 0);
+    shape_t tail = spec;
+    tail.Cout = 20;
+    tail.S[1] = 1;
+    set_natural_y(&tail, 0);
+    check_blocks_lanes(tail, 0);
+    policy()->own_kernels = 2;
+    check_blocks_lanes(spec, 0);
+    /* input pixels 3 floats apart beyond their 16 channels */
+    policy()->own_kernels = 1;
+    shape_t st = ci;
+    st.act_layout = NXC;
+    dgrad_problem_t p = make_problem(&st);
+    p.in_strides[4] = st.Cin + 3;
+    p.in_strides[3] = st.X[2] * p.in_strides[4];
+    p.in_strides[2] = st.X[1] * p.in_strides[3];
+    p.in_strides[0] = st.X[0] * p.in_strides[2] + 5;
+    dgrad_plan_t *plan = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    cr_assert(plan);
+    cr_assert_eq(direct_blocks_lanes(plan), cpu_has_avx512f());
+    plan_destroy(plan);
+    check_problem_ex(&p, 1, 0);
+    check_problem_ex(&p, 1, 1);
+}
+
 /* The blocks loop on NCX activations (the input read along strided
  * channels, each output row computed channels-last in scratch and
  * stored channel by channel, 16 pixels at a time with AVX-512 and a

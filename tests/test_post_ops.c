@@ -738,6 +738,30 @@ Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
     expect_blocks_overlapping_carry(1, 1100u);
 }
 
+/* The same loop with 4 and 8 groups of few channels, on the widest
+ * kernels: on AVX-512 the lanes form (direct_blocks.c), whose kernels
+ * apply a leading LeakyReLU or Clamp in registers like the others, the
+ * rest of the chain per pixel; input channels in one vector (16) and
+ * two (24, 32), output columns of one vector and of two; 1D to 3D,
+ * each type. */
+Test(post_ops_api, the_blocks_loop_carries_the_chain_in_the_lanes_form) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    policy.own_loop_kind = DIRECT_BLOCKS_CL;
+    policy.own_kernels = 1;
+    policy.chain_pass = 1;
+    dgrad_api_set_policy_for_testing(&policy);
+    const int64_t channels[] = {8, 16, 8};
+    for (int j = 0; j < 9; j++) {
+        tester_t t;
+        blocks_chain_case(&t, j, channels, 16 + 8 * (j % 3), 0);
+        t.G = j / 3 == 2 ? 8 : 4;
+        overlapping_geometry(&t, j);
+        expect_channels_last_loop_carries(&t, j, 1200u, "direct_blocks");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
 /* oneDNN 2.6.3's gemm convolution with groups on a channels-last output
  * reads a binary operand that varies over positions at the wrong
  * positions (onednn_defects.c, binary_operand_misplaced): folded plans

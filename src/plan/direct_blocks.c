@@ -6,9 +6,13 @@
  * k4s2 and k16s8 at 21 classes, HiFi-GAN's k16s8. 16-bit types go through
  * f32 copies of whole tensors (plan->staged) or, where windows do not
  * overlap on channels-last, row by row through f32 rows in the thread's
- * scratch: timing picks. Groups: the specification's grouped 2D example
- * in NXC, 0.90 ms against oneDNN jit's 1.14 (bench/README.md, sixteenth
- * look).
+ * scratch: timing picks. Groups of few channels, 4 and more, run in the
+ * lanes form with AVX-512 (lanes_form: the input's channels permuted
+ * into each group's lanes), else as block-diagonal weights (G times the
+ * FMAs). The specification's grouped 2D example in NXC: oneDNN jit 1.14
+ * ms, block-diagonal 0.89 (bench/README.md, sixteenth look), lanes
+ * 0.62-0.68; deconv_ci_3d:grouped (4 x 4 channels, 5^3, k3s1) 50-88 ->
+ * 11-12 us with constant weights (seventeenth look).
  *
  * Along the last axis, block x of an output row is the S output pixels
  * of natural positions S*x .. S*x + S - 1, contiguous in channels-last:
@@ -72,9 +76,12 @@
 #define BLOCKS_STRETCH_PIXELS_ALIGN 24 /* every kernel's MB divides it */
 #define BLOCKS_MAX_COLS (1 << 16) /* S * Cout of the last axis */
 #define BLOCKS_MAX_WEIGHTS ((int64_t)1 << 26) /* packed floats */
-/* Packed weight rows are padded with zero columns to a multiple of this,
- * which every kernel's NV vectors divide. */
-#define BLOCKS_COL_ALIGN 64
+/* Packed weight rows are padded with zero columns to a multiple of this
+ * (a cache line), which every kernel's vector width divides: a call
+ * reads its columns in chunks of NV_MAX vectors, then the rest in as
+ * few vectors as cover it. Padding to 64 columns instead made
+ * deconv_ci_3d:grouped's 16 columns pack and hold 4x the floats. */
+#define BLOCKS_COL_ALIGN 16
 /* Floats the kernels may read past a row's last column (a partial block
  * at the end of an output row starts mid-vector): slack after the packed
  * weights and the bias row. */
@@ -144,6 +151,53 @@ static int64_t outer_phases(const dgrad_problem_t *p) {
     return n;
 }
 
+/* The lanes form's limits: input channels per group (the rows of its
+ * permutation table), input channels in all (two vectors of a pixel). */
+#define LANES_MAX_GROUP_CHANNELS 8
+#define LANES_MAX_CIN 32
+/* At 2 groups the permutations cost what the block diagonal's FMAs
+ * did: g2mb1ic16ih56iw56oc16oh112ow112kh3kw3sh2sw2ph1pw1 82 -> 90 us,
+ * and at 4 and 8 groups the lanes form gains 1.4x and 2.2x (k2s2, k3s2
+ * on 56x56 NXC, `DGRAD_OWN_LOOP=blocks DGRAD_OWN_KERNELS=widest dgrad
+ * bench --no-raw`, Sapphire Rapids VM). */
+#define LANES_MIN_GROUPS 4
+/* Calls of at most this many blocks take the kernels of 4 pixels: a
+ * row of 5 pixels (3 interior blocks) otherwise runs 8 pixels' FMAs. */
+#define LANES_SHORT_BLOCKS 4
+
+/* Whether groups run in the lanes form (AVX-512 only): each vector of
+ * output columns holds several groups' channels, and input channel i of
+ * every group reaches its lanes through one permutation of the input
+ * pixel's channels (two vectors at most), so a term costs Cin / G
+ * permutations and FMAs per pixel where block-diagonal weights cost Cin
+ * FMAs. Every vector of columns has the same lane pattern: S * Cout
+ * within one vector, or Cout dividing 16 (columns start at a pixel's
+ * first; either way Cout / G <= 4). The input's channels are contiguous
+ * (read as vectors). */
+static int lanes_form(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+#if defined(__x86_64__) && defined(__GNUC__)
+    return p->G >= LANES_MIN_GROUPS && cpu_has_avx512f() && !plan->direct_avx2
+            && p->Cin / p->G <= LANES_MAX_GROUP_CHANNELS
+            && p->Cin <= LANES_MAX_CIN
+            && (cols(p) <= 16 || 16 % p->Cout == 0)
+            && (rows_in_f32(plan) || plan->in.io_strides[1] == 1);
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+int direct_blocks_lanes(const dgrad_plan_t *plan) {
+    return plan->direct == DIRECT_BLOCKS_CL && lanes_form(plan);
+}
+
+/* Packed weight rows per term: every input channel (block-diagonal
+ * weights), or in the lanes form one per channel of a group. */
+static int64_t term_rows(const dgrad_plan_t *plan) {
+    return lanes_form(plan) ? plan->p.Cin / plan->p.G : plan->p.Cin;
+}
+
 int direct_blocks_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides;
@@ -205,10 +259,11 @@ size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan) {
     return ((size_t)n * sizeof(float) + 63) / 64 * 64;
 }
 
-size_t direct_blocks_weights_size(const dgrad_problem_t *p) {
+size_t direct_blocks_weights_size(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     return (size_t)(outer_phases(p) * outer_taps(p) * axis_taps(p, l)
-                           * p->Cin * padded_cols(p)
+                           * term_rows(plan) * padded_cols(p)
                    + BLOCKS_READ_SLACK)
             * sizeof(float);
 }
@@ -228,24 +283,27 @@ static void weights_run(const void *user, dgrad_data_type_t dt, int64_t i,
 }
 
 /* Rows (of padded_cols floats) of the packed weights. */
-static int64_t packed_rows(const dgrad_problem_t *p) {
+static int64_t packed_rows(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
     return outer_phases(p) * outer_taps(p) * axis_taps(p, p->nsp - 1)
-            * p->Cin;
+            * term_rows(plan);
 }
 
 /* Packed rows [@p r0, @p r1) of direct_blocks_pack_weights, and the
  * zeros after them where @p r1 is the last. */
-static void pack_rows(const dgrad_problem_t *p, const void *user,
+static void pack_rows(const dgrad_plan_t *plan, const void *user,
         float *packed, int64_t r0, int64_t r1) {
+    const dgrad_problem_t *p = &plan->p;
     const int64_t *ws = p->wei_strides;
     int l = p->nsp - 1;
     int64_t np = padded_cols(p), nc = cols(p), T = axis_taps(p, l);
     int64_t ot = outer_taps(p), C = p->Cout, cig = p->Cin / p->G,
-            cog = p->Cout / p->G;
+            cog = p->Cout / p->G, R = term_rows(plan);
+    int lanes = lanes_form(plan);
     float *row = packed + r0 * np;
     for (int64_t r = r0; r < r1; r++, row += np) {
-        int64_t ci = r % p->Cin, t = r / p->Cin % T, u = r / p->Cin / T % ot,
-                ph = r / p->Cin / T / ot;
+        int64_t ci = r % R, t = r / R % T, u = r / R / T % ot,
+                ph = r / R / T / ot;
         int64_t rest = ph, urest = u, off = 0;
         int reached = 1;
         for (int i = l - 1; i >= 0; i--) {
@@ -255,20 +313,22 @@ static void pack_rows(const dgrad_problem_t *p, const void *user,
             reached &= k < p->K[i];
             off += k * ws[3 + i];
         }
-        /* input channel ci of group g reaches that group's columns */
-        int64_t g = ci / cig;
+        /* block-diagonal: input channel ci of group g reaches that
+         * group's columns; lanes: row ci is channel ci of every group */
+        int64_t g0 = lanes ? 0 : ci / cig, g1 = lanes ? p->G : g0 + 1,
+                i = lanes ? ci : ci - g0 * cig;
         for (int64_t b = 0; b < p->S[l]; b++) {
             int64_t k = b + p->S[l] * t;
             memset(row + b * C, 0, (size_t)C * sizeof(float));
-            if (reached && k < p->K[l])
+            if (!reached || k >= p->K[l]) continue;
+            for (int64_t g = g0; g < g1; g++)
                 weights_run(user, p->dt,
-                        off + g * ws[0] + (ci - g * cig) * ws[1]
-                                + k * ws[3 + l],
-                        ws[2], cog, row + b * C + g * cog);
+                        off + g * ws[0] + i * ws[1] + k * ws[3 + l], ws[2],
+                        cog, row + b * C + g * cog);
         }
         memset(row + nc, 0, (size_t)(np - nc) * sizeof(float));
     }
-    if (r1 == packed_rows(p))
+    if (r1 == packed_rows(plan))
         memset(row, 0, BLOCKS_READ_SLACK * sizeof(float));
 }
 
@@ -280,8 +340,7 @@ static void pack_rows(const dgrad_problem_t *p, const void *user,
  * the padding. */
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed) {
-    const dgrad_problem_t *p = &plan->p;
-    pack_rows(p, user, packed, 0, packed_rows(p));
+    pack_rows(plan, user, packed, 0, packed_rows(plan));
 }
 
 /* Blocks @p count input pixels apart (pixel m's columns at m * @p pitch
@@ -403,12 +462,171 @@ typedef void (*block_fn)(const float *const *, int64_t, int64_t, int64_t,
         int64_t, const float *const *, int64_t, int64_t, const float *,
         int64_t, const epilogue_t *, float *, int64_t, int64_t);
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Blocks as DEFINE_BLOCK_KERNEL's, in the lanes form (lanes_form): the
+ * input pixels' @p cin channels (contiguous, two vectors at most) are
+ * loaded once per term, and packed row i of a term (channel i of every
+ * group) meets them permuted by @p pattern's row i (16 lane indices into
+ * the two vectors). MB x NV accumulators, MB pixels of two vectors and
+ * the index, weight and permuted vectors fit AVX-512's 32 registers. */
+#define DEFINE_LANES_KERNEL(NAME, MB, NV, TWO)                                   \
+    AVX512 static void NAME(const float *const *src, int64_t nterms,         \
+            int64_t in_step, int64_t cin, int64_t rows,                       \
+            const int32_t *pattern, const float *const *w, int64_t np,        \
+            int64_t col, const float *brow, int64_t ncols,                    \
+            const epilogue_t *epp, float *out, int64_t pitch,                 \
+            int64_t count) {                                                  \
+        const epilogue_t e_ = *epp, *ep = &e_; /* not reloaded past stores */ \
+        __mmask16 k0 = (__mmask16)(cin >= 16 ? 0xffffu : (1u << cin) - 1u);  \
+        __mmask16 k1 = (__mmask16)(cin > 16 ? (1u << (cin - 16)) - 1u : 0u); \
+        for (int64_t x = 0; x < count; x += MB) {                             \
+            int mb = count - x < MB ? (int)(count - x) : MB;                  \
+            for (int64_t j0 = 0; j0 < ncols; j0 += NV * 16) {                 \
+                v16f acc[MB][NV];                                             \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {        \
+                    v16f b;                                                   \
+                    V_LOAD(b, brow + col + j0 + v * 16);                      \
+                    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)     \
+                        acc[m][v] = b;                                        \
+                }                                                             \
+                for (int64_t t = 0; t < nterms; t++) {                        \
+                    __m512 lo[MB], hi[MB];                                    \
+                    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {   \
+                        const float *s = src[t]                               \
+                                + (x + (m < mb ? m : mb - 1)) * in_step;      \
+                        lo[m] = _mm512_maskz_loadu_ps(k0, s);                 \
+                        if (TWO) hi[m] = _mm512_maskz_loadu_ps(k1, s + 16);   \
+                    }                                                         \
+                    const float *wr = w[t] + col + j0;                        \
+                    for (int64_t i = 0; i < rows; i++, wr += np) {            \
+                        __m512i idx = _mm512_loadu_si512(pattern + 16 * i);   \
+                        v16f wv[NV];                                          \
+                        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)  \
+                            V_LOAD(wv[v], wr + v * 16);                       \
+                        _Pragma("GCC unroll 16") for (int m = 0; m < MB;      \
+                                                      m++) {                  \
+                            v16f xv = TWO ? (v16f)_mm512_permutex2var_ps(     \
+                                                  lo[m], idx, hi[m])          \
+                                          : (v16f)_mm512_permutexvar_ps(idx,  \
+                                                  lo[m]);                     \
+                            _Pragma("GCC unroll 4") for (int v = 0; v < NV;   \
+                                                         v++)                 \
+                                acc[m][v] += xv * wv[v];                      \
+                        }                                                     \
+                    }                                                         \
+                }                                                             \
+                _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {       \
+                    float *d = out + (x + m) * pitch;                         \
+                    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {    \
+                        int64_t j = j0 + v * 16;                              \
+                        if (m >= mb || j >= ncols) continue;                  \
+                        v16f r = acc[m][v];                                   \
+                        if (ep->on) V_EPILOGUE(v16f, v16i, ep, r);            \
+                        if (j + 16 <= ncols)                                  \
+                            V_STORE(d + j, r);                                \
+                        else                                                  \
+                            STORE_PART_V16(d + j, r, ncols - j);              \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+/* [two vectors of input channels][NV - 1] */
+#define LANES_KERNELS(PREFIX, MB1, MB2, MB3, MB4)                             \
+    DEFINE_LANES_KERNEL(PREFIX##_1, MB1, 1, 0)                                \
+    DEFINE_LANES_KERNEL(PREFIX##_2, MB2, 2, 0)                                \
+    DEFINE_LANES_KERNEL(PREFIX##_3, MB3, 3, 0)                                \
+    DEFINE_LANES_KERNEL(PREFIX##_4, MB4, 4, 0)                                \
+    DEFINE_LANES_KERNEL(PREFIX##_two_1, MB1, 1, 1)                            \
+    DEFINE_LANES_KERNEL(PREFIX##_two_2, MB2, 2, 1)                            \
+    DEFINE_LANES_KERNEL(PREFIX##_two_3, MB3, 3, 1)                            \
+    DEFINE_LANES_KERNEL(PREFIX##_two_4, MB4, 4, 1)
+LANES_KERNELS(lanes_avx512, 8, 6, 4, 4)
+LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4)
+
+/* One block (an end of a row) in the lanes form: the terms go round
+ * LANES_SINGLE_CHAINS partial sums, added at the end, so that the FMAs
+ * of one pixel are not one chain of their latency each (a row end of
+ * deconv_ci_3d:grouped: 18 terms x 4 channels). */
+#define LANES_SINGLE_CHAINS 4
+#define DEFINE_LANES_SINGLE(NAME, NV, TWO)                                       \
+    AVX512 static void NAME(const float *const *src, int64_t nterms,         \
+            int64_t in_step, int64_t cin, int64_t rows,                       \
+            const int32_t *pattern, const float *const *w, int64_t np,        \
+            int64_t col, const float *brow, int64_t ncols,                    \
+            const epilogue_t *epp, float *out, int64_t pitch,                 \
+            int64_t count) {                                                  \
+        enum { P = LANES_SINGLE_CHAINS };                                     \
+        (void)in_step, (void)pitch, (void)count; /* one pixel */             \
+        const epilogue_t e_ = *epp, *ep = &e_;                                \
+        __mmask16 k0 = (__mmask16)(cin >= 16 ? 0xffffu : (1u << cin) - 1u);  \
+        __mmask16 k1 = (__mmask16)(cin > 16 ? (1u << (cin - 16)) - 1u : 0u); \
+        for (int64_t j0 = 0; j0 < ncols; j0 += NV * 16) {                     \
+            v16f acc[P][NV];                                                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {            \
+                V_LOAD(acc[0][v], brow + col + j0 + v * 16);                  \
+                _Pragma("GCC unroll 4") for (int q = 1; q < P; q++)           \
+                    acc[q][v] = (v16f){0};                                    \
+            }                                                                 \
+            for (int64_t t0 = 0; t0 < nterms; t0 += P) {                      \
+                _Pragma("GCC unroll 4") for (int q = 0; q < P; q++) {         \
+                    if (t0 + q >= nterms) break;                              \
+                    const float *s = src[t0 + q];                             \
+                    __m512 lo = _mm512_maskz_loadu_ps(k0, s),                 \
+                           hi = TWO ? _mm512_maskz_loadu_ps(k1, s + 16) : lo; \
+                    const float *wr = w[t0 + q] + col + j0;                   \
+                    for (int64_t i = 0; i < rows; i++, wr += np) {            \
+                        __m512i idx = _mm512_loadu_si512(pattern + 16 * i);   \
+                        v16f xv = TWO ? (v16f)_mm512_permutex2var_ps(lo, idx, \
+                                                hi)                           \
+                                      : (v16f)_mm512_permutexvar_ps(idx, lo); \
+                        _Pragma("GCC unroll 4") for (int v = 0; v < NV;       \
+                                                     v++) {                   \
+                            v16f wv;                                          \
+                            V_LOAD(wv, wr + v * 16);                          \
+                            acc[q][v] += xv * wv;                             \
+                        }                                                     \
+                    }                                                         \
+                }                                                             \
+            }                                                                 \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {            \
+                int64_t j = j0 + v * 16;                                      \
+                if (j >= ncols) continue;                                     \
+                v16f r = (acc[0][v] + acc[1][v]) + (acc[2][v] + acc[3][v]);   \
+                if (ep->on) V_EPILOGUE(v16f, v16i, ep, r);                    \
+                if (j + 16 <= ncols)                                          \
+                    V_STORE(out + j, r);                                      \
+                else                                                          \
+                    STORE_PART_V16(out + j, r, ncols - j);                    \
+            }                                                                 \
+        }                                                                     \
+    }
+DEFINE_LANES_SINGLE(lanes_single_avx512_1, 1, 0)
+DEFINE_LANES_SINGLE(lanes_single_avx512_2, 2, 0)
+DEFINE_LANES_SINGLE(lanes_single_avx512_3, 3, 0)
+DEFINE_LANES_SINGLE(lanes_single_avx512_4, 4, 0)
+DEFINE_LANES_SINGLE(lanes_single_avx512_two_1, 1, 1)
+DEFINE_LANES_SINGLE(lanes_single_avx512_two_2, 2, 1)
+DEFINE_LANES_SINGLE(lanes_single_avx512_two_3, 3, 1)
+DEFINE_LANES_SINGLE(lanes_single_avx512_two_4, 4, 1)
+#endif
+
+typedef void (*lanes_fn)(const float *const *, int64_t, int64_t, int64_t,
+        int64_t, const int32_t *, const float *const *, int64_t, int64_t,
+        const float *, int64_t, const epilogue_t *, float *, int64_t,
+        int64_t);
+
 /* A kernel set: kernel nv - 1 takes nv vectors of W columns at once, of
  * blocks of MB pixels (of), or of one (single: a block at an end of a
  * row, whose taps or columns differ from its neighbours', costs one
  * pixel's FMAs, not MB's). */
 typedef struct block_kernels {
     block_fn of[NV_MAX], single[NV_MAX];
+    /* AVX-512 only: blocks of 8-4 pixels, of 4 (calls of few blocks:
+     * short rows), of one
+    * (index: whether the input channels take two vectors) */
+    lanes_fn lanes_of[2][NV_MAX], lanes_short[2][NV_MAX],
+            lanes_single[2][NV_MAX];
     int nv_max;
     int64_t w;
 } block_kernels_t;
@@ -421,14 +639,19 @@ static block_kernels_t kernels_for_plan(const dgrad_plan_t *plan) {
                                          block_avx512_3, block_avx512_4},
                 {single_avx512_1, single_avx512_2, single_avx512_3,
                         single_avx512_4},
+#define LANES_SET(PREFIX)                                                     \
+    {{PREFIX##_1, PREFIX##_2, PREFIX##_3, PREFIX##_4},                        \
+            {PREFIX##_two_1, PREFIX##_two_2, PREFIX##_two_3, PREFIX##_two_4}}
+                LANES_SET(lanes_avx512), LANES_SET(lanes_short_avx512),
+                LANES_SET(lanes_single_avx512),
                 4, 16};
     if (cpu_has_avx2_fma())
         return (block_kernels_t){{block_avx2_1, block_avx2_2},
-                {single_avx2_1, single_avx2_2}, 2, 8};
+                {single_avx2_1, single_avx2_2}, {{0}}, {{0}}, {{0}}, 2, 8};
 #endif
     (void)plan;
     return (block_kernels_t){{block_portable_1, block_portable_2},
-            {single_portable_1, single_portable_2}, 2, 4};
+            {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}}, 2, 4};
 }
 
 typedef struct blocks_args {
@@ -441,6 +664,9 @@ typedef struct blocks_args {
     size_t esize; /* bytes of an element of in and out */
     const void *user_w; /* the user's weights, packed first into */
     float *pack_into;   /* this (w), or NULL: w is packed */
+    int64_t rows;       /* packed rows per term (term_rows) */
+    int lanes;          /* lanes_form, with its permutation per row: */
+    int32_t pattern[LANES_MAX_GROUP_CHANNELS][16];
 } blocks_args_t;
 
 /* Input row @p in_off (elements) of a 16-bit tensor widened into
@@ -495,21 +721,36 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
         if (x - t < 0 || x + count - 1 - t >= p->X[l]) continue;
         for (int64_t u = 0; u < r->nterms; u++) {
             src[n] = in + r->in_off[u] + (x - t) * in_step;
-            w[n++] = r->w[u] + t * p->Cin * np;
+            w[n++] = r->w[u] + t * a->rows * np;
         }
     }
     int64_t o0 = x * p->S[l] - p->PB[l]; /* output pixel of column 0 */
     float *dst = out + ((o0 - o_base) * p->Cout + c0);
     int64_t chunk = a->k.nv_max * a->k.w, ncols = c1 - c0;
     int64_t whole = ncols / chunk * chunk;
-    const block_fn *of = count > 1 ? a->k.of : a->k.single;
-    if (whole)
-        of[a->k.nv_max - 1](src, n, in_step, r->c_step, p->Cin, w, np, c0,
-                r->brow, whole, &r->ep, dst, nc, count);
-    if (whole < ncols)
-        of[(ncols - whole + a->k.w - 1) / a->k.w - 1](src, n, in_step,
-                r->c_step, p->Cin, w, np, c0 + whole, r->brow, ncols - whole,
-                &r->ep, dst + whole, nc, count);
+    if (a->lanes) {
+        int two = p->Cin > 16;
+        const lanes_fn *of = count == 1 ? a->k.lanes_single[two]
+                : count <= LANES_SHORT_BLOCKS ? a->k.lanes_short[two]
+                                              : a->k.lanes_of[two];
+        if (whole)
+            of[a->k.nv_max - 1](src, n, in_step, p->Cin, a->rows,
+                    &a->pattern[0][0], w, np, c0, r->brow, whole, &r->ep,
+                    dst, nc, count);
+        if (whole < ncols)
+            of[(ncols - whole + a->k.w - 1) / a->k.w - 1](src, n, in_step,
+                    p->Cin, a->rows, &a->pattern[0][0], w, np, c0 + whole,
+                    r->brow, ncols - whole, &r->ep, dst + whole, nc, count);
+    } else {
+        const block_fn *of = count > 1 ? a->k.of : a->k.single;
+        if (whole)
+            of[a->k.nv_max - 1](src, n, in_step, r->c_step, p->Cin, w, np,
+                    c0, r->brow, whole, &r->ep, dst, nc, count);
+        if (whole < ncols)
+            of[(ncols - whole + a->k.w - 1) / a->k.w - 1](src, n, in_step,
+                    r->c_step, p->Cin, w, np, c0 + whole, r->brow,
+                    ncols - whole, &r->ep, dst + whole, nc, count);
+    }
     if (!a->plan->post.fused || r->from >= p->n_post_ops) return;
     int64_t idx[2 + DGRAD_MAX_SPATIAL];
     memcpy(idx, r->idx, sizeof idx);
@@ -612,32 +853,46 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
     int l = p->nsp - 1;
     int64_t nc = cols(p), np = padded_cols(p), ot = outer_taps(p);
     float *brow = (float *)scratch;
-    row_work_t r = {.brow = brow, .idx = {n},
-            .tmp = brow + np + BLOCKS_READ_SLACK};
+    /* the term arrays are filled up to nterms, not zeroed (1 KiB a row) */
+    row_work_t r;
+    r.nterms = 0;
+    r.brow = brow;
+    r.ep = (epilogue_t){0};
+    r.from = 0;
+    memset(r.idx, 0, sizeof r.idx);
+    r.idx[0] = n;
+    r.tmp = brow + np + BLOCKS_READ_SLACK;
     int64_t in_off = n * is[0], out_off = n * os[0], ph = 0;
-    int64_t q[DGRAD_MAX_SPATIAL];
+    /* per outer axis: the input position of tap 0, the phase, the taps
+     * and the tap of the combination u (an odometer, the last axis
+     * fastest: a row's terms cost no divisions, which took a third of
+     * deconv_ci_3d:grouped's time) */
+    int64_t q[DGRAD_MAX_SPATIAL], phase[DGRAD_MAX_SPATIAL],
+            taps[DGRAD_MAX_SPATIAL], ta[DGRAD_MAX_SPATIAL];
     for (int i = 0; i < l; i++) {
         int64_t nat = y[i] + p->PB[i];
         q[i] = div_floor(nat, p->S[i]);
+        phase[i] = nat - q[i] * p->S[i];
+        taps[i] = axis_taps(p, i);
+        ta[i] = 0;
         out_off += y[i] * os[2 + i];
-        ph = ph * p->S[i] + (nat - q[i] * p->S[i]);
+        ph = ph * p->S[i] + phase[i];
         r.idx[2 + i] = y[i];
     }
-    for (int64_t u = 0; u < ot; u++) {
-        int64_t rest = u, off = in_off, ph_rest = ph;
+    const float *wu = a->w + ph * ot * axis_taps(p, l) * a->rows * np;
+    for (int64_t u = 0; u < ot; u++, wu += axis_taps(p, l) * a->rows * np) {
+        int64_t off = in_off;
         int reached = 1;
-        for (int i = l - 1; i >= 0; i--) {
-            int64_t ta = rest % axis_taps(p, i), a_i = ph_rest % p->S[i];
-            rest /= axis_taps(p, i);
-            ph_rest /= p->S[i];
-            int64_t xi = q[i] - ta;
-            reached &= a_i + p->S[i] * ta < p->K[i] && xi >= 0
+        for (int i = 0; i < l; i++) {
+            int64_t xi = q[i] - ta[i];
+            reached &= phase[i] + p->S[i] * ta[i] < p->K[i] && xi >= 0
                     && xi < p->X[i];
             off += xi * is[2 + i];
         }
+        for (int i = l - 1; i >= 0 && ++ta[i] == taps[i]; i--) ta[i] = 0;
         if (!reached) continue;
         r.in_off[r.nterms] = off;
-        r.w[r.nterms++] = a->w + (ph * ot + u) * axis_taps(p, l) * p->Cin * np;
+        r.w[r.nterms++] = wu;
     }
     if (plan->post.fused) r.from = post_chain_epilogue(p, &r.ep);
     int64_t x0 = div_floor(p->PB[l], p->S[l]),
@@ -697,9 +952,8 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
 /* Thread @p th of @p nth's share of the packed weights' rows. */
 static void pack_share(void *arg, int th, int nth) {
     const blocks_args_t *a = arg;
-    const dgrad_problem_t *p = &a->plan->p;
-    int64_t rows = packed_rows(p);
-    pack_rows(p, a->user_w, a->pack_into, rows * th / nth,
+    int64_t rows = packed_rows(a->plan);
+    pack_rows(a->plan, a->user_w, a->pack_into, rows * th / nth,
             rows * (th + 1) / nth);
 }
 
@@ -722,10 +976,20 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     blocks_args_t args = {plan, kernels_for_plan(plan), in,
             pack_into ? pack_into : (const float *)w, bias, operands, out,
             rows_in_f32(plan) ? dgrad_data_type_size(p->dt) : sizeof(float),
-            pack_into ? w : NULL, pack_into};
+            pack_into ? w : NULL, pack_into, term_rows(plan),
+            lanes_form(plan), {{0}}};
+    if (args.lanes) {
+        /* lane L of a vector of columns is channel L % Cout's (columns
+         * start at a pixel's first channel): group (L % Cout) / (Cout /
+         * G), whose channel i is input channel g * Cin / G + i */
+        int64_t cig = p->Cin / p->G, cog = p->Cout / p->G;
+        for (int64_t i = 0; i < cig; i++)
+            for (int64_t L = 0; L < 16; L++)
+                args.pattern[i][L] = (int32_t)((L % p->Cout) / cog * cig + i);
+    }
     direct_for_rows_after(plan, rows, 0,
             (double)rows * (double)p->X[l] * (double)cols(p)
-                    * (double)p->Cin
+                    * (double)args.rows
                     * (double)(outer_taps(p) * axis_taps(p, l)),
             direct_blocks_thread_scratch(plan), scratch,
             pack_into ? pack_share : NULL, blocks_row_of, &args);

@@ -40,7 +40,7 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
 size_t direct_weights_size(const dgrad_plan_t *plan) {
     switch (plan->direct) {
     case DIRECT_DEPTHWISE_CL: return direct_dw_weights_size(&plan->p);
-    case DIRECT_BLOCKS_CL: return direct_blocks_weights_size(&plan->p);
+    case DIRECT_BLOCKS_CL: return direct_blocks_weights_size(plan);
     default: return direct_rows_weights_size(&plan->p);
     }
 }

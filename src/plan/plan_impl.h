@@ -546,7 +546,10 @@ void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
 int direct_blocks_applicable(const dgrad_plan_t *plan);
 /* Scratch bytes of one thread. */
 size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan);
-size_t direct_blocks_weights_size(const dgrad_problem_t *p);
+size_t direct_blocks_weights_size(const dgrad_plan_t *plan);
+/* Whether a plan of the blocks loop runs its groups in the lanes form
+ * (permuted input channels) rather than as block-diagonal weights. */
+int direct_blocks_lanes(const dgrad_plan_t *plan);
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
 /* With @p pack_into not NULL, packs the user's weights @p w there first,
