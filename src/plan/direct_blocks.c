@@ -301,17 +301,26 @@ static void pack_rows(const dgrad_plan_t *plan, const void *user,
             cog = p->Cout / p->G, R = term_rows(plan);
     int lanes = lanes_form(plan);
     float *row = packed + r0 * np;
+    /* row r is (ph, u, t, ci), ci fastest: counted, not divided (the
+     * divisions took most of deconv_ci_3d:grouped's packing); the outer
+     * kernel offset is decoded where (ph, u) changes */
+    int64_t ci = r0 % R, t = r0 / R % T, u = r0 / R / T % ot,
+            ph = r0 / R / T / ot, off = 0;
+    int reached = 0, decoded = 0;
     for (int64_t r = r0; r < r1; r++, row += np) {
-        int64_t ci = r % R, t = r / R % T, u = r / R / T % ot,
-                ph = r / R / T / ot;
-        int64_t rest = ph, urest = u, off = 0;
-        int reached = 1;
-        for (int i = l - 1; i >= 0; i--) {
-            int64_t k = rest % p->S[i] + p->S[i] * (urest % axis_taps(p, i));
-            rest /= p->S[i];
-            urest /= axis_taps(p, i);
-            reached &= k < p->K[i];
-            off += k * ws[3 + i];
+        if (!decoded) {
+            int64_t rest = ph, urest = u;
+            off = 0;
+            reached = 1;
+            for (int i = l - 1; i >= 0; i--) {
+                int64_t k = rest % p->S[i]
+                        + p->S[i] * (urest % axis_taps(p, i));
+                rest /= p->S[i];
+                urest /= axis_taps(p, i);
+                reached &= k < p->K[i];
+                off += k * ws[3 + i];
+            }
+            decoded = 1;
         }
         /* block-diagonal: input channel ci of group g reaches that
          * group's columns; lanes: row ci is channel ci of every group */
@@ -327,6 +336,12 @@ static void pack_rows(const dgrad_plan_t *plan, const void *user,
                         cog, row + b * C + g * cog);
         }
         memset(row + nc, 0, (size_t)(np - nc) * sizeof(float));
+        if (++ci < R) continue;
+        ci = 0;
+        if (++t < T) continue;
+        t = 0;
+        decoded = 0;
+        if (++u == ot) u = 0, ph++;
     }
     if (r1 == packed_rows(plan))
         memset(row, 0, BLOCKS_READ_SLACK * sizeof(float));
