@@ -358,6 +358,35 @@ void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
     pack_rows(plan, user, packed, 0, packed_rows(plan));
 }
 
+/* The kernels' accumulators @p acc (MB pixels by NV vectors of W
+ * columns) set to the bias row from @p brow on. */
+#define BLOCK_ACC_BIAS(VF, W, MB, NV, acc, brow)                              \
+    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                    \
+        VF b_;                                                                \
+        V_LOAD(b_, (brow) + v * W);                                           \
+        _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)                 \
+            acc[m][v] = b_;                                                   \
+    }
+
+/* The first @p mb pixels of the accumulators @p acc (columns @p j0 on of
+ * ncols), the epilogue *ep applied, to pixels x, x + 1, ... of out
+ * (pitch apart): whole vectors stored as they are, a last partial one
+ * by STORE_PART. */
+#define BLOCK_STORE(VF, VI, W, MB, NV, STORE_PART, acc, mb, j0)               \
+    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {                   \
+        float *pix_ = out + (x + m) * pitch;                                  \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                \
+            int64_t j_ = (j0) + v * W;                                        \
+            if (m >= (mb) || j_ >= ncols) continue;                           \
+            VF r_ = acc[m][v];                                                \
+            if (ep->on) V_EPILOGUE(VF, VI, ep, r_);                           \
+            if (j_ + W <= ncols)                                              \
+                V_STORE(pix_ + j_, r_);                                       \
+            else                                                              \
+                STORE_PART(pix_ + j_, r_, ncols - j_);                        \
+        }                                                                     \
+    }
+
 /* Blocks @p count input pixels apart (pixel m's columns at m * @p pitch
  * of @p out): the sum over the @p nterms terms of term t's input pixels
  * (from @p src[t], @p in_step elements apart, channels @p c_step) times
@@ -379,12 +408,7 @@ void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
             int mb = count - x < MB ? (int)(count - x) : MB;                  \
             for (int64_t j0 = 0; j0 < ncols; j0 += NV * W) {                  \
                 VF acc[MB][NV];                                               \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {        \
-                    VF b;                                                     \
-                    V_LOAD(b, brow + col + j0 + v * W);                       \
-                    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)     \
-                        acc[m][v] = b;                                        \
-                }                                                             \
+                BLOCK_ACC_BIAS(VF, W, MB, NV, acc, brow + col + j0);          \
                 for (int64_t t = 0; t < nterms; t++) {                        \
                     const float *s[MB];                                       \
                     _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)     \
@@ -406,19 +430,7 @@ void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
                         }                                                     \
                     }                                                         \
                 }                                                             \
-                _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {       \
-                    float *d = out + (x + m) * pitch;                         \
-                    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {    \
-                        int64_t j = j0 + v * W;                               \
-                        if (m >= mb || j >= ncols) continue;                  \
-                        VF r = acc[m][v];                                     \
-                        if (ep->on) V_EPILOGUE(VF, VI, ep, r);                \
-                        if (j + W <= ncols)                                   \
-                            V_STORE(d + j, r);                                \
-                        else                                                  \
-                            STORE_PART(d + j, r, ncols - j);                  \
-                    }                                                         \
-                }                                                             \
+                BLOCK_STORE(VF, VI, W, MB, NV, STORE_PART, acc, mb, j0);      \
             }                                                                 \
         }                                                                     \
     }
@@ -478,32 +490,32 @@ typedef void (*block_fn)(const float *const *, int64_t, int64_t, int64_t,
         int64_t, const epilogue_t *, float *, int64_t, int64_t);
 
 #if defined(__x86_64__) && defined(__GNUC__)
+/* The lanes kernels' parameters (lanes_fn), and the masks k0, k1 of an
+ * input pixel's @p cin channels in its first and second vector. */
+#define LANES_PARAMS                                                          \
+    const float *const *src, int64_t nterms, int64_t in_step, int64_t cin,    \
+            int64_t rows, const int32_t *pattern, const float *const *w,      \
+            int64_t np, int64_t col, const float *brow, int64_t ncols,        \
+            const epilogue_t *epp, float *out, int64_t pitch, int64_t count
+#define LANES_MASKS(cin)                                                      \
+    __mmask16 k0 = (__mmask16)((cin) >= 16 ? 0xffffu : (1u << (cin)) - 1u),   \
+              k1 = (__mmask16)((cin) > 16 ? (1u << ((cin) - 16)) - 1u : 0u)
+
 /* Blocks as DEFINE_BLOCK_KERNEL's, in the lanes form (lanes_form): the
  * input pixels' @p cin channels (contiguous, two vectors at most) are
  * loaded once per term, and packed row i of a term (channel i of every
  * group) meets them permuted by @p pattern's row i (16 lane indices into
  * the two vectors). MB x NV accumulators, MB pixels of two vectors and
  * the index, weight and permuted vectors fit AVX-512's 32 registers. */
-#define DEFINE_LANES_KERNEL(NAME, MB, NV, TWO)                                   \
-    AVX512 static void NAME(const float *const *src, int64_t nterms,         \
-            int64_t in_step, int64_t cin, int64_t rows,                       \
-            const int32_t *pattern, const float *const *w, int64_t np,        \
-            int64_t col, const float *brow, int64_t ncols,                    \
-            const epilogue_t *epp, float *out, int64_t pitch,                 \
-            int64_t count) {                                                  \
+#define DEFINE_LANES_KERNEL(NAME, MB, NV, TWO)                                \
+    AVX512 static void NAME(LANES_PARAMS) {                                   \
         const epilogue_t e_ = *epp, *ep = &e_; /* not reloaded past stores */ \
-        __mmask16 k0 = (__mmask16)(cin >= 16 ? 0xffffu : (1u << cin) - 1u);  \
-        __mmask16 k1 = (__mmask16)(cin > 16 ? (1u << (cin - 16)) - 1u : 0u); \
+        LANES_MASKS(cin);                                                     \
         for (int64_t x = 0; x < count; x += MB) {                             \
             int mb = count - x < MB ? (int)(count - x) : MB;                  \
             for (int64_t j0 = 0; j0 < ncols; j0 += NV * 16) {                 \
                 v16f acc[MB][NV];                                             \
-                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {        \
-                    v16f b;                                                   \
-                    V_LOAD(b, brow + col + j0 + v * 16);                      \
-                    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)     \
-                        acc[m][v] = b;                                        \
-                }                                                             \
+                BLOCK_ACC_BIAS(v16f, 16, MB, NV, acc, brow + col + j0);       \
                 for (int64_t t = 0; t < nterms; t++) {                        \
                     __m512 lo[MB], hi[MB];                                    \
                     _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {   \
@@ -530,19 +542,8 @@ typedef void (*block_fn)(const float *const *, int64_t, int64_t, int64_t,
                         }                                                     \
                     }                                                         \
                 }                                                             \
-                _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {       \
-                    float *d = out + (x + m) * pitch;                         \
-                    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {    \
-                        int64_t j = j0 + v * 16;                              \
-                        if (m >= mb || j >= ncols) continue;                  \
-                        v16f r = acc[m][v];                                   \
-                        if (ep->on) V_EPILOGUE(v16f, v16i, ep, r);            \
-                        if (j + 16 <= ncols)                                  \
-                            V_STORE(d + j, r);                                \
-                        else                                                  \
-                            STORE_PART_V16(d + j, r, ncols - j);              \
-                    }                                                         \
-                }                                                             \
+                BLOCK_STORE(v16f, v16i, 16, MB, NV, STORE_PART_V16, acc, mb,  \
+                        j0);                                                  \
             }                                                                 \
         }                                                                     \
     }
@@ -564,18 +565,12 @@ LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4)
  * of one pixel are not one chain of their latency each (a row end of
  * deconv_ci_3d:grouped: 18 terms x 4 channels). */
 #define LANES_SINGLE_CHAINS 4
-#define DEFINE_LANES_SINGLE(NAME, NV, TWO)                                       \
-    AVX512 static void NAME(const float *const *src, int64_t nterms,         \
-            int64_t in_step, int64_t cin, int64_t rows,                       \
-            const int32_t *pattern, const float *const *w, int64_t np,        \
-            int64_t col, const float *brow, int64_t ncols,                    \
-            const epilogue_t *epp, float *out, int64_t pitch,                 \
-            int64_t count) {                                                  \
+#define DEFINE_LANES_SINGLE(NAME, NV, TWO)                                    \
+    AVX512 static void NAME(LANES_PARAMS) {                                   \
         enum { P = LANES_SINGLE_CHAINS };                                     \
-        (void)in_step, (void)pitch, (void)count; /* one pixel */             \
+        (void)in_step, (void)count; /* one pixel */                           \
         const epilogue_t e_ = *epp, *ep = &e_;                                \
-        __mmask16 k0 = (__mmask16)(cin >= 16 ? 0xffffu : (1u << cin) - 1u);  \
-        __mmask16 k1 = (__mmask16)(cin > 16 ? (1u << (cin - 16)) - 1u : 0u); \
+        LANES_MASKS(cin);                                                     \
         for (int64_t j0 = 0; j0 < ncols; j0 += NV * 16) {                     \
             v16f acc[P][NV];                                                  \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {            \
@@ -604,16 +599,11 @@ LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4)
                     }                                                         \
                 }                                                             \
             }                                                                 \
-            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {            \
-                int64_t j = j0 + v * 16;                                      \
-                if (j >= ncols) continue;                                     \
-                v16f r = (acc[0][v] + acc[1][v]) + (acc[2][v] + acc[3][v]);   \
-                if (ep->on) V_EPILOGUE(v16f, v16i, ep, r);                    \
-                if (j + 16 <= ncols)                                          \
-                    V_STORE(out + j, r);                                      \
-                else                                                          \
-                    STORE_PART_V16(out + j, r, ncols - j);                    \
-            }                                                                 \
+            v16f sum[1][NV];                                                  \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)              \
+                sum[0][v] = (acc[0][v] + acc[1][v]) + (acc[2][v] + acc[3][v]); \
+            int64_t x = 0;                                                    \
+            BLOCK_STORE(v16f, v16i, 16, 1, NV, STORE_PART_V16, sum, 1, j0);   \
         }                                                                     \
     }
 DEFINE_LANES_SINGLE(lanes_single_avx512_1, 1, 0)
