@@ -1,0 +1,54 @@
+/*
+ * The register-blocked kernels of dgrad's blocks loop (direct_blocks.c),
+ * in direct_blocks_kernels.c: per CPU target, kernels that sum a block's
+ * terms (input pixels times packed weights) over blocks of MB pixels by
+ * NV vectors of output columns, bias first, a leading ReLU or Clamp last,
+ * each output element stored once; and, with AVX-512, the same in the
+ * lanes form, where several groups share a vector of columns.
+ */
+#ifndef DGRAD_PLAN_DIRECT_BLOCKS_KERNELS_H
+#define DGRAD_PLAN_DIRECT_BLOCKS_KERNELS_H
+
+#include <stdint.h>
+
+#include "plan_impl.h"
+
+/* Per target, kernels of 1 to NV_MAX vectors of columns (a row takes
+ * chunks of NV_MAX, then one kernel for what is left): MB x NV
+ * accumulators within its registers (32 for AVX-512, 16 for AVX2 and the
+ * baseline), with NV weight vectors and a broadcast beside them. */
+#define NV_MAX 4
+
+/* src, nterms, in_step, c_step, cin, w, np, col, brow, ncols, ep, out,
+ * pitch, count: see DEFINE_BLOCK_KERNEL. */
+typedef void (*block_fn)(const float *const *, int64_t, int64_t, int64_t,
+        int64_t, const float *const *, int64_t, int64_t, const float *,
+        int64_t, const epilogue_t *, float *, int64_t, int64_t);
+
+/* src, nterms, in_step, cin, rows, pattern, w, np, col, brow, ncols, ep,
+ * out, pitch, count: see DEFINE_LANES_KERNEL. */
+typedef void (*lanes_fn)(const float *const *, int64_t, int64_t, int64_t,
+        int64_t, const int32_t *, const float *const *, int64_t, int64_t,
+        const float *, int64_t, const epilogue_t *, float *, int64_t,
+        int64_t);
+
+/* A kernel set: kernel nv - 1 takes nv vectors of W columns at once, of
+ * blocks of MB pixels (of), or of one (single: a block at an end of a
+ * row, whose taps or columns differ from its neighbours', costs one
+ * pixel's FMAs, not MB's). */
+typedef struct block_kernels {
+    block_fn of[NV_MAX], single[NV_MAX];
+    /* the lanes form, AVX-512 only: blocks of 8-4 pixels, of 4 (calls
+     * of few blocks: short rows), of one; the first index is whether the
+     * input channels take two vectors */
+    lanes_fn lanes_of[2][NV_MAX], lanes_short[2][NV_MAX],
+            lanes_single[2][NV_MAX];
+    int nv_max;
+    int64_t w;
+} block_kernels_t;
+
+/* The widest set the CPU runs (cpu.c), or AVX2's where the plan says
+ * so (plan->direct_avx2). */
+block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan);
+
+#endif
