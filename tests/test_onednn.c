@@ -1811,6 +1811,12 @@ Test(onednn, own_loop_blocks_lanes_form) {
     cr_assert(plan);
     cr_assert_eq(direct_blocks_lanes(plan), cpu_has_avx512f());
     plan_destroy(plan);
+    /* the plan checked below is the blocks loop's too */
+    plan = NULL;
+    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
+    dgrad_plan_release(plan);
     check_problem_ex(&p, 1, 0);
     check_problem_ex(&p, 1, 1);
 }
