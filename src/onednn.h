@@ -77,6 +77,11 @@ typedef struct dgrad_plan_policy {
      * a search builds again for the problem its reduced copy chose (1-3,
      * plan_impl.h's DIRECT_*). */
     int32_t own_loop_kind;
+    /* The blocks loop's lanes form spreads a small input first
+     * (direct_blocks.c) by its rule (0), never (1:
+     * DGRAD_SPREAD_INPUT=never), or wherever it can, whatever the size
+     * (2: DGRAD_SPREAD_INPUT=always; tests). */
+    int32_t spread_input;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the

@@ -1723,34 +1723,69 @@ Test(onednn, own_loop_blocks_where_windows_overlap) {
     }
 }
 
-/* The blocks loop on @p s (channels-last, the widest kernels), checked
- * against the reference, its groups in the lanes form where @p lanes
- * and the CPU has AVX-512, else as block-diagonal weights. */
-static void check_blocks_lanes(shape_t s, int lanes) {
-    check_own_loop_as(s, NXC, "dgrad:direct_blocks");
-    s.act_layout = NXC;
+/* The blocks loop on @p s in @p layout (the policy's kernels), checked
+ * against the reference, with the input spread where the policy says
+ * (spread_input): the form it must run in (direct_blocks_lanes; with
+ * AVX-512, else 0, block-diagonal weights) is @p form. */
+static void check_blocks_form(shape_t s, int layout, int form) {
+    check_own_loop_as(s, layout, "dgrad:direct_blocks");
+    s.act_layout = layout;
     dgrad_problem_t p = make_problem(&s);
     int avx2 = policy()->own_kernels == 2 && cpu_has_avx512f();
     dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, avx2);
     cr_assert(own && own->direct == DIRECT_BLOCKS_CL);
-    cr_assert_eq(direct_blocks_lanes(own), lanes && cpu_has_avx512f(),
-            "G %ld, Cin %ld, Cout %ld", (long)s.G, (long)s.Cin,
-            (long)s.Cout);
+    cr_assert_eq(direct_blocks_lanes(own), cpu_has_avx512f() ? form : 0,
+            "G %ld, Cin %ld, Cout %ld, spread_input %d", (long)s.G,
+            (long)s.Cin, (long)s.Cout, policy()->spread_input);
     plan_destroy(own);
 }
 
+/* The blocks loop on @p s (channels-last), its groups in the lanes form
+ * where @p lanes: permuted as the terms load the input (the input never
+ * spread), and from the spread input (always spread) in form @p spread:
+ * 3 where the blocks run from lists, 2 row by row, 1 where the loop
+ * widens 16-bit rows itself (never spread). */
+static void check_blocks_lanes(shape_t s, int lanes, int spread) {
+    int was = policy()->spread_input;
+    policy()->spread_input = 1;
+    check_blocks_form(s, NXC, lanes);
+    policy()->spread_input = 2;
+    check_blocks_form(s, NXC, lanes ? spread : 0);
+    policy()->spread_input = was;
+}
+
+/* @p p (strides of its own) on the blocks loop, its input spread and
+ * its rows from lists (with AVX-512), checked against the reference with
+ * variable and constant weights; the plan checked is the blocks loop's. */
+static void check_blocks_listed(const dgrad_problem_t *p) {
+    dgrad_plan_t *plan = build_direct(p, policy(), DIRECT_EITHER, 0);
+    cr_assert(plan);
+    cr_assert_eq(direct_blocks_lanes(plan), cpu_has_avx512f() ? 3 : 0);
+    plan_destroy(plan);
+    plan = NULL;
+    cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
+    dgrad_plan_release(plan);
+    check_problem_ex(p, 1, 0);
+    check_problem_ex(p, 1, 1);
+}
+
 /* Groups in the lanes form (AVX-512: each vector of output columns
- * holds several groups, the input pixel's channels permuted per channel
- * of a group): deconv_ci_3d:grouped (4 groups of 4, 5^3, stride 1: rows
- * of 3 interior blocks on the short kernels and two ends on the
- * one-pixel ones, channels in one vector), the specification's grouped
- * example (4 x 5 -> 2: channels in two vectors), 2 and 3 vectors of
+ * holds several groups), each case with the input permuted per channel
+ * of a group as the terms load it, and spread first (then, the blocks
+ * of rows with the same terms from lists where every column fits one
+ * call, else row by row): deconv_ci_3d:grouped (4 groups of 4, 5^3,
+ * stride 1: rows of 3 interior blocks on the short kernels and two ends
+ * on the one-pixel ones, or rows grouped by their terms; channels in one
+ * vector), the specification's grouped example (4 x 5 -> 2: channels in
+ * two vectors; ends whose columns the padding cuts), 2 and 3 vectors of
  * columns (Cout dividing 16) with partial blocks at the ends, 4 vectors
- * in 1D, 8 groups of 2 -> 1, 16-bit rows widened in the loop (windows
- * that do not overlap), a pixel stride beyond the channels; every type,
- * with and without a bias. Block-diagonal weights instead for 2 groups,
- * output columns of no common lane pattern (4 x 5 output channels) and
- * the AVX2 kernels. */
+ * in 1D, 5 (row by row), 8 groups of 2 -> 1, 16-bit rows widened in the
+ * loop (windows that do not overlap; never spread), a pixel stride
+ * beyond the channels (spread by the rule); every type, with and without
+ * a bias. Block-diagonal weights instead for 2 groups, output columns of
+ * no common lane pattern (4 x 5 output channels) and the AVX2 kernels. */
 Test(onednn, own_loop_blocks_lanes_form) {
     policy()->own_loop_kind = DIRECT_BLOCKS_CL;
     policy()->own_kernels = 1;
@@ -1758,12 +1793,12 @@ Test(onednn, own_loop_blocks_lanes_form) {
             .Cout = 16, .X = {5, 5, 5}, .K = {3, 3, 3}, .S = {1, 1, 1},
             .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
     set_natural_y(&ci, 0);
-    check_blocks_lanes(ci, 1);
+    check_blocks_lanes(ci, 1, 3);
     shape_t spec = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4, .Cin = 20,
             .Cout = 8, .X = {4, 13}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
             .PB = {1, 1}, .has_bias = 1};
     set_natural_y(&spec, 0);
-    check_blocks_lanes(spec, 1);
+    check_blocks_lanes(spec, 1, 3);
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     for (int i = 0; i < 3; i++) {
         /* 32 columns (2 vectors), 48 (3), 64 (4) */
@@ -1772,34 +1807,42 @@ Test(onednn, own_loop_blocks_lanes_form) {
                 .K = {4, 2 + 2 * i}, .S = {2, 2 + i}, .D = {1, 1},
                 .PB = {1, i}, .has_bias = i != 1};
         set_natural_y(&v, 0);
-        check_blocks_lanes(v, 1);
+        check_blocks_lanes(v, 1, 3);
     }
     shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 8, .Cin = 32,
             .Cout = 16, .X = {19}, .K = {9}, .S = {4}, .D = {1}, .PB = {3}};
     set_natural_y(&wide, 1);
-    check_blocks_lanes(wide, 1);
+    check_blocks_lanes(wide, 1, 3);
+    /* 80 columns: the spread rows run row by row */
+    shape_t wider = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 4, .Cin = 16,
+            .Cout = 16, .X = {9}, .K = {7}, .S = {5}, .D = {1}, .PB = {2},
+            .has_bias = 1};
+    set_natural_y(&wider, 0);
+    check_blocks_lanes(wider, 1, 2);
     shape_t g8 = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 8, .Cin = 16,
             .Cout = 8, .X = {3, 7}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
             .PB = {1, 1}, .has_bias = 1};
     set_natural_y(&g8, 0);
-    check_blocks_lanes(g8, 1);
+    check_blocks_lanes(g8, 1, 3);
     shape_t rows = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 4, .Cin = 12,
             .Cout = 8, .X = {3, 9}, .K = {2, 2}, .S = {2, 2}, .D = {1, 1},
             .PB = {0, 0}, .has_bias = 1};
     set_natural_y(&rows, 0);
-    check_blocks_lanes(rows, 1);
+    check_blocks_lanes(rows, 1, 1);
     shape_t two = spec;
     two.G = 2;
-    check_blocks_lanes(two, 0);
+    check_blocks_lanes(two, 0, 0);
     shape_t tail = spec;
     tail.Cout = 20;
     tail.S[1] = 1;
     set_natural_y(&tail, 0);
-    check_blocks_lanes(tail, 0);
+    check_blocks_lanes(tail, 0, 0);
     policy()->own_kernels = 2;
-    check_blocks_lanes(spec, 0);
-    /* input pixels 3 floats apart beyond their 16 channels */
+    check_blocks_lanes(spec, 0, 0);
+    /* input pixels 3 floats apart beyond their 16 channels, spread by
+     * the rule (small) */
     policy()->own_kernels = 1;
+    policy()->spread_input = 0;
     shape_t st = ci;
     st.act_layout = NXC;
     dgrad_problem_t p = make_problem(&st);
@@ -1807,18 +1850,58 @@ Test(onednn, own_loop_blocks_lanes_form) {
     p.in_strides[3] = st.X[2] * p.in_strides[4];
     p.in_strides[2] = st.X[1] * p.in_strides[3];
     p.in_strides[0] = st.X[0] * p.in_strides[2] + 5;
-    dgrad_plan_t *plan = build_direct(&p, policy(), DIRECT_EITHER, 0);
-    cr_assert(plan);
-    cr_assert_eq(direct_blocks_lanes(plan), cpu_has_avx512f());
-    plan_destroy(plan);
-    /* the plan checked below is the blocks loop's too */
-    plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
-            dgrad_success, "%s", dgrad_last_error_message());
-    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
-    dgrad_plan_release(plan);
-    check_problem_ex(&p, 1, 0);
-    check_problem_ex(&p, 1, 1);
+    check_blocks_listed(&p);
+}
+
+/* The lanes form on NCX activations, where only the spread input (its
+ * channels gathered a plane apart) gives it: by the rule, the blocks run
+ * from lists and scatter their columns into the NCX output;
+ * deconv_ci_3d:grouped, the grouped example (ends the padding cuts),
+ * every type (16-bit on f32 copies), 2 vectors of columns, strided
+ * channels and pixels. Never spread, the groups are block-diagonal
+ * weights; 80 columns run row by row. */
+Test(onednn, own_loop_blocks_lanes_on_ncx) {
+    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+    policy()->own_kernels = 1;
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t ci = {.nsp = 3, .dt = dts[i], .N = 2, .G = 4, .Cin = 16,
+                .Cout = 16, .X = {5, 5, 5}, .K = {3, 3, 3},
+                .S = {1, 1, 1}, .D = {1, 1, 1}, .PB = {1, 1, 1},
+                .has_bias = i != 1};
+        set_natural_y(&ci, 0);
+        policy()->spread_input = 0;
+        check_blocks_form(ci, NCX, 3);
+        policy()->spread_input = 1;
+        check_blocks_form(ci, NCX, 0);
+    }
+    policy()->spread_input = 0;
+    shape_t spec = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4, .Cin = 20,
+            .Cout = 8, .X = {4, 13}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&spec, 0);
+    check_blocks_form(spec, NCX, 3);
+    shape_t v = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 4, .Cin = 8,
+            .Cout = 16, .X = {3, 10}, .K = {4, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}};
+    set_natural_y(&v, 1);
+    check_blocks_form(v, NCX, 3);
+    shape_t wider = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 4, .Cin = 16,
+            .Cout = 16, .X = {9}, .K = {7}, .S = {5}, .D = {1}, .PB = {2},
+            .has_bias = 1};
+    set_natural_y(&wider, 0);
+    check_blocks_form(wider, NCX, 2);
+    shape_t one = {.nsp = 1, .dt = dgrad_f32, .N = 3, .G = 4, .Cin = 4,
+            .Cout = 4, .X = {5}, .K = {3}, .S = {3}, .D = {1}, .PB = {2}};
+    set_natural_y(&one, 3);
+    check_blocks_form(one, NCX, 3);
+    /* channels 3 floats apart beyond a plane, images 5 beyond theirs */
+    shape_t st = spec;
+    st.act_layout = NCX;
+    dgrad_problem_t p = make_problem(&st);
+    p.in_strides[1] = st.X[0] * st.X[1] + 3;
+    p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
+    check_blocks_listed(&p);
 }
 
 /* The blocks loop on NCX activations (the input read along strided

@@ -523,12 +523,14 @@ static void expect_carrier(const tester_t *t, const char *carrier,
  * value per position of the last axis (@p per_channel, @p per_position:
  * their broadcast bits in the dialect's axis order), then Tanh or
  * Square; two executions. */
+/* The chain steps the own loops' kernels apply in registers. */
+static const tester_post_op_t leaky = {"LeakyReLU",
+        {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
+static const tester_post_op_t clamp = {"Clamp",
+        {{"min", "-1.5"}, {"max", "2"}}, 0, 0, 0};
+
 static void own_loop_chain(tester_t *t, int j, unsigned per_channel,
         unsigned per_position) {
-    static const tester_post_op_t leaky = {"LeakyReLU",
-            {{"alpha", "0.2"}, {NULL, NULL}}, 0, 0, 0};
-    static const tester_post_op_t clamp = {"Clamp",
-            {{"min", "-1.5"}, {"max", "2"}}, 0, 0, 0};
     t->n_post = 3;
     t->post[0] = j < 3 ? leaky : j < 6 ? clamp : (tester_post_op_t)POST("Sigmoid");
     t->post[1] = (tester_post_op_t)POST(j < 3 ? "Add" : j < 6 ? "Multiply"
@@ -738,26 +740,61 @@ Test(post_ops_api, the_blocks_loop_carries_the_chain_on_ncx) {
     expect_blocks_overlapping_carry(1, 1100u);
 }
 
+/* @p G groups for blocks_chain_case's @p t: OpenVINO's grouped op where
+ * the case took the ungrouped one. */
+static void lanes_chain_groups(tester_t *t, long G) {
+    if (t->kind == dgrad_op_convolution_backprop_data)
+        t->kind = dgrad_op_group_convolution_backprop_data;
+    t->G = G;
+}
+
 /* The same loop with 4 and 8 groups of few channels, on the widest
  * kernels: on AVX-512 the lanes form (direct_blocks.c), whose kernels
  * apply a leading LeakyReLU or Clamp in registers like the others, the
  * rest of the chain per pixel; input channels in one vector (16) and
  * two (24, 32), output columns of one vector and of two; 1D to 3D,
- * each type. */
+ * each type; the input permuted as the terms load it (never spread),
+ * and spread (always: its chains go past the epilogue, so row by row),
+ * and spread on NCX (where only the spread input gives the lanes form);
+ * then chains of one LeakyReLU or Clamp, spread (from lists: NXC and
+ * NCX) and not. */
 Test(post_ops_api, the_blocks_loop_carries_the_chain_in_the_lanes_form) {
     dgrad_plan_policy_t policy = dgrad_plan_policy_default();
     policy.own_loop = 2;
     policy.own_loop_kind = DIRECT_BLOCKS_CL;
     policy.own_kernels = 1;
     policy.chain_pass = 1;
-    dgrad_api_set_policy_for_testing(&policy);
     const int64_t channels[] = {8, 16, 8};
+    for (int mode = 0; mode < 3; mode++) {
+        policy.spread_input = mode ? 2 : 1;
+        dgrad_api_set_policy_for_testing(&policy);
+        for (int j = 0; j < 9; j++) {
+            tester_t t;
+            blocks_chain_case(&t, j, channels, 16 + 8 * (j % 3), mode == 2);
+            lanes_chain_groups(&t, j / 3 == 2 ? 8 : 4);
+            overlapping_geometry(&t, j);
+            unsigned seed = 1200u + 100u * (unsigned)mode;
+            if (mode == 2)
+                expect_ncx_loop_carries(&t, j, seed, "direct_blocks");
+            else
+                expect_channels_last_loop_carries(&t, j, seed,
+                        "direct_blocks");
+        }
+    }
+    /* a chain the kernels apply whole, spread (from lists) and not */
     for (int j = 0; j < 9; j++) {
+        policy.spread_input = j % 2 ? 2 : 1;
+        dgrad_api_set_policy_for_testing(&policy);
         tester_t t;
-        blocks_chain_case(&t, j, channels, 16 + 8 * (j % 3), 0);
-        t.G = j / 3 == 2 ? 8 : 4;
+        blocks_chain_case(&t, j, channels, 16 + 8 * (j % 3), j >= 6);
+        lanes_chain_groups(&t, 4);
         overlapping_geometry(&t, j);
-        expect_channels_last_loop_carries(&t, j, 1200u, "direct_blocks");
+        t.n_post = 1;
+        t.post[0] = j % 3 ? leaky : clamp;
+        t.executions = 2;
+        t.seed = 1500u + (unsigned)j;
+        expect_pass(&t);
+        expect_carrier(&t, "own loop", "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }

@@ -7,12 +7,16 @@
  * f32 copies of whole tensors (plan->staged) or, where windows do not
  * overlap on channels-last, row by row through f32 rows in the thread's
  * scratch: timing picks. Groups of few channels, 4 and more, run in the
- * lanes form with AVX-512 (lanes_form: the input's channels permuted
- * into each group's lanes), else as block-diagonal weights (G times the
- * FMAs). The specification's grouped 2D example in NXC: oneDNN jit 1.14
- * ms, block-diagonal 0.89 (bench/README.md, sixteenth look), lanes
- * 0.62-0.68; deconv_ci_3d:grouped (4 x 4 channels, 5^3, k3s1) 50-88 ->
- * 11-12 us with constant weights (seventeenth look).
+ * lanes form with AVX-512 (blocks_lanes_form: the input's channels
+ * permuted into each group's lanes, or a small input spread first and
+ * its rows run from lists: direct_blocks_spread.c), else as
+ * block-diagonal weights (G times the FMAs). The specification's
+ * grouped 2D example in NXC: oneDNN jit 1.14 ms, block-diagonal 0.89
+ * (bench/README.md, sixteenth look), lanes 0.62-0.68;
+ * deconv_ci_3d:grouped (4 x 4 channels, 5^3, k3s1) 50-88 -> 11-12 us
+ * with constant weights (seventeenth look), spread 9.8-10.5 us with
+ * variable weights in NXC, 10.2-10.7 in NCX (13.3 and 18.8 before;
+ * eighteenth look).
  *
  * Along the last axis, block x of an output row is the S output pixels
  * of natural positions S*x .. S*x + S - 1, contiguous in channels-last:
@@ -55,68 +59,8 @@
 #include <immintrin.h>
 #endif
 
-#include "direct_blocks_kernels.h"
+#include "direct_blocks_impl.h"
 #include "dtype.h"
-
-/* Limits that keep the packed weights, a row's term list and its
- * buffers small. */
-#define BLOCKS_MAX_CHANNELS (1 << 16)
-/* Groups run as one dense problem whose packed weights are zero off the
- * diagonal blocks: G times the FMAs, for few groups of few channels
- * (oneDNN's kernels fill a vector with one group's channels there). */
-#define BLOCKS_MAX_GROUPS 8
-#define BLOCKS_MAX_TERMS 64 /* (outer taps) x (taps of the last axis) */
-/* f32 rows in scratch: a 16-bit input row, an output row of a layout
- * not channels-last */
-#define BLOCKS_MAX_ROW_VALUES ((int64_t)1 << 20)
-/* Where the loop rounds f32 values into a 16-bit output itself, it does
- * so for a stretch of an output row at a time, of at most this many
- * floats (or one input pixel's columns, if more) and whole pixel blocks:
- * a stretch is rounded while it is still in L1. */
-#define BLOCKS_STRETCH_FLOATS 4096
-#define BLOCKS_STRETCH_PIXELS_ALIGN 24 /* every kernel's MB divides it */
-#define BLOCKS_MAX_COLS (1 << 16) /* S * Cout of the last axis */
-#define BLOCKS_MAX_WEIGHTS ((int64_t)1 << 26) /* packed floats */
-/* Packed weight rows are padded with zero columns to a multiple of this
- * (a cache line), which every kernel's vector width divides: a call
- * reads its columns in chunks of NV_MAX vectors, then the rest in as
- * few vectors as cover it. Padding to 64 columns instead made
- * deconv_ci_3d:grouped's 16 columns pack and hold 4x the floats. */
-#define BLOCKS_COL_ALIGN 16
-/* Floats the kernels may read past a row's last column (a partial block
- * at the end of an output row starts mid-vector): slack after the packed
- * weights and the bias row. */
-#define BLOCKS_READ_SLACK 16
-
-/* Output columns of an input pixel (S * Cout, last axis) and the packed
- * weights' row. */
-static int64_t cols(const dgrad_problem_t *p) {
-    return p->S[p->nsp - 1] * p->Cout;
-}
-
-static int64_t padded_cols(const dgrad_problem_t *p) {
-    return (cols(p) + BLOCKS_COL_ALIGN - 1) / BLOCKS_COL_ALIGN
-            * BLOCKS_COL_ALIGN;
-}
-
-/* Floor division and its remainder (natural positions before the
- * output's first are negative where the padding is). */
-static int64_t div_floor(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
-/* Taps of axis @p i that one phase can have: ceil(K / S). */
-static int64_t axis_taps(const dgrad_problem_t *p, int i) {
-    return (p->K[i] + p->S[i] - 1) / p->S[i];
-}
-
-/* Combinations of taps of the outer axes that one outer phase can have,
- * and terms (input pixel offset and weights) of a block at most. */
-static int64_t outer_taps(const dgrad_problem_t *p) {
-    int64_t n = 1;
-    for (int i = 0; i < p->nsp - 1; i++) n *= axis_taps(p, i);
-    return n;
-}
 
 /* Whether every output block is the product of one input pixel: one tap
  * per phase on every axis, no padding, an output S times the input. */
@@ -145,17 +89,6 @@ static int output_cl(const dgrad_plan_t *plan) {
     return os[1] == 1 && os[2 + plan->p.nsp - 1] == plan->p.Cout;
 }
 
-/* Phases of the outer axes: the product of their strides. */
-static int64_t outer_phases(const dgrad_problem_t *p) {
-    int64_t n = 1;
-    for (int i = 0; i < p->nsp - 1; i++) n *= p->S[i];
-    return n;
-}
-
-/* The lanes form's limits: input channels per group (the rows of its
- * permutation table), input channels in all (two vectors of a pixel). */
-#define LANES_MAX_GROUP_CHANNELS 8
-#define LANES_MAX_CIN 32
 /* At 2 groups the permutations cost what the block diagonal's FMAs
  * did: g2mb1ic16ih56iw56oc16oh112ow112kh3kw3sh2sw2ph1pw1 82 -> 90 us,
  * and at 4 and 8 groups the lanes form gains 1.4x and 2.2x (k2s2, k3s2
@@ -166,6 +99,64 @@ static int64_t outer_phases(const dgrad_problem_t *p) {
  * row of 5 pixels (3 interior blocks) otherwise runs 8 pixels' FMAs. */
 #define LANES_SHORT_BLOCKS 4
 
+/* Where the input is small, the lanes form spreads it first: each input
+ * pixel as Cin / G vectors of 16 lanes, vector i holding channel i of
+ * each lane's group, made once by the threads before the rows (as the
+ * packing is), so that the kernels load input vectors where they would
+ * permute a pixel's channels for every term, on the FMAs' port
+ * (deconv_ci_3d:grouped with constant weights, NXC, row by row: 10.8-10.9
+ * -> 10.4-10.5 us; its rows from lists gain more, blocks_listed). The
+ * input's channels may then be a plane apart (NCX): the spread gathers
+ * them (there 48 -> 14 us, row by row, against block-diagonal weights).
+ * Bytes of the spread copy at most: it stays in L2 beside the weights
+ * and output. */
+#define LANES_SPREAD_MAX_BYTES ((int64_t)1 << 20)
+
+/* Each spread pixel replaces a permutation per channel of a group for
+ * each block and term that reads it, and costs its vectors' stores and
+ * loads: with channels contiguous (NXC) the spread pays only where a
+ * block has this many terms. The 1D grouped example (k3s2: 2 terms)
+ * took 3.2-3.5 us spread against 2.1 permuted; ci:2d_grouped (k3s2,
+ * 4 terms) 3.3 against 4.0 (NXC, `dgrad bench --no-raw`, alternating
+ * builds). */
+#define LANES_SPREAD_MIN_TERMS 4
+
+/* Where the policy has the input spread whatever its size (tests), it
+ * is still at most this many floats. */
+#define LANES_SPREAD_ALWAYS_MAX_FLOATS ((int64_t)1 << 30)
+
+/* Floats of the spread input: N x X pixels of Cin / G vectors;
+ * INT64_MAX past LANES_SPREAD_ALWAYS_MAX_FLOATS. */
+static int64_t spread_floats(const dgrad_problem_t *p) {
+    int64_t n = p->N * (p->Cin / p->G) * 16,
+            most = LANES_SPREAD_ALWAYS_MAX_FLOATS;
+    if (n > most) return INT64_MAX;
+    for (int i = 0; i < p->nsp; i++) {
+        if (p->X[i] > most / n) return INT64_MAX;
+        n *= p->X[i];
+    }
+    return n;
+}
+
+/* Whether the lanes form (if it applies) spreads the input: f32 input
+ * (the user's, or the plan's staged copy) small enough, and its channel
+ * stride within the 32-bit gather indices; by the rule, where the
+ * channels are contiguous (else only the spread input gives the lanes
+ * form), only where a block has LANES_SPREAD_MIN_TERMS terms or more. */
+static int spread_fits(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t cs = plan->in.io_strides[1];
+    int rule = plan->policy.spread_input;
+    return rule != 1 && !rows_in_f32(plan)
+            && (rule == 2
+                    || (spread_floats(p) <= LANES_SPREAD_MAX_BYTES
+                                            / (int64_t)sizeof(float)
+                            && (cs != 1
+                                    || outer_taps(p) * axis_taps(p, p->nsp - 1)
+                                            >= LANES_SPREAD_MIN_TERMS)))
+            && cs >= 0 && cs <= INT32_MAX / LANES_MAX_CIN;
+}
+
 /* Whether groups run in the lanes form (AVX-512 only): each vector of
  * output columns holds several groups' channels, and input channel i of
  * every group reaches its lanes through one permutation of the input
@@ -174,29 +165,51 @@ static int64_t outer_phases(const dgrad_problem_t *p) {
  * FMAs. Every vector of columns has the same lane pattern: S * Cout
  * within one vector, or Cout dividing 16 (columns start at a pixel's
  * first; either way Cout / G <= 4). The input's channels are contiguous
- * (read as vectors). */
-static int lanes_form(const dgrad_plan_t *plan) {
+ * (read as vectors), or the input is spread first. */
+int blocks_lanes_form(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
 #if defined(__x86_64__) && defined(__GNUC__)
     return p->G >= LANES_MIN_GROUPS && cpu_has_avx512f() && !plan->direct_avx2
             && p->Cin / p->G <= LANES_MAX_GROUP_CHANNELS
             && p->Cin <= LANES_MAX_CIN
             && (cols(p) <= 16 || 16 % p->Cout == 0)
-            && (rows_in_f32(plan) || plan->in.io_strides[1] == 1);
+            && (rows_in_f32(plan) || plan->in.io_strides[1] == 1
+                    || spread_fits(plan));
 #else
     (void)p;
     return 0;
 #endif
 }
 
-int direct_blocks_lanes(const dgrad_plan_t *plan) {
-    return plan->direct == DIRECT_BLOCKS_CL && lanes_form(plan);
+/* Whether the lanes form spreads the input first. */
+static int lanes_spread(const dgrad_plan_t *plan) {
+    return blocks_lanes_form(plan) && spread_fits(plan);
 }
 
-/* Packed weight rows per term: every input channel (block-diagonal
- * weights), or in the lanes form one per channel of a group. */
-static int64_t term_rows(const dgrad_plan_t *plan) {
-    return lanes_form(plan) ? plan->p.Cin / plan->p.G : plan->p.Cin;
+/* Whether the spread rows run from lists (blocks_listed): the list
+ * kernels take every column in one call (padded_cols <= NV_MAX x 16),
+ * apply no chain past their epilogue, and scatter columns with 32-bit
+ * offsets where the output is not channels-last. */
+static int spread_listed(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *os = plan->out.io_strides;
+    int l = p->nsp - 1;
+    epilogue_t ep;
+    return lanes_spread(plan) && padded_cols(p) <= NV_MAX * 16
+            && (!plan->post.fused
+                    || post_chain_epilogue(p, &ep) >= p->n_post_ops)
+            && (output_cl(plan)
+                    || (p->S[l] - 1) * os[2 + l] + (p->Cout - 1) * os[1]
+                            <= INT32_MAX);
+}
+
+int direct_blocks_lanes(const dgrad_plan_t *plan) {
+    if (plan->direct != DIRECT_BLOCKS_CL || !blocks_lanes_form(plan)) return 0;
+    return spread_listed(plan) ? 3 : lanes_spread(plan) ? 2 : 1;
+}
+
+int64_t blocks_term_rows(const dgrad_plan_t *plan) {
+    return blocks_lanes_form(plan) ? plan->p.Cin / plan->p.G : plan->p.Cin;
 }
 
 int direct_blocks_applicable(const dgrad_plan_t *plan) {
@@ -246,10 +259,26 @@ static int64_t stretch_pixels(const dgrad_problem_t *p) {
     return n > 0 ? n : 1;
 }
 
-/* Per thread: row_buffers, then where the loop widens rows itself the
- * input row and a stretch of output, where the output is not
- * channels-last a channels-last output row. */
-size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan) {
+/* Where the user's weights are packed on each execution and take at
+ * most this many bytes, each thread packs all of them into its own
+ * scratch: no cache line of them then passes between the cores (packed
+ * by one, read by the other, written again by the first on the next
+ * execution). deconv_ci_3d:grouped (6.9 KB packed) with variable
+ * weights, NXC, time over raw oneDNN's on its preferred layouts in the
+ * same run: +2.9-3.5 us shared, +2.2-2.6 private (three runs each). */
+#define PACK_PRIVATE_MAX_BYTES ((size_t)64 << 10)
+
+/* Bytes of a thread's own packed weights, of @p weights bytes packed:
+ * 0 where they are many. */
+static size_t private_weights(size_t weights) {
+    return weights <= PACK_PRIVATE_MAX_BYTES ? (weights + 63) / 64 * 64 : 0;
+}
+
+/* Bytes of a thread's scratch before its own packed weights:
+ * row_buffers, then where the loop widens rows itself the input row and
+ * a stretch of output, where the output is not channels-last a
+ * channels-last output row. */
+static size_t thread_rows_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t n = row_buffers(p);
@@ -260,119 +289,28 @@ size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan) {
     return ((size_t)n * sizeof(float) + 63) / 64 * 64;
 }
 
+/* Per thread: thread_rows_scratch, then its own packed weights where
+ * they are few. */
+size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan) {
+    return thread_rows_scratch(plan)
+            + private_weights(direct_blocks_weights_size(plan));
+}
+
+size_t direct_blocks_shared_scratch(const dgrad_plan_t *plan) {
+    return lanes_spread(plan)
+            ? (size_t)spread_floats(&plan->p) * sizeof(float)
+            : 0;
+}
+
 size_t direct_blocks_weights_size(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     return (size_t)(outer_phases(p) * outer_taps(p) * axis_taps(p, l)
-                           * term_rows(plan) * padded_cols(p)
+                           * blocks_term_rows(plan) * padded_cols(p)
                    + BLOCKS_READ_SLACK)
             * sizeof(float);
 }
 
-/* @p n weights from element @p i of @p user on, @p step apart, as f32
- * into @p dst (weights may vary on every execution: the f32 copy is a
- * plain strided one). */
-static void weights_run(const void *user, dgrad_data_type_t dt, int64_t i,
-        int64_t step, int64_t n, float *dst) {
-    if (dt == dgrad_f32) {
-        const float *src = (const float *)user + i;
-        for (int64_t j = 0; j < n; j++) dst[j] = src[j * step];
-        return;
-    }
-    for (int64_t j = 0; j < n; j++)
-        dst[j] = (float)dgrad_load(user, dt, i + j * step);
-}
-
-/* Rows (of padded_cols floats) of the packed weights. */
-static int64_t packed_rows(const dgrad_plan_t *plan) {
-    const dgrad_problem_t *p = &plan->p;
-    return outer_phases(p) * outer_taps(p) * axis_taps(p, p->nsp - 1)
-            * term_rows(plan);
-}
-
-/* Packed rows [@p r0, @p r1) of direct_blocks_pack_weights, and the
- * zeros after them where @p r1 is the last. */
-static void pack_rows(const dgrad_plan_t *plan, const void *user,
-        float *packed, int64_t r0, int64_t r1) {
-    const dgrad_problem_t *p = &plan->p;
-    const int64_t *ws = p->wei_strides;
-    int l = p->nsp - 1;
-    int64_t np = padded_cols(p), nc = cols(p), T = axis_taps(p, l);
-    int64_t ot = outer_taps(p), C = p->Cout, cig = p->Cin / p->G,
-            cog = p->Cout / p->G, R = term_rows(plan);
-    int lanes = lanes_form(plan);
-    float *row = packed + r0 * np;
-    /* row r is (ph, u, t, ci), ci fastest: counted, not divided (the
-     * divisions took most of deconv_ci_3d:grouped's packing); the outer
-     * kernel offset is decoded where (ph, u) changes */
-    int64_t ci = r0 % R, t = r0 / R % T, u = r0 / R / T % ot,
-            ph = r0 / R / T / ot, off = 0;
-    int reached = 0, decoded = 0;
-    for (int64_t r = r0; r < r1; r++, row += np) {
-        if (!decoded) {
-            int64_t rest = ph, urest = u;
-            off = 0;
-            reached = 1;
-            for (int i = l - 1; i >= 0; i--) {
-                int64_t k = rest % p->S[i]
-                        + p->S[i] * (urest % axis_taps(p, i));
-                rest /= p->S[i];
-                urest /= axis_taps(p, i);
-                reached &= k < p->K[i];
-                off += k * ws[3 + i];
-            }
-            decoded = 1;
-        }
-        /* block-diagonal: input channel ci of group g reaches that
-         * group's columns; lanes: row ci is channel ci of every group */
-        int64_t g0 = lanes ? 0 : ci / cig, g1 = lanes ? p->G : g0 + 1,
-                i = lanes ? ci : ci - g0 * cig;
-        for (int64_t b = 0; b < p->S[l]; b++) {
-            int64_t k = b + p->S[l] * t;
-            memset(row + b * C, 0, (size_t)C * sizeof(float));
-            if (!reached || k >= p->K[l]) continue;
-            for (int64_t g = g0; g < g1; g++)
-                weights_run(user, p->dt,
-                        off + g * ws[0] + i * ws[1] + k * ws[3 + l], ws[2],
-                        cog, row + b * C + g * cog);
-        }
-        memset(row + nc, 0, (size_t)(np - nc) * sizeof(float));
-        if (++ci < R) continue;
-        ci = 0;
-        if (++t < T) continue;
-        t = 0;
-        decoded = 0;
-        if (++u == ot) u = 0, ph++;
-    }
-    if (r1 == packed_rows(plan))
-        memset(row, 0, BLOCKS_READ_SLACK * sizeof(float));
-}
-
-/* Weights as f32 [outer phase][outer taps][tap t of the last axis][Cin]
- * [columns b * Cout + co, padded], then BLOCKS_READ_SLACK zeros: column
- * b of tap t holds kernel position b + S * t of the last axis, and outer
- * tap combination u of phase a holds positions a + S * u; 0 where that
- * passes the kernel, off the group of the row's input channel, and in
- * the padding. */
-void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
-        float *packed) {
-    pack_rows(plan, user, packed, 0, packed_rows(plan));
-}
-
-typedef struct blocks_args {
-    const dgrad_plan_t *plan;
-    block_kernels_t k;
-    const char *in; /* the user's type, or f32 where the plan stages */
-    const float *w, *bias;
-    const void *const *operands;
-    char *out;
-    size_t esize; /* bytes of an element of in and out */
-    const void *user_w; /* the user's weights, packed first into */
-    float *pack_into;   /* this (w), or NULL: w is packed */
-    int64_t rows;       /* packed rows per term (term_rows) */
-    int lanes;          /* lanes_form, with its permutation per row: */
-    int32_t pattern[LANES_MAX_GROUP_CHANNELS][16];
-} blocks_args_t;
 
 /* Input row @p in_off (elements) of a 16-bit tensor widened into
  * @p row: X pixels of Cin channels, contiguous. */
@@ -419,7 +357,7 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
         int64_t x, int64_t count, int64_t c0, int64_t c1) {
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
-    int64_t nc = cols(p), np = padded_cols(p), T = axis_taps(p, l);
+    int64_t nc = a->nc, np = a->np, T = a->T;
     const float *src[BLOCKS_MAX_TERMS], *w[BLOCKS_MAX_TERMS];
     int64_t n = 0;
     for (int64_t t = 0; t < T; t++) {
@@ -434,10 +372,10 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     int64_t chunk = a->k.nv_max * a->k.w, ncols = c1 - c0;
     int64_t whole = ncols / chunk * chunk;
     if (a->lanes) {
-        int two = p->Cin > 16;
-        const lanes_fn *of = count == 1 ? a->k.lanes_single[two]
-                : count <= LANES_SHORT_BLOCKS ? a->k.lanes_short[two]
-                                              : a->k.lanes_of[two];
+        int by = a->by;
+        const lanes_fn *of = count == 1 ? a->k.lanes_single[by]
+                : count <= LANES_SHORT_BLOCKS ? a->k.lanes_short[by]
+                                              : a->k.lanes_of[by];
         if (whole)
             of[a->k.nv_max - 1](src, n, in_step, p->Cin, a->rows,
                     &a->pattern[0][0], w, np, c0, r->brow, whole, &r->ep,
@@ -476,10 +414,7 @@ static void blocks_span(const blocks_args_t *a, const row_work_t *r,
         int64_t x1) {
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
-    int64_t S = p->S[l], PB = p->PB[l], C = p->Cout;
-    int64_t lo = -div_floor(-PB, S), hi = div_floor(p->Y[l] + PB, S) - 1;
-    if (lo < axis_taps(p, l) - 1) lo = axis_taps(p, l) - 1;
-    if (hi > p->X[l] - 1) hi = p->X[l] - 1;
+    int64_t S = p->S[l], PB = p->PB[l], C = p->Cout, lo = a->lo, hi = a->hi;
     for (int64_t x = x0; x <= x1; x++) {
         if (x >= lo && x <= hi) {
             int64_t end = hi < x1 ? hi : x1;
@@ -521,6 +456,7 @@ __attribute__((target("avx512f"))) static void store_row_avx512(
         }
     }
 }
+
 #endif
 
 static void store_row(const blocks_args_t *a, const float *row, float *out) {
@@ -550,20 +486,20 @@ static void store_row(const blocks_args_t *a, const float *row, float *out) {
  * one term), @p widened is the input row the scratch holds (-1: none),
  * and the output is computed into scratch a stretch at a time and
  * rounded into the user's. */
-static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
-        char *scratch, int64_t *widened) {
+static void blocks_row(const blocks_args_t *a, const float *w, int64_t n,
+        const int64_t *y, char *scratch, int64_t *widened) {
     const dgrad_plan_t *plan = a->plan;
     const dgrad_problem_t *p = &plan->p;
-    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
+    const int64_t *is = a->is, *os = plan->out.io_strides;
     int l = p->nsp - 1;
-    int64_t nc = cols(p), np = padded_cols(p), ot = outer_taps(p);
+    int64_t nc = a->nc, np = a->np, ot = a->ot, T = a->T;
     float *brow = (float *)scratch;
     /* the term arrays are filled up to nterms, not zeroed (1 KiB a row) */
     row_work_t r;
     r.nterms = 0;
     r.brow = brow;
-    r.ep = (epilogue_t){0};
-    r.from = 0;
+    r.ep = a->ep;
+    r.from = a->from;
     memset(r.idx, 0, sizeof r.idx);
     r.idx[0] = n;
     r.tmp = brow + np + BLOCKS_READ_SLACK;
@@ -576,16 +512,16 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
             taps[DGRAD_MAX_SPATIAL], ta[DGRAD_MAX_SPATIAL];
     for (int i = 0; i < l; i++) {
         int64_t nat = y[i] + p->PB[i];
-        q[i] = div_floor(nat, p->S[i]);
+        q[i] = p->S[i] == 1 ? nat : div_floor(nat, p->S[i]);
         phase[i] = nat - q[i] * p->S[i];
-        taps[i] = axis_taps(p, i);
+        taps[i] = a->taps[i];
         ta[i] = 0;
         out_off += y[i] * os[2 + i];
         ph = ph * p->S[i] + phase[i];
         r.idx[2 + i] = y[i];
     }
-    const float *wu = a->w + ph * ot * axis_taps(p, l) * a->rows * np;
-    for (int64_t u = 0; u < ot; u++, wu += axis_taps(p, l) * a->rows * np) {
+    const float *wu = w + ph * ot * T * a->rows * np;
+    for (int64_t u = 0; u < ot; u++, wu += T * a->rows * np) {
         int64_t off = in_off;
         int reached = 1;
         for (int i = 0; i < l; i++) {
@@ -599,24 +535,22 @@ static void blocks_row(const blocks_args_t *a, int64_t n, const int64_t *y,
         r.in_off[r.nterms] = off;
         r.w[r.nterms++] = wu;
     }
-    if (plan->post.fused) r.from = post_chain_epilogue(p, &r.ep);
-    int64_t x0 = div_floor(p->PB[l], p->S[l]),
-            x1 = div_floor(p->Y[l] - 1 + p->PB[l], p->S[l]);
-    if (!rows_in_f32(plan)) {
+    int64_t x0 = a->x0, x1 = a->x1;
+    if (!a->in_f32) {
         r.c_step = is[1];
-        if (output_cl(plan)) {
+        if (a->out_cl) {
             blocks_span(a, &r, (const float *)a->in, is[2 + l],
                     (float *)a->out + out_off, x0, x1);
             return;
         }
-        float *row = brow + row_buffers(p);
+        float *row = brow + a->row_buf;
         blocks_span(a, &r, (const float *)a->in, is[2 + l], row, x0, x1);
         store_row(a, row, (float *)a->out + out_off);
         return;
     }
     /* one term at most, of input row r.in_off[0] */
     r.c_step = 1;
-    float *in_row = brow + row_buffers(p), *stretch = in_row + p->X[l] * p->Cin;
+    float *in_row = brow + a->row_buf, *stretch = in_row + p->X[l] * p->Cin;
     if (r.nterms && *widened != r.in_off[0]) {
         widen_input_row(a, r.in_off[0], in_row);
         *widened = r.in_off[0];
@@ -641,25 +575,47 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
     const blocks_args_t *a = arg;
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
-    int64_t at[DGRAD_MAX_SPATIAL], widened = -1, nc = cols(p), C = p->Cout;
+    int64_t at[DGRAD_MAX_SPATIAL], widened = -1, nc = a->nc, C = p->Cout;
+    const float *w = a->private_off
+            ? (const float *)(scratch + a->private_off)
+            : a->w;
     /* the bias along a row's columns, the same for every row */
     float *brow = (float *)scratch;
-    for (int64_t j = 0, co = 0; j < padded_cols(p) + BLOCKS_READ_SLACK;
+    for (int64_t j = 0, co = 0; j < a->np + BLOCKS_READ_SLACK;
             j++, co = co + 1 == C ? 0 : co + 1)
         brow[j] = a->bias && j < nc ? a->bias[co] : 0.0f;
+    if (a->listed) {
+        blocks_listed(a, w, n, y, run, brow);
+        return;
+    }
     for (int i = 0; i < l; i++) at[i] = y[i];
     for (int64_t k = 0; k < run; k++) {
         if (k) at[l - 1]++; /* runs are longer than 1 only where l >= 1 */
-        blocks_row(a, n, at, scratch, &widened);
+        blocks_row(a, w, n, at, scratch, &widened);
     }
 }
 
-/* Thread @p th of @p nth's share of the packed weights' rows. */
-static void pack_share(void *arg, int th, int nth) {
+/* Thread @p th of @p nth's share of what precedes the rows: the spread
+ * input's pixels, the packed weights' rows. */
+static void before_rows_share(void *arg, int th, int nth) {
     const blocks_args_t *a = arg;
-    int64_t rows = packed_rows(a->plan);
-    pack_rows(a->plan, a->user_w, a->pack_into, rows * th / nth,
-            rows * (th + 1) / nth);
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (a->spread_into) {
+        int64_t px = spread_floats(&a->plan->p) / (a->rows * 16);
+        blocks_spread_pixels(a, px * th / nth, px * (th + 1) / nth);
+    }
+#endif
+    if (a->pack_into) {
+        int64_t rows = blocks_packed_rows(a->plan);
+        if (a->private_off)
+            blocks_pack_rows(a->plan, a->user_w,
+                    (float *)(a->scratch + a->per_thread * (size_t)th
+                            + a->private_off),
+                    0, rows);
+        else
+            blocks_pack_rows(a->plan, a->user_w, a->pack_into, rows * th / nth,
+                    rows * (th + 1) / nth);
+    }
 }
 
 /* The whole output: rows (image, outer output positions) shared out over
@@ -678,11 +634,58 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     int64_t outer = 1;
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
-    blocks_args_t args = {plan, direct_blocks_kernels(plan), in,
-            pack_into ? pack_into : (const float *)w, bias, operands, out,
-            rows_in_f32(plan) ? dgrad_data_type_size(p->dt) : sizeof(float),
-            pack_into ? w : NULL, pack_into, term_rows(plan),
-            lanes_form(plan), {{0}}};
+    size_t rows_scratch = thread_rows_scratch(plan),
+           private = private_weights(plan->prepared_weights_bytes);
+    blocks_args_t args = {.plan = plan,
+            .k = direct_blocks_kernels(plan),
+            .in = in,
+            .is = plan->in.io_strides,
+            .w = pack_into ? pack_into : (const float *)w,
+            .bias = bias,
+            .operands = operands,
+            .out = out,
+            .esize = rows_in_f32(plan) ? dgrad_data_type_size(p->dt)
+                                       : sizeof(float),
+            .user_w = pack_into ? w : NULL,
+            .pack_into = pack_into,
+            .rows = blocks_term_rows(plan),
+            .lanes = blocks_lanes_form(plan),
+            .user_in = in,
+            .nc = cols(p),
+            .np = padded_cols(p),
+            .T = axis_taps(p, l),
+            .ot = outer_taps(p),
+            .x0 = div_floor(p->PB[l], p->S[l]),
+            .x1 = div_floor(p->Y[l] - 1 + p->PB[l], p->S[l]),
+            .lo = -div_floor(-p->PB[l], p->S[l]),
+            .hi = div_floor(p->Y[l] + p->PB[l], p->S[l]) - 1,
+            .in_f32 = rows_in_f32(plan),
+            .out_cl = output_cl(plan),
+            .row_buf = row_buffers(p),
+            .scratch = scratch,
+            .per_thread = rows_scratch + private,
+            .private_off = pack_into && private ? rows_scratch : 0};
+    if (args.lanes)
+        args.by = lanes_spread(plan) ? LANES_BY_SPREAD
+                : p->Cin > 16        ? LANES_BY_TWO
+                                     : LANES_BY_ONE;
+    for (int i = 0; i <= l; i++) args.taps[i] = axis_taps(p, i);
+    /* blocks whose taps all reach the input row */
+    if (args.lo < args.T - 1) args.lo = args.T - 1;
+    if (args.hi > p->X[l] - 1) args.hi = p->X[l] - 1;
+    if (plan->post.fused) args.from = post_chain_epilogue(p, &args.ep);
+    args.listed = args.lanes && spread_listed(plan);
+    if (args.listed && !args.out_cl) {
+        /* column j = (b, co), co fastest: counted, not divided */
+        const int64_t *os = plan->out.io_strides;
+        for (int64_t j = 0, b = 0, co = 0; j < NV_MAX * 16; j++) {
+            args.colidx[j] = (int32_t)(j < args.nc
+                            ? b * os[2 + l] + co * os[1]
+                            : 0);
+            if (++co == p->Cout) co = 0, b++;
+        }
+    }
+    size_t per_thread = args.per_thread;
     if (args.lanes) {
         /* lane L of a vector of columns is channel L % Cout's (columns
          * start at a pixel's first channel): group (L % Cout) / (Cout /
@@ -692,10 +695,25 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
             for (int64_t L = 0; L < 16; L++)
                 args.pattern[i][L] = (int32_t)((L % p->Cout) / cog * cig + i);
     }
+    if (lanes_spread(plan)) {
+        /* after every thread's part (direct_blocks_shared_scratch) */
+        args.spread_into = (float *)(scratch
+                + per_thread * (size_t)plan->direct_threads);
+        args.in = (const char *)args.spread_into;
+        args.is = args.spread_strides;
+        int64_t step = args.rows * 16;
+        args.spread_strides[1] = 1;
+        for (int i = l; i >= 0; i--) {
+            args.spread_strides[2 + i] = step;
+            step *= p->X[i];
+        }
+        args.spread_strides[0] = step;
+    }
     direct_for_rows_after(plan, rows, 0,
             (double)rows * (double)p->X[l] * (double)cols(p)
                     * (double)args.rows
                     * (double)(outer_taps(p) * axis_taps(p, l)),
-            direct_blocks_thread_scratch(plan), scratch,
-            pack_into ? pack_share : NULL, blocks_row_of, &args);
+            per_thread, scratch,
+            pack_into || args.spread_into ? before_rows_share : NULL,
+            blocks_row_of, &args);
 }

@@ -148,13 +148,35 @@ DEFINE_BLOCK_KERNEL(single_portable_1, , v4f, v4i, 4, 1, 1, STORE_PART_V4)
     __mmask16 k0 = (__mmask16)((cin) >= 16 ? 0xffffu : (1u << (cin)) - 1u),   \
               k1 = (__mmask16)((cin) > 16 ? (1u << ((cin) - 16)) - 1u : 0u)
 
-/* Blocks as DEFINE_BLOCK_KERNEL's, in the lanes form (lanes_form): the
- * input pixels' @p cin channels (contiguous, two vectors at most) are
- * loaded once per term, and packed row i of a term (channel i of every
- * group) meets them permuted by @p pattern's row i (16 lane indices into
- * the two vectors). MB x NV accumulators, MB pixels of two vectors and
- * the index, weight and permuted vectors fit AVX-512's 32 registers. */
-#define DEFINE_LANES_KERNEL(NAME, MB, NV, TWO)                                \
+/* Input vector i of pixel @p m into @p xv, in @p FORM (the pixel's
+ * channels in lo[m], hi[m]; spread, its vectors at s[m]). */
+#define LANES_X(FORM, xv, m, i)                                               \
+    do {                                                                      \
+        if (FORM == LANES_BY_SPREAD)                                          \
+            V_LOAD(xv, s[m] + 16 * (i));                                      \
+        else if (FORM == LANES_BY_TWO)                                        \
+            xv = (v16f)_mm512_permutex2var_ps(lo[m], idx, hi[m]);             \
+        else                                                                  \
+            xv = (v16f)_mm512_permutexvar_ps(idx, lo[m]);                     \
+    } while (0)
+/* Term @p t's input pixel @p m at s[m] and, unless spread, its channels
+ * in lo[m] and hi[m]. */
+#define LANES_PIXEL(FORM, m, pixel)                                           \
+    do {                                                                      \
+        s[m] = (pixel);                                                       \
+        if (FORM == LANES_BY_SPREAD) break;                                   \
+        lo[m] = _mm512_maskz_loadu_ps(k0, s[m]);                              \
+        hi[m] = FORM == LANES_BY_TWO ? _mm512_maskz_loadu_ps(k1, s[m] + 16)   \
+                                 : lo[m];                                     \
+    } while (0)
+
+/* Blocks as DEFINE_BLOCK_KERNEL's, in the lanes form (lanes_form):
+ * packed row i of a term (channel i of every group) meets input vector i
+ * of the term's pixels (LANES_X; @p pattern's row i is the 16 lane
+ * indices into the pixel's channels). MB x NV accumulators, MB pixels of
+ * two vectors and the index, weight and input vectors fit AVX-512's 32
+ * registers. */
+#define DEFINE_LANES_KERNEL(NAME, MB, NV, FORM)                               \
     AVX512 static void NAME(LANES_PARAMS) {                                   \
         const epilogue_t e_ = *epp, *ep = &e_; /* not reloaded past stores */ \
         LANES_MASKS(cin);                                                     \
@@ -164,25 +186,23 @@ DEFINE_BLOCK_KERNEL(single_portable_1, , v4f, v4i, 4, 1, 1, STORE_PART_V4)
                 v16f acc[MB][NV];                                             \
                 BLOCK_ACC_BIAS(v16f, 16, MB, NV, acc, brow + col + j0);       \
                 for (int64_t t = 0; t < nterms; t++) {                        \
+                    const float *s[MB];                                       \
                     __m512 lo[MB], hi[MB];                                    \
-                    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {   \
-                        const float *s = src[t]                               \
-                                + (x + (m < mb ? m : mb - 1)) * in_step;      \
-                        lo[m] = _mm512_maskz_loadu_ps(k0, s);                 \
-                        if (TWO) hi[m] = _mm512_maskz_loadu_ps(k1, s + 16);   \
-                    }                                                         \
+                    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)     \
+                        LANES_PIXEL(FORM, m, src[t]                           \
+                                + (x + (m < mb ? m : mb - 1)) * in_step);     \
                     const float *wr = w[t] + col + j0;                        \
                     for (int64_t i = 0; i < rows; i++, wr += np) {            \
-                        __m512i idx = _mm512_loadu_si512(pattern + 16 * i);   \
+                        __m512i idx = FORM == LANES_BY_SPREAD                 \
+                                ? _mm512_setzero_si512()                      \
+                                : _mm512_loadu_si512(pattern + 16 * i);       \
                         v16f wv[NV];                                          \
                         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)  \
                             V_LOAD(wv[v], wr + v * 16);                       \
                         _Pragma("GCC unroll 16") for (int m = 0; m < MB;      \
                                                       m++) {                  \
-                            v16f xv = TWO ? (v16f)_mm512_permutex2var_ps(     \
-                                                  lo[m], idx, hi[m])          \
-                                          : (v16f)_mm512_permutexvar_ps(idx,  \
-                                                  lo[m]);                     \
+                            v16f xv;                                          \
+                            LANES_X(FORM, xv, m, i);                          \
                             _Pragma("GCC unroll 4") for (int v = 0; v < NV;   \
                                                          v++)                 \
                                 acc[m][v] += xv * wv[v];                      \
@@ -194,25 +214,30 @@ DEFINE_BLOCK_KERNEL(single_portable_1, , v4f, v4i, 4, 1, 1, STORE_PART_V4)
             }                                                                 \
         }                                                                     \
     }
-/* [two vectors of input channels][NV - 1] */
-#define LANES_KERNELS(PREFIX, MB1, MB2, MB3, MB4)                             \
-    DEFINE_LANES_KERNEL(PREFIX##_1, MB1, 1, 0)                                \
-    DEFINE_LANES_KERNEL(PREFIX##_2, MB2, 2, 0)                                \
-    DEFINE_LANES_KERNEL(PREFIX##_3, MB3, 3, 0)                                \
-    DEFINE_LANES_KERNEL(PREFIX##_4, MB4, 4, 0)                                \
-    DEFINE_LANES_KERNEL(PREFIX##_two_1, MB1, 1, 1)                            \
-    DEFINE_LANES_KERNEL(PREFIX##_two_2, MB2, 2, 1)                            \
-    DEFINE_LANES_KERNEL(PREFIX##_two_3, MB3, 3, 1)                            \
-    DEFINE_LANES_KERNEL(PREFIX##_two_4, MB4, 4, 1)
-LANES_KERNELS(lanes_avx512, 8, 6, 4, 4)
-LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4)
+/* [form][NV - 1]; spread pixels hold no channels in registers, so their
+ * blocks take more of them */
+#define LANES_KERNELS(PREFIX, MB1, MB2, MB3, MB4, SMB1, SMB2, SMB3, SMB4)     \
+    DEFINE_LANES_KERNEL(PREFIX##_1, MB1, 1, LANES_BY_ONE)                     \
+    DEFINE_LANES_KERNEL(PREFIX##_2, MB2, 2, LANES_BY_ONE)                     \
+    DEFINE_LANES_KERNEL(PREFIX##_3, MB3, 3, LANES_BY_ONE)                     \
+    DEFINE_LANES_KERNEL(PREFIX##_4, MB4, 4, LANES_BY_ONE)                     \
+    DEFINE_LANES_KERNEL(PREFIX##_two_1, MB1, 1, LANES_BY_TWO)                 \
+    DEFINE_LANES_KERNEL(PREFIX##_two_2, MB2, 2, LANES_BY_TWO)                 \
+    DEFINE_LANES_KERNEL(PREFIX##_two_3, MB3, 3, LANES_BY_TWO)                 \
+    DEFINE_LANES_KERNEL(PREFIX##_two_4, MB4, 4, LANES_BY_TWO)                 \
+    DEFINE_LANES_KERNEL(PREFIX##_spread_1, SMB1, 1, LANES_BY_SPREAD)          \
+    DEFINE_LANES_KERNEL(PREFIX##_spread_2, SMB2, 2, LANES_BY_SPREAD)          \
+    DEFINE_LANES_KERNEL(PREFIX##_spread_3, SMB3, 3, LANES_BY_SPREAD)          \
+    DEFINE_LANES_KERNEL(PREFIX##_spread_4, SMB4, 4, LANES_BY_SPREAD)
+LANES_KERNELS(lanes_avx512, 8, 6, 4, 4, 12, 8, 6, 5)
+LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4, 3, 4, 4, 4)
 
 /* One block (an end of a row) in the lanes form: the terms go round
  * LANES_SINGLE_CHAINS partial sums, added at the end, so that the FMAs
  * of one pixel are not one chain of their latency each (a row end of
  * deconv_ci_3d:grouped: 18 terms x 4 channels). */
 #define LANES_SINGLE_CHAINS 4
-#define DEFINE_LANES_SINGLE(NAME, NV, TWO)                                    \
+#define DEFINE_LANES_SINGLE(NAME, NV, FORM)                                   \
     AVX512 static void NAME(LANES_PARAMS) {                                   \
         enum { P = LANES_SINGLE_CHAINS };                                     \
         (void)in_step, (void)count; /* one pixel */                           \
@@ -228,15 +253,16 @@ LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4)
             for (int64_t t0 = 0; t0 < nterms; t0 += P) {                      \
                 _Pragma("GCC unroll 4") for (int q = 0; q < P; q++) {         \
                     if (t0 + q >= nterms) break;                              \
-                    const float *s = src[t0 + q];                             \
-                    __m512 lo = _mm512_maskz_loadu_ps(k0, s),                 \
-                           hi = TWO ? _mm512_maskz_loadu_ps(k1, s + 16) : lo; \
+                    const float *s[1];                                        \
+                    __m512 lo[1], hi[1];                                      \
+                    LANES_PIXEL(FORM, 0, src[t0 + q]);                        \
                     const float *wr = w[t0 + q] + col + j0;                   \
                     for (int64_t i = 0; i < rows; i++, wr += np) {            \
-                        __m512i idx = _mm512_loadu_si512(pattern + 16 * i);   \
-                        v16f xv = TWO ? (v16f)_mm512_permutex2var_ps(lo, idx, \
-                                                hi)                           \
-                                      : (v16f)_mm512_permutexvar_ps(idx, lo); \
+                        __m512i idx = FORM == LANES_BY_SPREAD                 \
+                                ? _mm512_setzero_si512()                      \
+                                : _mm512_loadu_si512(pattern + 16 * i);       \
+                        v16f xv;                                              \
+                        LANES_X(FORM, xv, 0, i);                              \
                         _Pragma("GCC unroll 4") for (int v = 0; v < NV;       \
                                                      v++) {                   \
                             v16f wv;                                          \
@@ -253,14 +279,91 @@ LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4)
             BLOCK_STORE(v16f, v16i, 16, 1, NV, STORE_PART_V16, sum, 1, j0);   \
         }                                                                     \
     }
-DEFINE_LANES_SINGLE(lanes_single_avx512_1, 1, 0)
-DEFINE_LANES_SINGLE(lanes_single_avx512_2, 2, 0)
-DEFINE_LANES_SINGLE(lanes_single_avx512_3, 3, 0)
-DEFINE_LANES_SINGLE(lanes_single_avx512_4, 4, 0)
-DEFINE_LANES_SINGLE(lanes_single_avx512_two_1, 1, 1)
-DEFINE_LANES_SINGLE(lanes_single_avx512_two_2, 2, 1)
-DEFINE_LANES_SINGLE(lanes_single_avx512_two_3, 3, 1)
-DEFINE_LANES_SINGLE(lanes_single_avx512_two_4, 4, 1)
+#define LANES_SINGLES(PREFIX, FORM, SUFFIX)                                   \
+    DEFINE_LANES_SINGLE(PREFIX##SUFFIX##_1, 1, FORM)                          \
+    DEFINE_LANES_SINGLE(PREFIX##SUFFIX##_2, 2, FORM)                          \
+    DEFINE_LANES_SINGLE(PREFIX##SUFFIX##_3, 3, FORM)                          \
+    DEFINE_LANES_SINGLE(PREFIX##SUFFIX##_4, 4, FORM)
+LANES_SINGLES(lanes_single_avx512, LANES_BY_ONE, )
+LANES_SINGLES(lanes_single_avx512, LANES_BY_TWO, _two)
+LANES_SINGLES(lanes_single_avx512, LANES_BY_SPREAD, _spread)
+/* Blocks of the spread copy listed one by one (lanes_list_fn): block m
+ * reads term t's input at src[t] + pix[m] and stores its columns at out +
+ * dst[m], so that blocks of several short rows fill one kernel's MB
+ * pixels. The terms go round P partial sums (a few blocks are otherwise
+ * chains of dependent FMAs). All columns in one call (ncols <= NV x 16);
+ * with @p colidx (their output offsets: the output not channels-last)
+ * they are scattered, else stored contiguous. */
+#define DEFINE_LANES_LIST(NAME, MB, NV, P)                                    \
+    AVX512 static void NAME(const float *const *src, int64_t nterms,         \
+            const int64_t *pix, int64_t rows, const float *const *w,          \
+            int64_t np, const float *brow, int64_t ncols,                     \
+            const int32_t *colidx, const epilogue_t *epp, float *out,         \
+            const int64_t *dst, int64_t count) {                              \
+        const epilogue_t e_ = *epp, *ep = &e_;                                \
+        for (int64_t x = 0; x < count; x += MB) {                             \
+            int mb = count - x < MB ? (int)(count - x) : MB;                  \
+            v16f acc[P][MB][NV];                                              \
+            BLOCK_ACC_BIAS(v16f, 16, MB, NV, acc[0], brow);                   \
+            _Pragma("GCC unroll 4") for (int q = 1; q < P; q++)               \
+                _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)         \
+                    _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)      \
+                        acc[q][m][v] = (v16f){0};                             \
+            for (int64_t t0 = 0; t0 < nterms; t0 += P)                        \
+                _Pragma("GCC unroll 4") for (int q = 0; q < P; q++) {         \
+                    if (t0 + q >= nterms) break;                              \
+                    const float *s[MB];                                       \
+                    _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)     \
+                        s[m] = src[t0 + q] + pix[x + (m < mb ? m : mb - 1)];  \
+                    const float *wr = w[t0 + q];                              \
+                    for (int64_t i = 0; i < rows; i++, wr += np) {            \
+                        v16f wv[NV];                                          \
+                        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)  \
+                            V_LOAD(wv[v], wr + v * 16);                       \
+                        _Pragma("GCC unroll 16") for (int m = 0; m < MB;      \
+                                                      m++) {                  \
+                            v16f xv;                                          \
+                            V_LOAD(xv, s[m] + 16 * i);                        \
+                            _Pragma("GCC unroll 4") for (int v = 0; v < NV;   \
+                                                         v++)                 \
+                                acc[q][m][v] += xv * wv[v];                   \
+                        }                                                     \
+                    }                                                         \
+                }                                                             \
+            _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++) {           \
+                if (m >= mb) break;                                           \
+                float *o = out + dst[x + m];                                  \
+                _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {        \
+                    int64_t j = v * 16;                                       \
+                    if (j >= ncols) break;                                    \
+                    v16f r = acc[0][m][v];                                    \
+                    _Pragma("GCC unroll 4") for (int q = 1; q < P; q++)       \
+                        r += acc[q][m][v];                                    \
+                    if (ep->on) V_EPILOGUE(v16f, v16i, ep, r);                \
+                    __mmask16 k = (__mmask16)(ncols - j >= 16                 \
+                                    ? 0xffffu                                 \
+                                    : (1u << (ncols - j)) - 1u);              \
+                    if (colidx)                                               \
+                        _mm512_mask_i32scatter_ps(o, k,                       \
+                                _mm512_loadu_si512(colidx + j), (__m512)r,    \
+                                4);                                           \
+                    else                                                      \
+                        _mm512_mask_storeu_ps(o + j, k, (__m512)r);           \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+    }
+/* [size: many blocks, 4, 2, 1][NV - 1]: 4 x NV or more accumulators
+ * for every size */
+#define LANES_LISTS(NV, MANY)                                                 \
+    DEFINE_LANES_LIST(lanes_list_avx512_##NV, MANY, NV, 1)                    \
+    DEFINE_LANES_LIST(lanes_list4_avx512_##NV, 4, NV, 1)                      \
+    DEFINE_LANES_LIST(lanes_list2_avx512_##NV, 2, NV, 2)                      \
+    DEFINE_LANES_LIST(lanes_list1_avx512_##NV, 1, NV, 4)
+LANES_LISTS(1, 8)
+LANES_LISTS(2, 6)
+LANES_LISTS(3, 5)
+LANES_LISTS(4, 4)
 #endif
 
 block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan) {
@@ -272,15 +375,25 @@ block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan) {
                         single_avx512_4},
 #define LANES_SET(PREFIX)                                                     \
     {{PREFIX##_1, PREFIX##_2, PREFIX##_3, PREFIX##_4},                        \
-            {PREFIX##_two_1, PREFIX##_two_2, PREFIX##_two_3, PREFIX##_two_4}}
+            {PREFIX##_two_1, PREFIX##_two_2, PREFIX##_two_3, PREFIX##_two_4}, \
+            {PREFIX##_spread_1, PREFIX##_spread_2, PREFIX##_spread_3,         \
+                    PREFIX##_spread_4}}
                 LANES_SET(lanes_avx512), LANES_SET(lanes_short_avx512),
                 LANES_SET(lanes_single_avx512),
+#define LIST_SET(PREFIX)                                                      \
+    {PREFIX##_1, PREFIX##_2, PREFIX##_3, PREFIX##_4}
+                {LIST_SET(lanes_list_avx512), LIST_SET(lanes_list4_avx512),
+                        LIST_SET(lanes_list2_avx512),
+                        LIST_SET(lanes_list1_avx512)},
+                {8, 6, 5, 4},
                 4, 16};
     if (cpu_has_avx2_fma())
         return (block_kernels_t){{block_avx2_1, block_avx2_2},
-                {single_avx2_1, single_avx2_2}, {{0}}, {{0}}, {{0}}, 2, 8};
+                {single_avx2_1, single_avx2_2}, {{0}}, {{0}}, {{0}}, {{0}},
+                {0}, 2, 8};
 #endif
     (void)plan;
     return (block_kernels_t){{block_portable_1, block_portable_2},
-            {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}}, 2, 4};
+            {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}}, {{0}},
+            {0}, 2, 4};
 }

@@ -25,6 +25,11 @@ typedef void (*block_fn)(const float *const *, int64_t, int64_t, int64_t,
         int64_t, const float *const *, int64_t, int64_t, const float *,
         int64_t, const epilogue_t *, float *, int64_t, int64_t);
 
+/* How input channels reach the lanes form's lanes: permuted from one
+ * vector of a pixel's channels, from two, or loaded from the loop's
+ * spread copy of the input (a pixel's rows vectors, in_step floats). */
+enum { LANES_BY_ONE, LANES_BY_TWO, LANES_BY_SPREAD, LANES_BY_COUNT };
+
 /* src, nterms, in_step, cin, rows, pattern, w, np, col, brow, ncols, ep,
  * out, pitch, count: see DEFINE_LANES_KERNEL. */
 typedef void (*lanes_fn)(const float *const *, int64_t, int64_t, int64_t,
@@ -32,17 +37,32 @@ typedef void (*lanes_fn)(const float *const *, int64_t, int64_t, int64_t,
         const float *, int64_t, const epilogue_t *, float *, int64_t,
         int64_t);
 
+/* src, nterms, pix, rows, w, np, brow, ncols, colidx, ep, out, dst,
+ * count: see DEFINE_LANES_LIST. */
+typedef void (*lanes_list_fn)(const float *const *, int64_t,
+        const int64_t *, int64_t, const float *const *, int64_t,
+        const float *, int64_t, const int32_t *, const epilogue_t *, float *,
+        const int64_t *, int64_t);
+
+/* The list kernels' sizes: many blocks at a time, 4, 2, 1. */
+enum { LIST_MANY, LIST_4, LIST_2, LIST_1, LIST_SIZES };
+
 /* A kernel set: kernel nv - 1 takes nv vectors of W columns at once, of
  * blocks of MB pixels (of), or of one (single: a block at an end of a
  * row, whose taps or columns differ from its neighbours', costs one
  * pixel's FMAs, not MB's). */
 typedef struct block_kernels {
     block_fn of[NV_MAX], single[NV_MAX];
-    /* the lanes form, AVX-512 only: blocks of 8-4 pixels, of 4 (calls
-     * of few blocks: short rows), of one; the first index is whether the
-     * input channels take two vectors */
-    lanes_fn lanes_of[2][NV_MAX], lanes_short[2][NV_MAX],
-            lanes_single[2][NV_MAX];
+    /* the lanes form, AVX-512 only: blocks of 12-4 pixels, of 4 (calls
+     * of few blocks: short rows), of one; the first index is how input
+     * channels reach the lanes (LANES_BY_*) */
+    lanes_fn lanes_of[LANES_BY_COUNT][NV_MAX],
+            lanes_short[LANES_BY_COUNT][NV_MAX],
+            lanes_single[LANES_BY_COUNT][NV_MAX];
+    /* the spread copy's blocks from a list, of several rows: blocks of
+     * list_many[NV - 1] pixels, of 4, 2 and 1 (LIST_*) */
+    lanes_list_fn lanes_list[LIST_SIZES][NV_MAX];
+    int list_many[NV_MAX];
     int nv_max;
     int64_t w;
 } block_kernels_t;

@@ -25,8 +25,8 @@ int direct_avx2_differs(const dgrad_plan_t *plan) {
 }
 
 /* Scratch of an execution: one part per thread, for as many threads as
- * the caller's OpenMP setting gives now; executions never run more
- * (direct_run). Returns the bytes, the thread count in @p threads. */
+ * the caller's OpenMP setting gives now (executions never run more:
+ * direct_run), then a part they share. Returns the bytes, the thread count in @p threads. */
 size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
     *threads = direct_threads_max();
     size_t per_thread = plan->direct == DIRECT_DEPTHWISE_CL
@@ -34,7 +34,10 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
             : plan->direct == DIRECT_BLOCKS_CL
             ? direct_blocks_thread_scratch(plan)
             : direct_rows_thread_scratch(plan);
-    return per_thread * (size_t)*threads;
+    return per_thread * (size_t)*threads
+            + (plan->direct == DIRECT_BLOCKS_CL
+                            ? direct_blocks_shared_scratch(plan)
+                            : 0);
 }
 
 size_t direct_weights_size(const dgrad_plan_t *plan) {

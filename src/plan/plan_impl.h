@@ -546,9 +546,15 @@ void direct_dw_run(const dgrad_plan_t *plan, const void *in, const float *w,
 int direct_blocks_applicable(const dgrad_plan_t *plan);
 /* Scratch bytes of one thread. */
 size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan);
+/* Scratch bytes the threads share, after their parts: the spread input
+ * (in the lanes form, where the input is small). */
+size_t direct_blocks_shared_scratch(const dgrad_plan_t *plan);
 size_t direct_blocks_weights_size(const dgrad_plan_t *plan);
 /* Whether a plan of the blocks loop runs its groups in the lanes form
- * (permuted input channels) rather than as block-diagonal weights. */
+ * (input channels permuted into each group's lanes) rather than as
+ * block-diagonal weights: 0 not, 1 permuted as the terms load them, 2
+ * spread once before the rows, 3 spread and its rows' blocks run from
+ * lists. */
 int direct_blocks_lanes(const dgrad_plan_t *plan);
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);

@@ -1,0 +1,146 @@
+/*
+ * What the blocks loop's files share (direct_blocks.c: where it applies,
+ * its rows and their threads; direct_blocks_pack.c: its packed weights;
+ * direct_blocks_spread.c: the lanes form's spread input and the blocks
+ * of rows it runs from lists): its limits, the geometry of a problem's
+ * blocks and the arguments of one run.
+ */
+#ifndef DGRAD_PLAN_DIRECT_BLOCKS_IMPL_H
+#define DGRAD_PLAN_DIRECT_BLOCKS_IMPL_H
+
+#include <stdint.h>
+
+#include "direct_blocks_kernels.h"
+#include "plan_impl.h"
+
+/* Limits that keep the packed weights, a row's term list and its
+ * buffers small. */
+#define BLOCKS_MAX_CHANNELS (1 << 16)
+/* Groups run as one dense problem whose packed weights are zero off the
+ * diagonal blocks: G times the FMAs, for few groups of few channels
+ * (oneDNN's kernels fill a vector with one group's channels there). */
+#define BLOCKS_MAX_GROUPS 8
+#define BLOCKS_MAX_TERMS 64 /* (outer taps) x (taps of the last axis) */
+/* f32 rows in scratch: a 16-bit input row, an output row of a layout
+ * not channels-last */
+#define BLOCKS_MAX_ROW_VALUES ((int64_t)1 << 20)
+/* Where the loop rounds f32 values into a 16-bit output itself, it does
+ * so for a stretch of an output row at a time, of at most this many
+ * floats (or one input pixel's columns, if more) and whole pixel blocks:
+ * a stretch is rounded while it is still in L1. */
+#define BLOCKS_STRETCH_FLOATS 4096
+#define BLOCKS_STRETCH_PIXELS_ALIGN 24 /* every kernel's MB divides it */
+#define BLOCKS_MAX_COLS (1 << 16) /* S * Cout of the last axis */
+#define BLOCKS_MAX_WEIGHTS ((int64_t)1 << 26) /* packed floats */
+/* Packed weight rows are padded with zero columns to a multiple of this
+ * (a cache line), which every kernel's vector width divides: a call
+ * reads its columns in chunks of NV_MAX vectors, then the rest in as
+ * few vectors as cover it. Padding to 64 columns instead made
+ * deconv_ci_3d:grouped's 16 columns pack and hold 4x the floats. */
+#define BLOCKS_COL_ALIGN 16
+/* Floats the kernels may read past a row's last column (a partial block
+ * at the end of an output row starts mid-vector): slack after the packed
+ * weights and the bias row. */
+#define BLOCKS_READ_SLACK 16
+
+/* The lanes form's limits: input channels per group (the rows of its
+ * permutation table), input channels in all (two vectors of a pixel). */
+#define LANES_MAX_GROUP_CHANNELS 8
+#define LANES_MAX_CIN 32
+
+/* Output columns of an input pixel (S * Cout, last axis) and the packed
+ * weights' row. */
+static inline int64_t cols(const dgrad_problem_t *p) {
+    return p->S[p->nsp - 1] * p->Cout;
+}
+
+static inline int64_t padded_cols(const dgrad_problem_t *p) {
+    return (cols(p) + BLOCKS_COL_ALIGN - 1) / BLOCKS_COL_ALIGN
+            * BLOCKS_COL_ALIGN;
+}
+
+/* Floor division and its remainder (natural positions before the
+ * output's first are negative where the padding is). */
+static inline int64_t div_floor(int64_t a, int64_t b) {
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* Taps of axis @p i that one phase can have: ceil(K / S). */
+static inline int64_t axis_taps(const dgrad_problem_t *p, int i) {
+    return (p->K[i] + p->S[i] - 1) / p->S[i];
+}
+
+/* Combinations of taps of the outer axes that one outer phase can have,
+ * and terms (input pixel offset and weights) of a block at most. */
+static inline int64_t outer_taps(const dgrad_problem_t *p) {
+    int64_t n = 1;
+    for (int i = 0; i < p->nsp - 1; i++) n *= axis_taps(p, i);
+    return n;
+}
+
+/* Phases of the outer axes: the product of their strides. */
+static inline int64_t outer_phases(const dgrad_problem_t *p) {
+    int64_t n = 1;
+    for (int i = 0; i < p->nsp - 1; i++) n *= p->S[i];
+    return n;
+}
+
+typedef struct blocks_args {
+    const dgrad_plan_t *plan;
+    block_kernels_t k;
+    const char *in; /* the user's type, or f32 where the plan stages */
+    const int64_t *is; /* in's strides: the plan's, or the spread copy's */
+    const float *w, *bias;
+    const void *const *operands;
+    char *out;
+    size_t esize; /* bytes of an element of in and out */
+    const void *user_w; /* the user's weights, packed first into */
+    float *pack_into;   /* this (w), or NULL: w is packed */
+    int64_t rows;       /* packed rows per term (term_rows) */
+    int lanes;          /* lanes_form, with its permutation per row: */
+    int32_t pattern[LANES_MAX_GROUP_CHANNELS][16];
+    const float *user_in; /* the input, spread first into */
+    float *spread_into;   /* this (in), or NULL */
+    /* the threads' scratch, per_thread bytes each; with private_off > 0
+     * each thread packs the weights into its own at that offset */
+    char *scratch;
+    size_t per_thread, private_off;
+    int64_t spread_strides[2 + DGRAD_MAX_SPATIAL];
+    /* what every row needs of the plan, worked out once per run (its
+     * divisions, for every row, took blocks_row from 2.5% to 3.4% of a
+     * `perf record` of deconv_ci_3d:grouped): cols, padded_cols,
+     * axis_taps of each axis (T: the last), outer_taps; a row's blocks x0
+     * .. x1, of which lo .. hi run in one call (blocks_span); the
+     * kernels' epilogue and the chain's step after it; rows_in_f32,
+     * output_cl, the lanes form's LANES_BY_* and row_buffers */
+    int64_t nc, np, taps[DGRAD_MAX_SPATIAL], T, ot, x0, x1, lo, hi;
+    epilogue_t ep;
+    int from, in_f32, out_cl, by;
+    /* whether the spread copy's rows run from lists (blocks_listed), and
+     * the output offsets of a block's columns where the output is not
+     * channels-last */
+    int listed;
+    int32_t colidx[NV_MAX * 16];
+    int64_t row_buf;
+} blocks_args_t;
+
+/* direct_blocks.c: whether groups run in the lanes form, and the packed
+ * rows per term (every input channel, or one per channel of a group). */
+int blocks_lanes_form(const dgrad_plan_t *plan);
+int64_t blocks_term_rows(const dgrad_plan_t *plan);
+
+/* direct_blocks_pack.c: rows of the packed weights, and rows [@p r0,
+ * @p r1) of them packed from the user's weights (the zeros after them
+ * too where @p r1 is the last). */
+int64_t blocks_packed_rows(const dgrad_plan_t *plan);
+void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
+        float *packed, int64_t r0, int64_t r1);
+
+/* direct_blocks_spread.c: pixels [@p i0, @p i1) of the spread input
+ * (AVX-512), and a run of rows from it by lists (@p w the packed weights,
+ * @p brow the bias along the columns). */
+void blocks_spread_pixels(const blocks_args_t *a, int64_t i0, int64_t i1);
+void blocks_listed(const blocks_args_t *a, const float *w, int64_t n,
+        const int64_t *y, int64_t run, const float *brow);
+
+#endif
