@@ -7,6 +7,8 @@
  */
 #include "direct_blocks_impl.h"
 
+#include <string.h>
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -124,21 +126,22 @@ void blocks_listed(const blocks_args_t *a, const float *w, int64_t n,
         /* per row: its key (phase on axis r, and which of its taps there
          * stay in the input), tap-0 input position there, offsets */
         int64_t rows = run - c < LIST_MAX_ROWS ? run - c : LIST_MAX_ROWS;
-        int64_t key[LIST_MAX_ROWS], qr[LIST_MAX_ROWS], in_row[LIST_MAX_ROWS],
-                out_row[LIST_MAX_ROWS];
+        int64_t key[LIST_MAX_ROWS][3], qr[LIST_MAX_ROWS],
+                in_row[LIST_MAX_ROWS], out_row[LIST_MAX_ROWS];
         int done[LIST_MAX_ROWS] = {0};
         for (int64_t k = 0; k < rows; k++) {
-            key[k] = 0;
+            key[k][0] = key[k][1] = key[k][2] = 0;
             qr[k] = 0;
             in_row[k] = in_run;
             out_row[k] = out_run;
             if (!l) continue;
-            int64_t nat = y[r] + c + k + p->PB[r];
+            int64_t nat = y[r] + c + k + p->PB[r], taps = a->taps[r];
             qr[k] = p->S[r] == 1 ? nat : div_floor(nat, p->S[r]);
-            for (int64_t ta = 0; ta < a->taps[r]; ta++)
-                key[k] |= (int64_t)(qr[k] - ta >= 0 && qr[k] - ta < p->X[r])
-                        << ta;
-            key[k] = key[k] * p->S[r] + (nat - qr[k] * p->S[r]);
+            /* the phase, and the taps that stay in the input: [first,
+             * last] (last < first: none) */
+            key[k][0] = nat - qr[k] * p->S[r];
+            key[k][1] = qr[k] - p->X[r] + 1 > 0 ? qr[k] - p->X[r] + 1 : 0;
+            key[k][2] = qr[k] < taps - 1 ? qr[k] : taps - 1;
             in_row[k] += (qr[k] - q[r]) * is[2 + r];
             out_row[k] += (c + k) * os[2 + r];
         }
@@ -156,8 +159,7 @@ void blocks_listed(const blocks_args_t *a, const float *w, int64_t n,
                     phi[DGRAD_MAX_SPATIAL];
             for (int i = 0; i < l; i++) {
                 qi[i] = i == r ? qr[k0] : q[i];
-                phi[i] = i == r ? y[r] + c + k0 + p->PB[r] - qr[k0] * p->S[r]
-                                : phase[i];
+                phi[i] = i == r ? key[k0][0] : phase[i];
                 ph = ph * p->S[i] + phi[i];
                 ta[i] = 0;
             }
@@ -210,7 +212,7 @@ void blocks_listed(const blocks_args_t *a, const float *w, int64_t n,
                 int64_t pix[LIST_MAX_BLOCKS], dst[LIST_MAX_BLOCKS],
                         count = 0;
                 for (int64_t k = k0; k < rows; k++) {
-                    if (key[k] != key[k0]) continue;
+                    if (memcmp(key[k], key[k0], sizeof key[k])) continue;
                     done[k] = 1;
                     for (int64_t xx = xa; xx <= xb; xx++) {
                         pix[count] = in_row[k] + xx * is[2 + l];
