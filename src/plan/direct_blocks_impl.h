@@ -96,8 +96,8 @@ typedef struct blocks_args {
     size_t esize; /* bytes of an element of in and out */
     const void *user_w; /* the user's weights, packed first into */
     float *pack_into;   /* this (w), or NULL: w is packed */
-    int64_t rows;       /* packed rows per term (term_rows) */
-    int lanes;          /* lanes_form, with its permutation per row: */
+    int64_t rows;       /* packed rows per term (blocks_term_rows) */
+    int lanes;          /* blocks_lanes_form, with its permutation: */
     int32_t pattern[LANES_MAX_GROUP_CHANNELS][16];
     const float *user_in; /* the input, spread first into */
     float *spread_into;   /* this (in), or NULL */

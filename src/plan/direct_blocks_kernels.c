@@ -170,7 +170,7 @@ DEFINE_BLOCK_KERNEL(single_portable_1, , v4f, v4i, 4, 1, 1, STORE_PART_V4)
                                  : lo[m];                                     \
     } while (0)
 
-/* Blocks as DEFINE_BLOCK_KERNEL's, in the lanes form (lanes_form):
+/* Blocks as DEFINE_BLOCK_KERNEL's, in the lanes form (blocks_lanes_form):
  * packed row i of a term (channel i of every group) meets input vector i
  * of the term's pixels (LANES_X; @p pattern's row i is the 16 lane
  * indices into the pixel's channels). MB x NV accumulators, MB pixels of
