@@ -975,7 +975,9 @@ Test(onednn, layout_choice_paths) {
  * where the leanest candidate must win. Both ways of choosing are
  * checked: ranking, whose first choice is the same on every run (so some
  * problem must get leaner), and timing on a reduced copy, whose choice
- * depends on timings (so only "never fatter" can be asserted). */
+ * depends on timings (so only "never fatter" can be asserted). Either
+ * way, nothing fitting 1 byte, the plan taken is no fatter than dgrad's
+ * own loop (which it must weigh whatever timing or ranking picked). */
 Test(onednn, workspace_budget) {
     dgrad_plan_policy_t *k = policy();
     k->max_bytes = 4096;
@@ -1003,8 +1005,23 @@ Test(onednn, workspace_budget) {
                 check_problem_ex(&p, 1, 0);
                 cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
                                      policy(), &lean), dgrad_success);
+                k->workspace_budget = 0;
+                k->own_loop = 2;
+                dgrad_plan_t *own = NULL;
+                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                     policy(), &own), dgrad_success);
+                k->own_loop = 1;
                 size_t a = dgrad_plan_workspace_size(free_plan),
-                       b = dgrad_plan_workspace_size(lean);
+                       b = dgrad_plan_workspace_size(lean),
+                       o = dgrad_plan_workspace_size(own);
+                cr_assert(!strncmp(dgrad_plan_impl_name(own), "dgrad:", 6),
+                        "search %d nsp %d layout %d: no own loop (%s)",
+                        search, nsp, layout, dgrad_plan_impl_name(own));
+                cr_assert_leq(b, o, "search %d nsp %d layout %d: %s takes "
+                        "%zu bytes under a 1-byte budget, %s %zu", search,
+                        nsp, layout, dgrad_plan_impl_name(lean), b,
+                        dgrad_plan_impl_name(own), o);
+                dgrad_plan_release(own);
                 cr_assert_leq(b, a, "search %d nsp %d layout %d: %s takes %zu "
                         "bytes, %s (%s) without a budget %zu", search, nsp,
                         layout, dgrad_plan_impl_name(lean), b,

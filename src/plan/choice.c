@@ -193,9 +193,6 @@ typedef struct choosing {
     int n;
     dnnl_status_t err;
     const char *what;
-    /* dgrad's own loop where a reduced copy chose it but it does not fit
-     * the budget: kept where the ranking finds nothing leaner */
-    dgrad_plan_t *own_over_budget;
 } choosing_t;
 
 /* Untimed, without groups or post-ops: a few microseconds whatever the
@@ -345,7 +342,8 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
                     : !within_budget(best)
                     ? " (over the workspace budget: ranking)" : "";
             if (*why && best) {
-                c->own_over_budget = best;
+                /* leanest_where_nothing_fits weighs it again */
+                plan_destroy(best);
                 best = NULL;
             }
             if (layout_search_verbose())
@@ -396,6 +394,36 @@ static int gather_candidates(choosing_t *c, dnnl_status_t *first_error) {
     return c->n;
 }
 
+/* Where @p best does not fit the workspace budget, the leanest of it and
+ * each of dgrad's own loops that applies (any kind, on the user's tensors
+ * or on f32 copies): the budget's "leanest where nothing fits" weighs
+ * every candidate, whatever timing or ranking picked (a reduced copy's
+ * timing may pick a oneDNN plan on one run and the own loop on the next,
+ * and the leanest must not depend on which). Takes @p best (NULL: no
+ * oneDNN plan was built). */
+static dgrad_plan_t *leanest_where_nothing_fits(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, dgrad_plan_t *best) {
+    dgrad_plan_policy_t kind = *policy;
+    for (int k = DIRECT_ROWS; k <= DIRECT_BLOCKS_CL; k++) {
+        if (policy->own_loop_kind && k != policy->own_loop_kind) continue;
+        kind.own_loop_kind = k;
+        for (int staged = 0; staged < 2; staged++) {
+            dgrad_plan_t *own = policy->own_kernels == 2
+                    ? build_direct(problem, &kind, staged, 1) : NULL;
+            if (!own) own = build_direct(problem, &kind, staged, 0);
+            if (!own) continue;
+            if (!best || dgrad_plan_workspace_size(own)
+                            < dgrad_plan_workspace_size(best)) {
+                if (best) plan_destroy(best);
+                best = own;
+            } else {
+                plan_destroy(own);
+            }
+        }
+    }
+    return best;
+}
+
 /* dgrad's own loop wherever it applies (policy own_loop 2), on the AVX2
  * kernels where the policy asks for them and they differ. */
 static dgrad_plan_t *build_direct_only(const dgrad_problem_t *problem,
@@ -423,7 +451,7 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     plan_destroy(plan);
 
     choosing_t c = {problem, policy, 0, weights_constant, {{0}}, 0,
-            dnnl_success, "convolution backward data creation", NULL};
+            dnnl_success, "convolution backward data creation"};
     dnnl_status_t first_error = dnnl_success;
     if (gather_candidates(&c, &first_error) == 0) {
         /* The canonical problem is valid, so oneDNN refusing to build it
@@ -459,20 +487,8 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
                 &c.err, &c.what);
         choice = "ranking";
     }
-    if (c.own_over_budget) {
-        /* the leanest where nothing fits */
-        dgrad_plan_t *own = c.own_over_budget;
-        int own_leaner = !best
-                || (!within_budget(best)
-                        && dgrad_plan_workspace_size(own)
-                                < dgrad_plan_workspace_size(best));
-        if (!own_leaner) {
-            plan_destroy(own);
-        } else {
-            if (best) plan_destroy(best);
-            best = own;
-        }
-    }
+    if ((!best || !within_budget(best)) && policy->own_loop)
+        best = leanest_where_nothing_fits(problem, policy, best);
     destroy_pds(c.pds, c.n);
     if (!best)
         return dnnl_fail_as(problem, c.err == dnnl_success
