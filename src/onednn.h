@@ -80,7 +80,10 @@ typedef struct dgrad_plan_policy {
     /* The blocks loop's lanes form spreads a small input first
      * (direct_blocks.c) by its rule (0), never (1:
      * DGRAD_SPREAD_INPUT=never), or wherever it can, whatever the size
-     * (2: DGRAD_SPREAD_INPUT=always; tests). */
+     * (2: DGRAD_SPREAD_INPUT=always; tests); by the rule, each thread
+     * spreads all of a very small input into its own scratch, except
+     * with 3 (DGRAD_SPREAD_INPUT=shared: one copy the threads share,
+     * where the rule spreads; tests). */
     int32_t spread_input;
 } dgrad_plan_policy_t;
 

@@ -1870,10 +1870,30 @@ Test(onednn, own_loop_blocks_lanes_form) {
     check_blocks_listed(&p);
 }
 
+/* check_blocks_form (lists: form 3) with the spread input in each
+ * thread's scratch or in one copy the threads share (@p shared): the
+ * plan's shared scratch holds it or nothing. */
+static void check_spread_copies(shape_t s, int layout, int shared) {
+    int was = policy()->spread_input;
+    policy()->spread_input = shared ? 3 : 0;
+    check_blocks_form(s, layout, 3);
+    s.act_layout = layout;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    cr_assert(own && own->direct == DIRECT_BLOCKS_CL);
+    if (cpu_has_avx512f())
+        cr_assert_eq(direct_blocks_shared_scratch(own) > 0, shared,
+                "shared scratch %zu bytes, spread_input %d",
+                direct_blocks_shared_scratch(own), policy()->spread_input);
+    plan_destroy(own);
+    policy()->spread_input = was;
+}
+
 /* The lanes form on NCX activations, where only the spread input (its
  * channels gathered a plane apart) gives it: by the rule, the blocks run
  * from lists and scatter their columns into the NCX output;
- * deconv_ci_3d:grouped, the grouped example (ends the padding cuts),
+ * deconv_ci_3d:grouped (its 64,000-byte spread in each thread's scratch,
+ * and in one shared copy; with one image too), the grouped example (ends the padding cuts),
  * every type (16-bit on f32 copies), 2 vectors of columns, strided
  * channels and pixels. Never spread, the groups are block-diagonal
  * weights; 80 columns run row by row. */
@@ -1887,8 +1907,18 @@ Test(onednn, own_loop_blocks_lanes_on_ncx) {
                 .S = {1, 1, 1}, .D = {1, 1, 1}, .PB = {1, 1, 1},
                 .has_bias = i != 1};
         set_natural_y(&ci, 0);
-        policy()->spread_input = 0;
-        check_blocks_form(ci, NCX, 3);
+        check_spread_copies(ci, NCX, 0);
+        check_spread_copies(ci, NCX, 1);
+        if (dts[i] == dgrad_f32) { /* 16-bit NXC widens its rows */
+            check_spread_copies(ci, NXC, 0);
+            check_spread_copies(ci, NXC, 1);
+            /* one image: each thread's rows read pixels of the other's
+             * share of the spread */
+            shape_t one = ci;
+            one.N = 1;
+            check_spread_copies(one, NCX, 0);
+            check_spread_copies(one, NXC, 0);
+        }
         policy()->spread_input = 1;
         check_blocks_form(ci, NCX, 0);
     }

@@ -103,7 +103,8 @@ static int env_setting(atomic_int *cache, const char *name, const char *w1,
 
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
-                      pass = -1, stage = -1, blocks = -1, spread = -1;
+                      pass = -1, stage = -1, blocks = -1, spread = -1,
+                      spread_shared = -1;
     int v = env_setting(&search, "DGRAD_LAYOUT_SEARCH", "0", 0, NULL, 0, 1),
         f = env_setting(&fold, "DGRAD_PHASE_FOLD", "0", 0, "only", 2, 1),
         b = env_setting(&blocks, "DGRAD_OWN_LOOP", "blocks", DIRECT_BLOCKS_CL,
@@ -116,6 +117,9 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
                 0),
         sp = env_setting(&spread, "DGRAD_SPREAD_INPUT", "never", 1, "always",
                 2, 0);
+    if (!sp)
+        sp = env_setting(&spread_shared, "DGRAD_SPREAD_INPUT", "shared", 3,
+                NULL, 0, 0);
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
      * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes

@@ -186,6 +186,28 @@ static int lanes_spread(const dgrad_plan_t *plan) {
     return blocks_lanes_form(plan) && spread_fits(plan);
 }
 
+/* Where the spread input takes at most this many bytes, each thread
+ * spreads all of it into its own scratch: no line of it then passes
+ * between the cores, and the threads need not wait for each other
+ * before the rows (nor at all, with the weights given packed or packed
+ * by each thread). On an AMD EPYC Zen 5 the shared copy cost more than
+ * the second thread gained (deconv_ci_3d:grouped, 64,000 bytes spread,
+ * constant weights, NXC: 13.1 us on one thread, 13.9 on two); each
+ * thread's own took it to 12.7-13.2 us, against 14.0-14.2 shared, and
+ * in NCX to 14.6-15.0 against 15.5-16.0 (16.3 against 17.9-18.1 with
+ * variable weights; `dgrad bench --no-raw` with DGRAD_SPREAD_INPUT
+ * unset and `=shared`, alternating runs). */
+#define SPREAD_PRIVATE_MAX_BYTES ((int64_t)64 << 10)
+
+/* Whether each thread spreads the whole input into its own scratch
+ * (lanes_spread, few bytes, and the policy not asking for one shared
+ * copy). */
+static int spread_private(const dgrad_plan_t *plan) {
+    return lanes_spread(plan) && plan->policy.spread_input != 3
+            && spread_floats(&plan->p) * (int64_t)sizeof(float)
+                    <= SPREAD_PRIVATE_MAX_BYTES;
+}
+
 /* Whether the spread rows run from lists (blocks_listed): the list
  * kernels take every column in one call (padded_cols <= NV_MAX x 16),
  * apply no chain past their epilogue, and scatter columns with 32-bit
@@ -289,17 +311,24 @@ static size_t thread_rows_scratch(const dgrad_plan_t *plan) {
     return ((size_t)n * sizeof(float) + 63) / 64 * 64;
 }
 
+/* Bytes of the spread input (lanes_spread; 0 without it). */
+static size_t spread_bytes(const dgrad_plan_t *plan) {
+    return lanes_spread(plan)
+            ? ((size_t)spread_floats(&plan->p) * sizeof(float) + 63) / 64
+                    * 64
+            : 0;
+}
+
 /* Per thread: thread_rows_scratch, then its own packed weights where
- * they are few. */
+ * they are few, then its own spread input where that is small. */
 size_t direct_blocks_thread_scratch(const dgrad_plan_t *plan) {
     return thread_rows_scratch(plan)
-            + private_weights(direct_blocks_weights_size(plan));
+            + private_weights(direct_blocks_weights_size(plan))
+            + (spread_private(plan) ? spread_bytes(plan) : 0);
 }
 
 size_t direct_blocks_shared_scratch(const dgrad_plan_t *plan) {
-    return lanes_spread(plan)
-            ? (size_t)spread_floats(&plan->p) * sizeof(float)
-            : 0;
+    return spread_private(plan) ? 0 : spread_bytes(plan);
 }
 
 size_t direct_blocks_weights_size(const dgrad_plan_t *plan) {
@@ -312,14 +341,14 @@ size_t direct_blocks_weights_size(const dgrad_plan_t *plan) {
 }
 
 
-/* Input row @p in_off (elements) of a 16-bit tensor widened into
- * @p row: X pixels of Cin channels, contiguous. */
-static void widen_input_row(const blocks_args_t *a, int64_t in_off,
-        float *row) {
+/* Input row @p in_off (elements) of @p in, a 16-bit tensor, widened
+ * into @p row: X pixels of Cin channels, contiguous. */
+static void widen_input_row(const blocks_args_t *a, const char *in,
+        int64_t in_off, float *row) {
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
     int64_t step = a->plan->in.io_strides[2 + l];
-    const char *src = a->in + (size_t)in_off * a->esize;
+    const char *src = in + (size_t)in_off * a->esize;
     if (step == p->Cin) {
         convert_run_to_f32(p->dt, src, row, p->X[l] * p->Cin);
         return;
@@ -486,8 +515,9 @@ static void store_row(const blocks_args_t *a, const float *row, float *out) {
  * one term), @p widened is the input row the scratch holds (-1: none),
  * and the output is computed into scratch a stretch at a time and
  * rounded into the user's. */
-static void blocks_row(const blocks_args_t *a, const float *w, int64_t n,
-        const int64_t *y, char *scratch, int64_t *widened) {
+static void blocks_row(const blocks_args_t *a, const char *in,
+        const float *w, int64_t n, const int64_t *y, char *scratch,
+        int64_t *widened) {
     const dgrad_plan_t *plan = a->plan;
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = a->is, *os = plan->out.io_strides;
@@ -539,12 +569,12 @@ static void blocks_row(const blocks_args_t *a, const float *w, int64_t n,
     if (!a->in_f32) {
         r.c_step = is[1];
         if (a->out_cl) {
-            blocks_span(a, &r, (const float *)a->in, is[2 + l],
+            blocks_span(a, &r, (const float *)in, is[2 + l],
                     (float *)a->out + out_off, x0, x1);
             return;
         }
         float *row = brow + a->row_buf;
-        blocks_span(a, &r, (const float *)a->in, is[2 + l], row, x0, x1);
+        blocks_span(a, &r, (const float *)in, is[2 + l], row, x0, x1);
         store_row(a, row, (float *)a->out + out_off);
         return;
     }
@@ -552,7 +582,7 @@ static void blocks_row(const blocks_args_t *a, const float *w, int64_t n,
     r.c_step = 1;
     float *in_row = brow + a->row_buf, *stretch = in_row + p->X[l] * p->Cin;
     if (r.nterms && *widened != r.in_off[0]) {
-        widen_input_row(a, r.in_off[0], in_row);
+        widen_input_row(a, in, r.in_off[0], in_row);
         *widened = r.in_off[0];
     }
     r.in_off[0] = 0;
@@ -579,31 +609,40 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
     const float *w = a->private_off
             ? (const float *)(scratch + a->private_off)
             : a->w;
+    const char *in = a->spread_private_off
+            ? scratch + a->spread_private_off
+            : a->in;
     /* the bias along a row's columns, the same for every row */
     float *brow = (float *)scratch;
     for (int64_t j = 0, co = 0; j < a->np + BLOCKS_READ_SLACK;
             j++, co = co + 1 == C ? 0 : co + 1)
         brow[j] = a->bias && j < nc ? a->bias[co] : 0.0f;
     if (a->listed) {
-        blocks_listed(a, w, n, y, run, brow);
+        blocks_listed(a, in, w, n, y, run, brow);
         return;
     }
     for (int i = 0; i < l; i++) at[i] = y[i];
     for (int64_t k = 0; k < run; k++) {
         if (k) at[l - 1]++; /* runs are longer than 1 only where l >= 1 */
-        blocks_row(a, w, n, at, scratch, &widened);
+        blocks_row(a, in, w, n, at, scratch, &widened);
     }
 }
 
-/* Thread @p th of @p nth's share of what precedes the rows: the spread
- * input's pixels, the packed weights' rows. */
+/* Thread @p th of @p nth's part of what precedes the rows: its share of
+ * the spread input's pixels (or all of them, into its own scratch) and
+ * of the packed weights' rows (or all of them, into its own). */
 static void before_rows_share(void *arg, int th, int nth) {
     const blocks_args_t *a = arg;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (a->spread_into) {
-        int64_t px = spread_floats(&a->plan->p) / (a->rows * 16);
-        blocks_spread_pixels(a, px * th / nth, px * (th + 1) / nth);
-    }
+    int64_t px = spread_floats(&a->plan->p) / (a->rows * 16);
+    if (a->spread_private_off)
+        blocks_spread_pixels(a,
+                (float *)(a->scratch + a->per_thread * (size_t)th
+                        + a->spread_private_off),
+                0, px);
+    else if (a->spread_into)
+        blocks_spread_pixels(a, a->spread_into, px * th / nth,
+                px * (th + 1) / nth);
 #endif
     if (a->pack_into) {
         int64_t rows = blocks_packed_rows(a->plan);
@@ -635,7 +674,8 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
     size_t rows_scratch = thread_rows_scratch(plan),
-           private = private_weights(plan->prepared_weights_bytes);
+           private = private_weights(plan->prepared_weights_bytes),
+           own_spread = spread_private(plan) ? spread_bytes(plan) : 0;
     blocks_args_t args = {.plan = plan,
             .k = direct_blocks_kernels(plan),
             .in = in,
@@ -663,8 +703,9 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
             .out_cl = output_cl(plan),
             .row_buf = row_buffers(p),
             .scratch = scratch,
-            .per_thread = rows_scratch + private,
-            .private_off = pack_into && private ? rows_scratch : 0};
+            .per_thread = rows_scratch + private + own_spread,
+            .private_off = pack_into && private ? rows_scratch : 0,
+            .spread_private_off = own_spread ? rows_scratch + private : 0};
     if (args.lanes)
         args.by = lanes_spread(plan) ? LANES_BY_SPREAD
                 : p->Cin > 16        ? LANES_BY_TWO
@@ -696,10 +737,13 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
                 args.pattern[i][L] = (int32_t)((L % p->Cout) / cog * cig + i);
     }
     if (lanes_spread(plan)) {
-        /* after every thread's part (direct_blocks_shared_scratch) */
-        args.spread_into = (float *)(scratch
-                + per_thread * (size_t)plan->direct_threads);
-        args.in = (const char *)args.spread_into;
+        /* after every thread's part (direct_blocks_shared_scratch), or
+         * in each thread's own (blocks_row_of) */
+        if (!own_spread) {
+            args.spread_into = (float *)(scratch
+                    + per_thread * (size_t)plan->direct_threads);
+            args.in = (const char *)args.spread_into;
+        }
         args.is = args.spread_strides;
         int64_t step = args.rows * 16;
         args.spread_strides[1] = 1;
@@ -709,11 +753,14 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
         }
         args.spread_strides[0] = step;
     }
+    /* the threads wait for each other only where they share what they
+     * made first */
+    int shares = args.spread_into || (pack_into && !args.private_off);
     direct_for_rows_after(plan, rows, 0,
             (double)rows * (double)p->X[l] * (double)cols(p)
                     * (double)args.rows
                     * (double)(outer_taps(p) * axis_taps(p, l)),
             per_thread, scratch,
-            pack_into || args.spread_into ? before_rows_share : NULL,
-            blocks_row_of, &args);
+            pack_into || lanes_spread(plan) ? before_rows_share : NULL,
+            shares, blocks_row_of, &args);
 }

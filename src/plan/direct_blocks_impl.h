@@ -102,9 +102,11 @@ typedef struct blocks_args {
     const float *user_in; /* the input, spread first into */
     float *spread_into;   /* this (in), or NULL */
     /* the threads' scratch, per_thread bytes each; with private_off > 0
-     * each thread packs the weights into its own at that offset */
+     * each thread packs the weights into its own at that offset, with
+     * spread_private_off > 0 spreads the whole input into its own at that
+     * offset (and spread_into is NULL) */
     char *scratch;
-    size_t per_thread, private_off;
+    size_t per_thread, private_off, spread_private_off;
     int64_t spread_strides[2 + DGRAD_MAX_SPATIAL];
     /* what every row needs of the plan, worked out once per run (its
      * divisions, for every row, took blocks_row from 2.5% to 3.4% of a
@@ -137,10 +139,12 @@ void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
         float *packed, int64_t r0, int64_t r1);
 
 /* direct_blocks_spread.c: pixels [@p i0, @p i1) of the spread input
- * (AVX-512), and a run of rows from it by lists (@p w the packed weights,
- * @p brow the bias along the columns). */
-void blocks_spread_pixels(const blocks_args_t *a, int64_t i0, int64_t i1);
-void blocks_listed(const blocks_args_t *a, const float *w, int64_t n,
-        const int64_t *y, int64_t run, const float *brow);
+ * into @p into (AVX-512), and a run of rows from it by lists (@p in the
+ * spread input, @p w the packed weights, @p brow the bias along the
+ * columns). */
+void blocks_spread_pixels(const blocks_args_t *a, float *into, int64_t i0,
+        int64_t i1);
+void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
+        int64_t n, const int64_t *y, int64_t run, const float *brow);
 
 #endif

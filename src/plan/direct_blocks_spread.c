@@ -13,11 +13,11 @@
 #include <immintrin.h>
 
 /* Input pixels [@p i0, @p i1) (image, then positions) spread
- * (lanes_spread): the pixel's channels loaded, or gathered a channel
- * stride apart, then permuted by each row of the pattern into its
- * vectors. */
+ * (lanes_spread) into @p into: the pixel's channels loaded, or gathered
+ * a channel stride apart, then permuted by each row of the pattern into
+ * its vectors. */
 __attribute__((target("avx512f"))) void blocks_spread_pixels(
-        const blocks_args_t *a, int64_t i0, int64_t i1) {
+        const blocks_args_t *a, float *into, int64_t i0, int64_t i1) {
     const dgrad_problem_t *p = &a->plan->p;
     const int64_t *is = a->plan->in.io_strides;
     int64_t R = a->rows, cs = is[1], pos[DGRAD_MAX_SPATIAL], rest = i0;
@@ -33,7 +33,7 @@ __attribute__((target("avx512f"))) void blocks_spread_pixels(
             12, 13, 14, 15);
     __m512i g0 = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)cs)),
             g1 = _mm512_add_epi32(g0, _mm512_set1_epi32((int)(16 * cs)));
-    float *dst = a->spread_into + i0 * R * 16;
+    float *dst = into + i0 * R * 16;
     for (int64_t px = i0; px < i1; px++, dst += R * 16) {
         int64_t off = n * is[0];
         for (int i = 0; i < p->nsp; i++) off += pos[i] * is[2 + i];
@@ -105,8 +105,8 @@ static void list_blocks(const blocks_args_t *a, const float *const *src,
  * row by row they took calls of 3 and of one block: with variable
  * weights, over raw oneDNN on its preferred layouts in the same run,
  * +2.4-2.7 -> +1.1-1.4 us in NXC, +4.2-4.6 -> +2.5 in NCX. */
-void blocks_listed(const blocks_args_t *a, const float *w, int64_t n,
-        const int64_t *y, int64_t run, const float *brow) {
+void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
+        int64_t n, const int64_t *y, int64_t run, const float *brow) {
     const dgrad_problem_t *p = &a->plan->p;
     const int64_t *is = a->is, *os = a->plan->out.io_strides;
     int l = p->nsp - 1, r = l - 1; /* r: the run's axis, if any */
@@ -180,7 +180,7 @@ void blocks_listed(const blocks_args_t *a, const float *w, int64_t n,
             }
             for (int64_t t = 0; t < T; t++)
                 for (int64_t u = 0; u < nu; u++) {
-                    src[t * nu + u] = (const float *)a->in + rel[u]
+                    src[t * nu + u] = (const float *)in + rel[u]
                             - t * is[2 + l];
                     wt[t * nu + u] = wu[u] + t * R * np;
                 }

@@ -77,12 +77,13 @@ void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
         double work, size_t per_thread, char *scratch, direct_row_fn fn,
         void *arg) {
     direct_for_rows_after(plan, rows, tile, work, per_thread, scratch, NULL,
-            fn, arg);
+            0, fn, arg);
 }
 
 void direct_for_rows_after(const dgrad_plan_t *plan, int64_t rows,
         int64_t tile, double work, size_t per_thread, char *scratch,
-        direct_first_fn first, direct_row_fn fn, void *arg) {
+        direct_first_fn first, int first_shared, direct_row_fn fn,
+        void *arg) {
     const dgrad_problem_t *p = &plan->p;
     int threads = direct_threads_max();
     if (threads > plan->direct_threads) threads = plan->direct_threads;
@@ -106,8 +107,8 @@ void direct_for_rows_after(const dgrad_plan_t *plan, int64_t rows,
 #pragma omp parallel num_threads(threads)
     {
         int th = omp_get_thread_num(), nth = omp_get_num_threads();
-        if (first) {
-            first(arg, th, nth);
+        if (first) first(arg, th, nth);
+        if (first && first_shared) {
 #pragma omp barrier
         }
         rows_share(&k, th, nth, scratch + per_thread * (size_t)th, fn, arg);

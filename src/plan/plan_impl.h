@@ -480,15 +480,17 @@ typedef void (*direct_row_fn)(void *arg, int64_t rest, const int64_t *y,
 void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
         double work, size_t per_thread, char *scratch, direct_row_fn fn,
         void *arg);
-/* The same, each thread first running @p first (thread th of nth) and
- * waiting for the others to finish theirs: work every row reads, shared
- * out over the threads already running the rows (a second parallel
- * region, or one thread doing it all while the other waits, would cost
- * a wake-up or the whole of it on this work's scale). */
+/* The same, each thread first running @p first (thread th of nth) and,
+ * with @p first_shared, waiting for the others to finish theirs: work
+ * every row reads, shared out over the threads already running the rows
+ * (a second parallel region, or one thread doing it all while the other
+ * waits, would cost a wake-up or the whole of it on this work's scale);
+ * without, each thread's first makes only what its own rows read. */
 typedef void (*direct_first_fn)(void *arg, int th, int nth);
 void direct_for_rows_after(const dgrad_plan_t *plan, int64_t rows,
         int64_t tile, double work, size_t per_thread, char *scratch,
-        direct_first_fn first, direct_row_fn fn, void *arg);
+        direct_first_fn first, int first_shared, direct_row_fn fn,
+        void *arg);
 /* The OpenMP threads a parallel region would have now (1 without
  * OpenMP). */
 int direct_threads_max(void);
