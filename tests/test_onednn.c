@@ -1893,8 +1893,8 @@ static void check_spread_copies(shape_t s, int layout, int shared) {
  * channels gathered a plane apart) gives it: by the rule, the blocks run
  * from lists and scatter their columns into the NCX output;
  * deconv_ci_3d:grouped (its 64,000-byte spread in each thread's scratch,
- * and in one shared copy; with one image too), the grouped example (ends the padding cuts),
- * every type (16-bit on f32 copies), 2 vectors of columns, strided
+ * and in one shared copy; with one image too), the grouped example
+ * (ends the padding cuts), every type (16-bit on f32 copies), 2 vectors of columns, strided
  * channels and pixels. Never spread, the groups are block-diagonal
  * weights; 80 columns run row by row. */
 Test(onednn, own_loop_blocks_lanes_on_ncx) {

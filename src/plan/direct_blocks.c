@@ -673,9 +673,11 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     int64_t outer = 1;
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
+    int spread = lanes_spread(plan);
     size_t rows_scratch = thread_rows_scratch(plan),
            private = private_weights(plan->prepared_weights_bytes),
-           own_spread = spread_private(plan) ? spread_bytes(plan) : 0;
+           own_spread = spread && spread_private(plan) ? spread_bytes(plan)
+                                                       : 0;
     blocks_args_t args = {.plan = plan,
             .k = direct_blocks_kernels(plan),
             .in = in,
@@ -707,7 +709,7 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
             .private_off = pack_into && private ? rows_scratch : 0,
             .spread_private_off = own_spread ? rows_scratch + private : 0};
     if (args.lanes)
-        args.by = lanes_spread(plan) ? LANES_BY_SPREAD
+        args.by = spread ? LANES_BY_SPREAD
                 : p->Cin > 16        ? LANES_BY_TWO
                                      : LANES_BY_ONE;
     for (int i = 0; i <= l; i++) args.taps[i] = axis_taps(p, i);
@@ -736,7 +738,7 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
             for (int64_t L = 0; L < 16; L++)
                 args.pattern[i][L] = (int32_t)((L % p->Cout) / cog * cig + i);
     }
-    if (lanes_spread(plan)) {
+    if (spread) {
         /* after every thread's part (direct_blocks_shared_scratch), or
          * in each thread's own (blocks_row_of) */
         if (!own_spread) {
@@ -761,6 +763,6 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
                     * (double)args.rows
                     * (double)(outer_taps(p) * axis_taps(p, l)),
             per_thread, scratch,
-            pack_into || lanes_spread(plan) ? before_rows_share : NULL,
+            pack_into || spread ? before_rows_share : NULL,
             shares, blocks_row_of, &args);
 }
