@@ -54,9 +54,11 @@ seed() { # corpus, then files to copy in
 }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-status=0
-for t in $targets; do
-    corpus="$work/corpus_$t"
+# One target: seeds its corpus, fuzzes, prints its summary; fails on a
+# finding.
+fuzz_target() {
+    local t=$1
+    local corpus="$work/corpus_$t"
     case "$t" in
         vectors) seed "$corpus" conformance/suites/vectors/*.json "$vectors_dir"/*.json ;;
         graph) seed "$corpus" conformance/suites/graph/*.json ;;
@@ -64,18 +66,33 @@ for t in $targets; do
         *) seed "$corpus" ;;
     esac
     mkdir -p "$work/artifacts_$t"
-    log="$work/fuzz_$t.log"
+    local log="$work/fuzz_$t.log"
     echo "fuzz_$t: ${seconds}s (log $log)"
     if "$build_dir/fuzz_$t" -max_total_time="$seconds" -timeout=10 \
             -rss_limit_mb=2048 -max_len=65536 \
             -artifact_prefix="$work/artifacts_$t/" "$corpus" >"$log" 2>&1; then
         grep -E '^Done [0-9]+ runs' "$log" | sed "s/^/fuzz_$t: /" || true
     else
-        status=1
         echo "fuzz_$t: FAILED; the report:" >&2
         grep -E 'ERROR|runtime error|SUMMARY|disagree|rejects|Test unit written' "$log" \
             | head -20 >&2 || tail -20 "$log" >&2
+        return 1
     fi
+}
+# A libFuzzer process keeps one core busy: as many targets at once as
+# there are cores, each still fuzzed for SECONDS.
+status=0
+pids=()
+for t in $targets; do
+    if [ "${#pids[@]}" -ge "$(nproc)" ]; then
+        wait "${pids[0]}" || status=1
+        pids=("${pids[@]:1}")
+    fi
+    fuzz_target "$t" &
+    pids+=("$!")
+done
+for pid in "${pids[@]}"; do
+    wait "$pid" || status=1
 done
 if [ "$status" -ne 0 ]; then
     echo "fuzz.sh: a target failed; crash inputs are in $work/artifacts_*" >&2
