@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets of `dgrad conform` (the vector, oneDNN Graph
 # and OpenVINO IR readers, and attribute/shape resolution) with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, in a build directory of
-# their own, and runs each for a bounded time. Any crash, sanitizer report,
+# their own, and runs each for a bounded time, as many at once as there are
+# cores. Any crash, sanitizer report,
 # leak or timeout fails the run; the input that caused it is kept.
 #
 #   scripts/fuzz.sh [SECONDS]     seconds per target (default 60, or
@@ -81,10 +82,11 @@ fuzz_target() {
 }
 # A libFuzzer process keeps one core busy: as many targets at once as
 # there are cores, each still fuzzed for SECONDS.
+slots=$(nproc)
 status=0
 pids=()
 for t in $targets; do
-    if [ "${#pids[@]}" -ge "$(nproc)" ]; then
+    if [ "${#pids[@]}" -ge "$slots" ]; then
         wait "${pids[0]}" || status=1
         pids=("${pids[@]:1}")
     fi

@@ -22,9 +22,8 @@ if [ "$sanitize" = 1 ]; then
     # oneDNN's own leaks, each named with its evidence in the file
     export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-onednn.supp:print_suppressions=0"
 fi
-# As many tests at once as there are cores: most of a conformance sweep
-# is one thread (reading, the reference, the comparison), so two at a time
-# on 2 cores take half the time (the plain suite on an AMD EPYC Zen 5:
+# As many tests at once as there are cores: one test alone leaves a core
+# idle much of the time, so two at a time on 2 cores take half the time (the plain suite on an AMD EPYC Zen 5:
 # 256 s one at a time, 129 s two at a time; `time ctest --test-dir build
 # [-j2]`). Every OpenMP team waits passively (tests/CMakeLists.txt) so
 # that neighbours do not starve each other; results do not depend on it.
