@@ -3,8 +3,8 @@
 # and OpenVINO IR readers, and attribute/shape resolution) with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer, in a build directory of
 # their own, and runs each for a bounded time, as many at once as there are
-# cores. Any crash, sanitizer report,
-# leak or timeout fails the run; the input that caused it is kept.
+# cores. Any crash, sanitizer report, leak or timeout fails the run; the
+# input that caused it is kept.
 #
 #   scripts/fuzz.sh [SECONDS]     seconds per target (default 60, or
 #                                 $FUZZ_SECONDS)
