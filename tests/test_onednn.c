@@ -17,6 +17,7 @@
 
 #include "dtype.h"
 #include "onednn.h"
+#include "plan/direct_blocks_impl.h"
 #include "plan/onednn_compat.h"
 #include "plan/plan_impl.h"
 #include "reference.h"
@@ -1760,8 +1761,7 @@ static void check_blocks_form(shape_t s, int layout, int form) {
 /* The blocks loop on @p s (channels-last), its groups in the lanes form
  * where @p lanes: permuted as the terms load the input (the input never
  * spread), and from the spread input (always spread) in form @p spread:
- * 3 where the blocks run from lists, 2 row by row, 1 where the loop
- * widens 16-bit rows itself (never spread). */
+ * 3 where the blocks run from lists, 2 row by row. */
 static void check_blocks_lanes(shape_t s, int lanes, int spread) {
     int was = policy()->spread_input;
     policy()->spread_input = 1;
@@ -1799,7 +1799,7 @@ static void check_blocks_listed(const dgrad_problem_t *p) {
  * two vectors; ends whose columns the padding cuts), 2 and 3 vectors of
  * columns (Cout dividing 16) with partial blocks at the ends, 4 vectors
  * in 1D, 5 (row by row), 8 groups of 2 -> 1, 16-bit rows widened in the
- * loop (windows that do not overlap; never spread), a pixel stride
+ * loop (windows that do not overlap) or spread and rounded, a pixel stride
  * beyond the channels (spread by the rule); every type, with and without
  * a bias. Block-diagonal weights instead for 2 groups, output columns of
  * no common lane pattern (4 x 5 output channels) and the AVX2 kernels. */
@@ -1845,7 +1845,7 @@ Test(onednn, own_loop_blocks_lanes_form) {
             .Cout = 8, .X = {3, 9}, .K = {2, 2}, .S = {2, 2}, .D = {1, 1},
             .PB = {0, 0}, .has_bias = 1};
     set_natural_y(&rows, 0);
-    check_blocks_lanes(rows, 1, 1);
+    check_blocks_lanes(rows, 1, 3);
     shape_t two = spec;
     two.G = 2;
     check_blocks_lanes(two, 0, 0);
@@ -1872,7 +1872,8 @@ Test(onednn, own_loop_blocks_lanes_form) {
 
 /* check_blocks_form (lists: form 3) with the spread input in each
  * thread's scratch or in one copy the threads share (@p shared): the
- * plan's shared scratch holds it or nothing. */
+ * plan's shared scratch holds it or nothing, and a 16-bit plan reads and
+ * writes the user's tensors itself (no f32 copies). */
 static void check_spread_copies(shape_t s, int layout, int shared) {
     int was = policy()->spread_input;
     policy()->spread_input = shared ? 3 : 0;
@@ -1881,10 +1882,12 @@ static void check_spread_copies(shape_t s, int layout, int shared) {
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
     cr_assert(own && own->direct == DIRECT_BLOCKS_CL);
-    if (cpu_has_avx512f())
+    if (cpu_has_avx512f()) {
         cr_assert_eq(direct_blocks_shared_scratch(own) > 0, shared,
                 "shared scratch %zu bytes, spread_input %d",
                 direct_blocks_shared_scratch(own), policy()->spread_input);
+        cr_assert_not(own->staged, "%s", dgrad_data_type_name(s.dt));
+    }
     plan_destroy(own);
     policy()->spread_input = was;
 }
@@ -1893,10 +1896,12 @@ static void check_spread_copies(shape_t s, int layout, int shared) {
  * channels gathered a plane apart) gives it: by the rule, the blocks run
  * from lists and scatter their columns into the NCX output;
  * deconv_ci_3d:grouped (its 64,000-byte spread in each thread's scratch,
- * and in one shared copy; with one image too), the grouped example
- * (ends the padding cuts), every type (16-bit on f32 copies), 2 vectors of columns, strided
- * channels and pixels. Never spread, the groups are block-diagonal
- * weights; 80 columns run row by row. */
+ * and in one shared copy; with one image too) in every type, NCX and
+ * NXC (16-bit widened as it is spread, the rows rounded into the output
+ * by the loop), the grouped example (ends the padding cuts; 20 channels,
+ * transposed 16 at a time), 2 vectors of columns, strided channels,
+ * images and rows in every type. Never spread, the groups are
+ * block-diagonal weights; 80 columns run row by row. */
 Test(onednn, own_loop_blocks_lanes_on_ncx) {
     policy()->own_loop_kind = DIRECT_BLOCKS_CL;
     policy()->own_kernels = 1;
@@ -1909,16 +1914,14 @@ Test(onednn, own_loop_blocks_lanes_on_ncx) {
         set_natural_y(&ci, 0);
         check_spread_copies(ci, NCX, 0);
         check_spread_copies(ci, NCX, 1);
-        if (dts[i] == dgrad_f32) { /* 16-bit NXC widens its rows */
-            check_spread_copies(ci, NXC, 0);
-            check_spread_copies(ci, NXC, 1);
-            /* one image: each thread's rows read pixels of the other's
-             * share of the spread */
-            shape_t one = ci;
-            one.N = 1;
-            check_spread_copies(one, NCX, 0);
-            check_spread_copies(one, NXC, 0);
-        }
+        check_spread_copies(ci, NXC, 0);
+        check_spread_copies(ci, NXC, 1);
+        /* one image: each thread's rows read pixels of the other's share
+         * of the spread */
+        shape_t one = ci;
+        one.N = 1;
+        check_spread_copies(one, NCX, 0);
+        check_spread_copies(one, NXC, 0);
         policy()->spread_input = 1;
         check_blocks_form(ci, NCX, 0);
     }
@@ -1942,13 +1945,65 @@ Test(onednn, own_loop_blocks_lanes_on_ncx) {
             .Cout = 4, .X = {5}, .K = {3}, .S = {3}, .D = {1}, .PB = {2}};
     set_natural_y(&one, 3);
     check_blocks_form(one, NCX, 3);
-    /* channels 3 floats apart beyond a plane, images 5 beyond theirs */
-    shape_t st = spec;
-    st.act_layout = NCX;
-    dgrad_problem_t p = make_problem(&st);
-    p.in_strides[1] = st.X[0] * st.X[1] + 3;
-    p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
-    check_blocks_listed(&p);
+    /* channels 3 floats apart beyond a plane, images 5 beyond theirs
+     * (an image's positions still one run: spread 16 at a time,
+     * transposed); then rows 2 apart beyond theirs too (each pixel's
+     * channels gathered), in every type */
+    for (int i = 0; i < 3; i++) {
+        shape_t st = spec;
+        st.dt = dts[i];
+        st.act_layout = NCX;
+        dgrad_problem_t p = make_problem(&st);
+        p.in_strides[1] = st.X[0] * st.X[1] + 3;
+        p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
+        check_blocks_listed(&p);
+        p.in_strides[2] = st.X[1] + 2;
+        p.in_strides[1] = st.X[0] * p.in_strides[2] + 3;
+        p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
+        check_blocks_listed(&p);
+    }
+}
+
+/* 16-bit rows from lists, rounded into the user's output by the loop
+ * (blocks_round_rows): rows of 79 pixels of 16 channels, of which
+ * LIST_MAX_ROUNDED_FLOATS holds fewer than a run has (a run in several
+ * parts), in NCX (channels gathered, rows contiguous), NXC (one run),
+ * NCX with a gap after each row (a row at a time), and pixels 2 floats
+ * apart beyond their channels (neither layout: element by element);
+ * bf16 and f16, with a bias; on the AVX2 kernels, through f32 copies. */
+Test(onednn, own_loop_blocks_lanes_16bit_rounded) {
+    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+    policy()->own_kernels = 1;
+    policy()->spread_input = 0;
+    dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 2; i++) {
+        shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = 4, .Cin = 16,
+                .Cout = 16, .X = {12, 40}, .K = {3, 3}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&s, 0);
+        cr_assert_gt(s.Y[0], LIST_MAX_ROUNDED_FLOATS / (s.Y[1] * s.Cout));
+        check_spread_copies(s, NCX, 1);
+        check_spread_copies(s, NXC, 1);
+        s.act_layout = NCX;
+        dgrad_problem_t p = make_problem(&s);
+        /* the AVX2 kernels have no lanes form: there the 16-bit NCX
+         * input goes through f32 copies */
+        dgrad_plan_t *avx2 = build_direct(&p, policy(), 0, 1);
+        cr_assert_null(avx2, "%s", avx2 ? avx2->impl : "");
+        policy()->own_kernels = 2;
+        check_own_loop_as(s, NCX, "dgrad:direct_blocks");
+        policy()->own_kernels = 1;
+        p.out_strides[2] = s.Y[1] + 3;
+        p.out_strides[1] = s.Y[0] * p.out_strides[2];
+        p.out_strides[0] = s.Cout * p.out_strides[1];
+        check_blocks_listed(&p);
+        s.act_layout = NXC;
+        p = make_problem(&s);
+        p.out_strides[3] = s.Cout + 2;
+        p.out_strides[2] = s.Y[1] * p.out_strides[3];
+        p.out_strides[0] = s.Y[0] * p.out_strides[2];
+        check_blocks_listed(&p);
+    }
 }
 
 /* The blocks loop on NCX activations (the input read along strided

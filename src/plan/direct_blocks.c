@@ -6,7 +6,11 @@
  * k4s2 and k16s8 at 21 classes, HiFi-GAN's k16s8. 16-bit types go through
  * f32 copies of whole tensors (plan->staged) or, where windows do not
  * overlap on channels-last, row by row through f32 rows in the thread's
- * scratch: timing picks. Groups of few channels, 4 and more, run in the
+ * scratch, or, where the input is spread, widened as it is spread and
+ * rounded from f32 rows a run of rows at a time (deconv_ci_3d:grouped in
+ * f16 over raw oneDNN's f32 on its preferred layouts: +8.9 -> +2.8 us in
+ * NXC, +8.9 -> +5.0 in NCX; bench/README.md, twenty-first look): timing
+ * picks. Groups of few channels, 4 and more, run in the
  * lanes form with AVX-512 (blocks_lanes_form: the input's channels
  * permuted into each group's lanes, or a small input spread first and
  * its rows run from lists: direct_blocks_spread.c), else as
@@ -138,16 +142,37 @@ static int64_t spread_floats(const dgrad_problem_t *p) {
     return n;
 }
 
-/* Whether the lanes form (if it applies) spreads the input: f32 input
- * (the user's, or the plan's staged copy) small enough, and its channel
- * stride within the 32-bit gather indices; by the rule, where the
+/* Whether the rows of a spread input can run from lists (blocks_listed):
+ * the list kernels take every column in one call (padded_cols <= NV_MAX
+ * x 16) and apply no chain past their epilogue (the loop always carries
+ * the chain, post_pass_init: that is decided after the plan is built, so
+ * the problem's chain is what counts); they store f32 straight into a
+ * channels-last output, else scatter columns with 32-bit offsets, else
+ * (16-bit) into f32 rows that are then rounded into the output. */
+static int listable(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *os = plan->out.io_strides;
+    int l = p->nsp - 1;
+    epilogue_t ep;
+    return padded_cols(p) <= NV_MAX * 16
+            && (p->n_post_ops == 0
+                    || post_chain_epilogue(p, &ep) >= p->n_post_ops)
+            && (output_cl(plan) || rows_in_f32(plan)
+                    || (p->S[l] - 1) * os[2 + l] + (p->Cout - 1) * os[1]
+                            <= INT32_MAX);
+}
+
+/* Whether the lanes form (if it applies) spreads the input: small
+ * enough, its channel stride within the 32-bit gather indices, and a
+ * 16-bit input (widened as it is spread) only where the rows then run
+ * from lists (the rows otherwise read it as f32); by the rule, where the
  * channels are contiguous (else only the spread input gives the lanes
  * form), only where a block has LANES_SPREAD_MIN_TERMS terms or more. */
 static int spread_fits(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int64_t cs = plan->in.io_strides[1];
     int rule = plan->policy.spread_input;
-    return rule != 1 && !rows_in_f32(plan)
+    return rule != 1 && (!rows_in_f32(plan) || listable(plan))
             && (rule == 2
                     || (spread_floats(p) <= LANES_SPREAD_MAX_BYTES
                                             / (int64_t)sizeof(float)
@@ -208,21 +233,19 @@ static int spread_private(const dgrad_plan_t *plan) {
                     <= SPREAD_PRIVATE_MAX_BYTES;
 }
 
-/* Whether the spread rows run from lists (blocks_listed): the list
- * kernels take every column in one call (padded_cols <= NV_MAX x 16),
- * apply no chain past their epilogue, and scatter columns with 32-bit
- * offsets where the output is not channels-last. */
+/* Whether the spread rows run from lists (blocks_listed). */
 static int spread_listed(const dgrad_plan_t *plan) {
+    return lanes_spread(plan) && listable(plan);
+}
+
+/* Rows of a run blocks_listed takes at a time: LIST_MAX_ROWS, and where
+ * it rounds them into a 16-bit output, as many f32 rows as
+ * LIST_MAX_ROUNDED_FLOATS hold (one at least). */
+static int64_t list_rows(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
-    const int64_t *os = plan->out.io_strides;
-    int l = p->nsp - 1;
-    epilogue_t ep;
-    return lanes_spread(plan) && padded_cols(p) <= NV_MAX * 16
-            && (!plan->post.fused
-                    || post_chain_epilogue(p, &ep) >= p->n_post_ops)
-            && (output_cl(plan)
-                    || (p->S[l] - 1) * os[2 + l] + (p->Cout - 1) * os[1]
-                            <= INT32_MAX);
+    int64_t n = LIST_MAX_ROUNDED_FLOATS / (p->Y[p->nsp - 1] * p->Cout);
+    if (!rows_in_f32(plan) || n > LIST_MAX_ROWS) return LIST_MAX_ROWS;
+    return n > 0 ? n : 1;
 }
 
 int direct_blocks_lanes(const dgrad_plan_t *plan) {
@@ -256,9 +279,16 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
             phases *= p->S[i];
         }
     }
-    /* rows widened in f32 hold one channels-last input row, and are
-     * rounded into a channels-last output: windows that overlap and other
+    /* 16-bit tensors are read and written by the loop where the input is
+     * spread (widened as it is) and its rows run from lists (rounded
+     * from f32 rows, BLOCKS_MAX_ROW_VALUES each at most), or where rows
+     * widened in f32 hold one channels-last input row and are rounded
+     * into a channels-last output; windows that overlap and other
      * layouts go through f32 copies of the whole tensors (plan->staged) */
+    if (rows_in_f32(plan) && spread_listed(plan))
+        return p->Y[l] <= BLOCKS_MAX_ROW_VALUES / p->Cout
+                && phases * terms * p->Cin
+                <= BLOCKS_MAX_WEIGHTS / padded_cols(p);
     if (rows_in_f32(plan)
             && (!windows_disjoint(p) || is[1] != 1 || !output_cl(plan)
                     || p->X[l] > BLOCKS_MAX_ROW_VALUES / p->Cin))
@@ -297,14 +327,18 @@ static size_t private_weights(size_t weights) {
 }
 
 /* Bytes of a thread's scratch before its own packed weights:
- * row_buffers, then where the loop widens rows itself the input row and
- * a stretch of output, where the output is not channels-last a
- * channels-last output row. */
+ * row_buffers, then where the rows from lists are rounded into a 16-bit
+ * output list_rows f32 output rows and room for twice as many more
+ * (blocks_round_rows), where the loop widens
+ * rows itself the input row and a stretch of output, where the output is
+ * not channels-last a channels-last output row. */
 static size_t thread_rows_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t n = row_buffers(p);
-    if (rows_in_f32(plan))
+    if (rows_in_f32(plan) && spread_listed(plan))
+        n += 3 * list_rows(plan) * p->Y[l] * p->Cout;
+    else if (rows_in_f32(plan))
         n += p->X[l] * p->Cin + stretch_pixels(p) * cols(p);
     else if (!output_cl(plan))
         n += p->Y[l] * p->Cout;
@@ -505,6 +539,57 @@ static void store_row(const blocks_args_t *a, const float *row, float *out) {
             out[co * os[1] + y * os[2 + l]] = row[y * C + co];
 }
 
+/* Channels-last: a run per row (one where the rows are contiguous).
+ * Channels a plane apart (NCX): the rows' pixels of each channel
+ * gathered into @p tmp first (store_row_avx512, all rows at once), then
+ * rounded as one run after that in @p tmp and copied out a channel at a
+ * time (a row at a time where the rows are not contiguous). Else
+ * element by element. */
+void blocks_round_rows(const blocks_args_t *a, const float *rows,
+        int64_t nrows, int64_t out_off, int64_t row_step, float *tmp) {
+    const dgrad_problem_t *p = &a->plan->p;
+    const int64_t *os = a->plan->out.io_strides;
+    int l = p->nsp - 1;
+    int64_t C = p->Cout, Y = p->Y[l], px = nrows * Y;
+    size_t es = a->esize;
+    if (a->out_cl) {
+        if (row_step == Y * C) {
+            convert_run_from_f32(p->dt, rows, a->out + (size_t)out_off * es,
+                    px * C);
+            return;
+        }
+        for (int64_t k = 0; k < nrows; k++)
+            convert_run_from_f32(p->dt, rows + k * Y * C,
+                    a->out + (size_t)(out_off + k * row_step) * es, Y * C);
+        return;
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (os[2 + l] == 1 && cpu_has_avx512f() && !a->plan->direct_avx2) {
+        uint16_t *rounded = (uint16_t *)(tmp + px * C);
+        store_row_avx512(rows, px, C, tmp, px);
+        convert_run_from_f32(p->dt, tmp, rounded, px * C);
+        for (int64_t co = 0; co < C; co++) {
+            char *dst = a->out + (size_t)(out_off + co * os[1]) * es;
+            if (row_step == Y) {
+                memcpy(dst, rounded + co * px, (size_t)px * es);
+                continue;
+            }
+            for (int64_t k = 0; k < nrows; k++)
+                memcpy(dst + (size_t)(k * row_step) * es,
+                        rounded + co * px + k * Y, (size_t)Y * es);
+        }
+        return;
+    }
+#endif
+    (void)tmp;
+    for (int64_t k = 0; k < nrows; k++)
+        for (int64_t co = 0; co < C; co++)
+            for (int64_t y = 0; y < Y; y++)
+                dgrad_store(a->out, p->dt,
+                        out_off + k * row_step + co * os[1] + y * os[2 + l],
+                        rows[(k * Y + y) * C + co]);
+}
+
 /* One output row (image @p n, outer output position @p y), the bias row
  * already at the start of @p scratch. Its terms are the combinations of
  * outer taps whose input rows are in the input; a row none reaches (K <
@@ -618,7 +703,7 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
             j++, co = co + 1 == C ? 0 : co + 1)
         brow[j] = a->bias && j < nc ? a->bias[co] : 0.0f;
     if (a->listed) {
-        blocks_listed(a, in, w, n, y, run, brow);
+        blocks_listed(a, in, w, n, y, run, brow, brow + a->row_buf);
         return;
     }
     for (int i = 0; i < l; i++) at[i] = y[i];
@@ -693,6 +778,7 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
             .rows = blocks_term_rows(plan),
             .lanes = blocks_lanes_form(plan),
             .user_in = in,
+            .list_rows = list_rows(plan),
             .nc = cols(p),
             .np = padded_cols(p),
             .T = axis_taps(p, l),
@@ -718,7 +804,7 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     if (args.hi > p->X[l] - 1) args.hi = p->X[l] - 1;
     if (plan->post.fused) args.from = post_chain_epilogue(p, &args.ep);
     args.listed = args.lanes && spread_listed(plan);
-    if (args.listed && !args.out_cl) {
+    if (args.listed && !args.out_cl && !args.in_f32) {
         /* column j = (b, co), co fastest: counted, not divided */
         const int64_t *os = plan->out.io_strides;
         for (int64_t j = 0, b = 0, co = 0; j < NV_MAX * 16; j++) {

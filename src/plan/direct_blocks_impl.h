@@ -43,6 +43,13 @@
  * weights and the bias row. */
 #define BLOCKS_READ_SLACK 16
 
+/* Rows of a run that blocks_listed groups at a time. */
+#define LIST_MAX_ROWS 32
+/* Where blocks_listed rounds into a 16-bit output, the f32 rows it takes
+ * at a time take at most this many floats (at least one row): they are
+ * rounded while still in L1. */
+#define LIST_MAX_ROUNDED_FLOATS 8192
+
 /* The lanes form's limits: input channels per group (the rows of its
  * permutation table), input channels in all (two vectors of a pixel). */
 #define LANES_MAX_GROUP_CHANNELS 8
@@ -99,8 +106,8 @@ typedef struct blocks_args {
     int64_t rows;       /* packed rows per term (blocks_term_rows) */
     int lanes;          /* blocks_lanes_form, with its permutation: */
     int32_t pattern[LANES_MAX_GROUP_CHANNELS][16];
-    const float *user_in; /* the input, spread first into */
-    float *spread_into;   /* this (in), or NULL */
+    const char *user_in; /* the input (f32 or 16-bit), spread first into */
+    float *spread_into;  /* this (in), or NULL */
     /* the threads' scratch, per_thread bytes each; with private_off > 0
      * each thread packs the weights into its own at that offset, with
      * spread_private_off > 0 spreads the whole input into its own at that
@@ -118,10 +125,12 @@ typedef struct blocks_args {
     int64_t nc, np, taps[DGRAD_MAX_SPATIAL], T, ot, x0, x1, lo, hi;
     epilogue_t ep;
     int from, in_f32, out_cl, by;
-    /* whether the spread copy's rows run from lists (blocks_listed), and
-     * the output offsets of a block's columns where the output is not
+    /* whether the spread copy's rows run from lists (blocks_listed), the
+     * rows of a run it takes at a time, and the output offsets of a
+     * block's columns where it stores f32 into an output that is not
      * channels-last */
     int listed;
+    int64_t list_rows;
     int32_t colidx[NV_MAX * 16];
     int64_t row_buf;
 } blocks_args_t;
@@ -138,13 +147,24 @@ int64_t blocks_packed_rows(const dgrad_plan_t *plan);
 void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
         float *packed, int64_t r0, int64_t r1);
 
+/* direct_blocks.c: @p nrows channels-last f32 output rows (Y pixels of
+ * Cout each, one after the other) rounded into the user's 16-bit output,
+ * the first at element @p out_off, each @p row_step after the one
+ * before; through @p tmp (2 * nrows * Y * Cout floats) where the output
+ * is not channels-last. */
+void blocks_round_rows(const blocks_args_t *a, const float *rows,
+        int64_t nrows, int64_t out_off, int64_t row_step, float *tmp);
+
 /* direct_blocks_spread.c: pixels [@p i0, @p i1) of the spread input
- * into @p into (AVX-512), and a run of rows from it by lists (@p in the
- * spread input, @p w the packed weights, @p brow the bias along the
- * columns). */
+ * into @p into (AVX-512; a 16-bit input widened on the way), and a run
+ * of rows from it by lists (@p in the spread input, @p w the packed
+ * weights, @p brow the bias along the columns; where the output is
+ * 16-bit, @p rounded holds list_rows f32 rows, then room for blocks_round_rows'
+ * tmp). */
 void blocks_spread_pixels(const blocks_args_t *a, float *into, int64_t i0,
         int64_t i1);
 void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
-        int64_t n, const int64_t *y, int64_t run, const float *brow);
+        int64_t n, const int64_t *y, int64_t run, const float *brow,
+        float *rounded);
 
 #endif

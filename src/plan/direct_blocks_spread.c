@@ -12,14 +12,126 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+/* 16 values of 16-bit type @p dt as f32 (exact). */
+__attribute__((target("avx512f"))) static inline __m512 widen16(
+        dgrad_data_type_t dt, const uint16_t *h) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)h);
+    return dt == dgrad_f16
+            ? _mm512_cvtph_ps(v)
+            : _mm512_castsi512_ps(
+                    _mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
+}
+
+/* 16 vectors of 16 floats transposed in registers: lane j of @p r[i]
+ * becomes lane i of @p r[j] (pairs interleaved, then pairs of pairs,
+ * then 128-bit quarters twice). */
+__attribute__((target("avx512f"))) static inline void transpose16(
+        __m512 r[16]) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+        u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+        u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+        u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+    }
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0x88);
+        t[4 + i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0xdd);
+        t[8 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0x88);
+        t[12 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0xdd);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
+        r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
+        r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
+        r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xdd);
+    }
+}
+
+/* Whether an image's input positions are one run along each channel
+ * (NCX without gaps between rows), its channels a plane apart. */
+static int positions_one_run(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides;
+    int64_t step = 1;
+    for (int i = p->nsp - 1; i >= 0; i--) {
+        if (is[2 + i] != step) return 0;
+        step *= p->X[i];
+    }
+    return is[1] != 1;
+}
+
+/* blocks_spread_pixels where the positions are one run
+ * (positions_one_run): 16 positions of an image at a time, each
+ * channel's loaded as a vector (a 16-bit one widened), the vectors
+ * transposed into the positions' channels (16 channels at a time), then
+ * permuted as one pixel's are. Gathering them instead, a channel stride
+ * apart, took 28-30% of deconv_ci_3d:grouped's time in NCX (`perf
+ * record` of `dgrad bench --no-raw`, f32 and f16). */
+__attribute__((target("avx512f"))) static void spread_transposed(
+        const blocks_args_t *a, float *into, int64_t i0, int64_t i1) {
+    const dgrad_problem_t *p = &a->plan->p;
+    const int64_t *is = a->plan->in.io_strides;
+    int64_t R = a->rows, cs = is[1], P = 1;
+    for (int i = 0; i < p->nsp; i++) P *= p->X[i];
+    int halves = p->Cin > 16 ? 2 : 1;
+    for (int64_t px = i0; px < i1;) {
+        int64_t n = px / P, f = px - n * P, cnt = P - f;
+        if (cnt > 16) cnt = 16;
+        if (cnt > i1 - px) cnt = i1 - px;
+        __mmask16 k = (__mmask16)((1u << cnt) - 1u);
+        __m512 v[2][16];
+        for (int h = 0; h < halves; h++) {
+            for (int64_t c = 0; c < 16; c++) {
+                int64_t ch = h * 16 + c;
+                int64_t off = n * is[0] + ch * cs + f;
+                if (ch >= p->Cin) {
+                    v[h][c] = _mm512_setzero_ps();
+                } else if (a->esize == sizeof(float)) {
+                    v[h][c] = _mm512_maskz_loadu_ps(k,
+                            (const float *)a->user_in + off);
+                } else if (cnt == 16) {
+                    v[h][c] = widen16(p->dt,
+                            (const uint16_t *)a->user_in + off);
+                } else {
+                    uint16_t w16[16] = {0};
+                    memcpy(w16, (const uint16_t *)a->user_in + off,
+                            (size_t)cnt * sizeof *w16);
+                    v[h][c] = widen16(p->dt, w16);
+                }
+            }
+            transpose16(v[h]);
+        }
+        float *dst = into + px * R * 16;
+        for (int64_t j = 0; j < cnt; j++, dst += R * 16) {
+            __m512 hi = halves > 1 ? v[1][j] : _mm512_setzero_ps();
+            for (int64_t r = 0; r < R; r++)
+                _mm512_storeu_ps(dst + 16 * r,
+                        _mm512_permutex2var_ps(v[0][j],
+                                _mm512_loadu_si512(a->pattern[r]), hi));
+        }
+        px += cnt;
+    }
+}
+
 /* Input pixels [@p i0, @p i1) (image, then positions) spread
- * (lanes_spread) into @p into: the pixel's channels loaded, or gathered
- * a channel stride apart, then permuted by each row of the pattern into
- * its vectors. */
+ * (lanes_spread) into @p into: where an image's positions are one run,
+ * spread_transposed's way; else the pixel's channels loaded, or gathered
+ * a channel stride apart (a 16-bit pixel's widened one by one first: at
+ * most LANES_MAX_CIN of them), then permuted by each row of the pattern
+ * into its vectors. */
 __attribute__((target("avx512f"))) void blocks_spread_pixels(
         const blocks_args_t *a, float *into, int64_t i0, int64_t i1) {
     const dgrad_problem_t *p = &a->plan->p;
     const int64_t *is = a->plan->in.io_strides;
+    if (positions_one_run(a->plan)) {
+        spread_transposed(a, into, i0, i1);
+        return;
+    }
     int64_t R = a->rows, cs = is[1], pos[DGRAD_MAX_SPATIAL], rest = i0;
     for (int i = p->nsp - 1; i >= 0; i--) {
         pos[i] = rest % p->X[i];
@@ -37,12 +149,23 @@ __attribute__((target("avx512f"))) void blocks_spread_pixels(
     for (int64_t px = i0; px < i1; px++, dst += R * 16) {
         int64_t off = n * is[0];
         for (int i = 0; i < p->nsp; i++) off += pos[i] * is[2 + i];
-        const float *src = a->user_in + off;
         __m512 lo, hi;
-        if (cs == 1) {
+        if (a->esize != sizeof(float)) {
+            /* the pixel's 16-bit channels, zeros past Cin, widened 16 at
+             * a time */
+            uint16_t h[LANES_MAX_CIN] = {0};
+            const uint16_t *src = (const uint16_t *)a->user_in + off;
+            if (cs == 1) memcpy(h, src, (size_t)p->Cin * sizeof *h);
+            else
+                for (int64_t c = 0; c < p->Cin; c++) h[c] = src[c * cs];
+            lo = widen16(p->dt, h);
+            hi = widen16(p->dt, h + 16);
+        } else if (cs == 1) {
+            const float *src = (const float *)a->user_in + off;
             lo = _mm512_maskz_loadu_ps(k0, src);
             hi = _mm512_maskz_loadu_ps(k1, src + 16);
         } else {
+            const float *src = (const float *)a->user_in + off;
             lo = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k0, g0, src,
                     4);
             hi = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k1, g1, src,
@@ -63,20 +186,19 @@ __attribute__((target("avx512f"))) void blocks_spread_pixels(
 
 /* Blocks a list call takes at most. */
 #define LIST_MAX_BLOCKS 64
-/* Rows of a run that blocks_listed groups at a time. */
-#define LIST_MAX_ROWS 32
 
-/* The list kernels on @p count blocks (input offsets @p pix, output
- * offsets @p dst) of terms @p src, @p w, columns [@p c0, @p c0 + @p ncols):
+/* The list kernels on @p count blocks (input offsets @p pix, offsets
+ * @p dst in @p out: channels-last where @p colidx is NULL, else column j
+ * at colidx[j]) of terms @p src, @p w, columns [@p c0, @p c0 + @p ncols):
  * as many of the widest kernel's blocks as fill it, the rest 4, 2 or 1
  * at a time. */
 static void list_blocks(const blocks_args_t *a, const float *const *src,
         const float *const *w, int64_t nterms, const float *brow, int64_t c0,
-        int64_t ncols, const int64_t *pix, const int64_t *dst,
-        int64_t count) {
+        int64_t ncols, const int64_t *pix, float *out,
+        const int32_t *colidx, const int64_t *dst, int64_t count) {
     int nv = (int)((ncols + 15) / 16) - 1;
-    const int32_t *colidx = a->out_cl ? NULL : a->colidx + c0;
-    float *out = (float *)a->out + (a->out_cl ? c0 : 0);
+    if (colidx) colidx += c0;
+    else out += c0;
     int64_t x = 0, many = a->k.list_many[nv];
     while (x < count) {
         int64_t left = count - x;
@@ -106,7 +228,8 @@ static void list_blocks(const blocks_args_t *a, const float *const *src,
  * weights, over raw oneDNN on its preferred layouts in the same run,
  * +2.4-2.7 -> +1.1-1.4 us in NXC, +4.2-4.6 -> +2.5 in NCX. */
 void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
-        int64_t n, const int64_t *y, int64_t run, const float *brow) {
+        int64_t n, const int64_t *y, int64_t run, const float *brow,
+        float *rounded) {
     const dgrad_problem_t *p = &a->plan->p;
     const int64_t *is = a->is, *os = a->plan->out.io_strides;
     int l = p->nsp - 1, r = l - 1; /* r: the run's axis, if any */
@@ -122,10 +245,16 @@ void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
         in_run += q[i] * is[2 + i];
         out_run += y[i] * os[2 + i];
     }
-    for (int64_t c = 0; c < run; c += LIST_MAX_ROWS) {
+    /* f32 output: the blocks go to the user's, channels-last or
+     * scattered by colidx. 16-bit: to list_rows channels-last f32 rows in
+     * @p rounded, each rounded into the user's once the rows are done. */
+    float *out = a->in_f32 ? rounded : (float *)a->out;
+    const int32_t *colidx = a->out_cl || a->in_f32 ? NULL : a->colidx;
+    int64_t row_floats = p->Y[l] * C, ox = a->in_f32 ? C : os[2 + l];
+    for (int64_t c = 0; c < run; c += a->list_rows) {
         /* per row: its key (phase on axis r, and which of its taps there
          * stay in the input), tap-0 input position there, offsets */
-        int64_t rows = run - c < LIST_MAX_ROWS ? run - c : LIST_MAX_ROWS;
+        int64_t rows = run - c < a->list_rows ? run - c : a->list_rows;
         int64_t key[LIST_MAX_ROWS][3], qr[LIST_MAX_ROWS],
                 in_row[LIST_MAX_ROWS], out_row[LIST_MAX_ROWS];
         int done[LIST_MAX_ROWS] = {0};
@@ -133,7 +262,7 @@ void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
             key[k][0] = key[k][1] = key[k][2] = 0;
             qr[k] = 0;
             in_row[k] = in_run;
-            out_row[k] = out_run;
+            out_row[k] = a->in_f32 ? k * row_floats : out_run;
             if (!l) continue;
             int64_t nat = y[r] + c + k + p->PB[r], taps = a->taps[r];
             qr[k] = p->S[r] == 1 ? nat : div_floor(nat, p->S[r]);
@@ -143,7 +272,7 @@ void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
             key[k][1] = qr[k] - p->X[r] + 1 > 0 ? qr[k] - p->X[r] + 1 : 0;
             key[k][2] = qr[k] < taps - 1 ? qr[k] : taps - 1;
             in_row[k] += (qr[k] - q[r]) * is[2 + r];
-            out_row[k] += (c + k) * os[2 + r];
+            if (!a->in_f32) out_row[k] += (c + k) * os[2 + r];
         }
         for (int64_t k0 = 0; k0 < rows; k0++) {
             if (done[k0]) continue;
@@ -216,19 +345,22 @@ void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
                     done[k] = 1;
                     for (int64_t xx = xa; xx <= xb; xx++) {
                         pix[count] = in_row[k] + xx * is[2 + l];
-                        dst[count++] = out_row[k]
-                                + (xx * S - p->PB[l]) * os[2 + l];
+                        dst[count++] = out_row[k] + (xx * S - p->PB[l]) * ox;
                         if (count < LIST_MAX_BLOCKS) continue;
                         list_blocks(a, ss, ws, nt, brow, b0 * C,
-                                (b1 - b0) * C, pix, dst, count);
+                                (b1 - b0) * C, pix, out, colidx, dst, count);
                         count = 0;
                     }
                 }
                 if (count)
                     list_blocks(a, ss, ws, nt, brow, b0 * C, (b1 - b0) * C,
-                            pix, dst, count);
+                            pix, out, colidx, dst, count);
             }
         }
+        if (a->in_f32)
+            blocks_round_rows(a, rounded, rows,
+                    out_run + (l ? c * os[2 + r] : 0), l ? os[2 + r] : 0,
+                    rounded + rows * row_floats);
     }
 }
 
