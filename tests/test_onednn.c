@@ -1755,6 +1755,9 @@ static void check_blocks_form(shape_t s, int layout, int form) {
     cr_assert_eq(direct_blocks_lanes(own), cpu_has_avx512f() ? form : 0,
             "G %ld, Cin %ld, Cout %ld, spread_input %d", (long)s.G,
             (long)s.Cin, (long)s.Cout, policy()->spread_input);
+    /* rows from lists keep the lists they make (few here) */
+    cr_assert_eq(own->direct_lists != NULL,
+            cpu_has_avx512f() && !avx2 && form == 3);
     plan_destroy(own);
 }
 
@@ -1962,6 +1965,28 @@ Test(onednn, own_loop_blocks_lanes_on_ncx) {
         p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
         check_blocks_listed(&p);
     }
+}
+
+/* Lists of more than LISTS_MAX_BLOCKS blocks are not kept: the rows
+ * make theirs on every execution (the input spread where the policy
+ * asks, whatever its size; one line of 255 rows of 515 blocks, 131,325
+ * in all). */
+Test(onednn, own_loop_blocks_lists_not_kept_past_their_limit) {
+    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+    policy()->own_kernels = 1;
+    policy()->spread_input = 2;
+    shape_t s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4, .Cin = 4,
+            .Cout = 4, .X = {128, 512}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .act_layout = NXC};
+    set_natural_y(&s, 0);
+    cr_assert_gt(s.Y[0] * (s.X[1] + 3), LISTS_MAX_BLOCKS);
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    cr_assert(own && own->direct == DIRECT_BLOCKS_CL);
+    cr_assert_eq(direct_blocks_lanes(own), cpu_has_avx512f() ? 3 : 0);
+    cr_assert_null(own->direct_lists);
+    plan_destroy(own);
+    check_problem_ex(&p, 1, 0);
 }
 
 /* 16-bit rows from lists, rounded into the user's output by the loop

@@ -342,6 +342,10 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
     }
     plan->prepared_weights_bytes = direct_weights_size(plan);
     plan->scratch_size = direct_scratch_size(plan, &plan->direct_threads);
+    if (!direct_blocks_prepare(plan)) {
+        plan_destroy(plan);
+        return NULL;
+    }
     if (problem->has_bias) {
         int64_t bd = problem->Cout;
         if (ACQUIRE(md_tagged(&plan->bias_md, 1, &bd, dnnl_f32, dnnl_a))

@@ -8,9 +8,9 @@
  * overlap on channels-last, row by row through f32 rows in the thread's
  * scratch, or, where the input is spread, widened as it is spread and
  * rounded from f32 rows a run of rows at a time (deconv_ci_3d:grouped in
- * f16 over raw oneDNN's f32 on its preferred layouts: +8.9 -> +2.8 us in
- * NXC, +8.9 -> +5.0 in NCX; bench/README.md, twenty-first look): timing
- * picks. Groups of few channels, 4 and more, run in the
+ * f16 over raw oneDNN's f32 on its preferred layouts: +8.7-9.0 -> +1.0-1.1
+ * us in NXC, +8.1-8.4 -> +0.9-2.2 in NCX, with the lists made once;
+ * bench/README.md, twenty-first look): timing picks. Groups of few channels, 4 and more, run in the
  * lanes form with AVX-512 (blocks_lanes_form: the input's channels
  * permuted into each group's lanes, or a small input spread first and
  * its rows run from lists: direct_blocks_spread.c), else as
@@ -539,57 +539,6 @@ static void store_row(const blocks_args_t *a, const float *row, float *out) {
             out[co * os[1] + y * os[2 + l]] = row[y * C + co];
 }
 
-/* Channels-last: a run per row (one where the rows are contiguous).
- * Channels a plane apart (NCX): the rows' pixels of each channel
- * gathered into @p tmp first (store_row_avx512, all rows at once), then
- * rounded as one run after that in @p tmp and copied out a channel at a
- * time (a row at a time where the rows are not contiguous). Else
- * element by element. */
-void blocks_round_rows(const blocks_args_t *a, const float *rows,
-        int64_t nrows, int64_t out_off, int64_t row_step, float *tmp) {
-    const dgrad_problem_t *p = &a->plan->p;
-    const int64_t *os = a->plan->out.io_strides;
-    int l = p->nsp - 1;
-    int64_t C = p->Cout, Y = p->Y[l], px = nrows * Y;
-    size_t es = a->esize;
-    if (a->out_cl) {
-        if (row_step == Y * C) {
-            convert_run_from_f32(p->dt, rows, a->out + (size_t)out_off * es,
-                    px * C);
-            return;
-        }
-        for (int64_t k = 0; k < nrows; k++)
-            convert_run_from_f32(p->dt, rows + k * Y * C,
-                    a->out + (size_t)(out_off + k * row_step) * es, Y * C);
-        return;
-    }
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (os[2 + l] == 1 && cpu_has_avx512f() && !a->plan->direct_avx2) {
-        uint16_t *rounded = (uint16_t *)(tmp + px * C);
-        store_row_avx512(rows, px, C, tmp, px);
-        convert_run_from_f32(p->dt, tmp, rounded, px * C);
-        for (int64_t co = 0; co < C; co++) {
-            char *dst = a->out + (size_t)(out_off + co * os[1]) * es;
-            if (row_step == Y) {
-                memcpy(dst, rounded + co * px, (size_t)px * es);
-                continue;
-            }
-            for (int64_t k = 0; k < nrows; k++)
-                memcpy(dst + (size_t)(k * row_step) * es,
-                        rounded + co * px + k * Y, (size_t)Y * es);
-        }
-        return;
-    }
-#endif
-    (void)tmp;
-    for (int64_t k = 0; k < nrows; k++)
-        for (int64_t co = 0; co < C; co++)
-            for (int64_t y = 0; y < Y; y++)
-                dgrad_store(a->out, p->dt,
-                        out_off + k * row_step + co * os[1] + y * os[2 + l],
-                        rows[(k * Y + y) * C + co]);
-}
-
 /* One output row (image @p n, outer output position @p y), the bias row
  * already at the start of @p scratch. Its terms are the combinations of
  * outer taps whose input rows are in the input; a row none reaches (K <
@@ -742,6 +691,82 @@ static void before_rows_share(void *arg, int th, int nth) {
     }
 }
 
+/* What a run of @p plan needs of its geometry (no buffers): the
+ * kernels, the strides the rows read the input at (the spread copy's
+ * where the input is spread), the blocks of a row, the lanes form's
+ * pattern, the chain's epilogue, the list settings. */
+static void blocks_args_geometry(blocks_args_t *args,
+        const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1, spread = lanes_spread(plan);
+    *args = (blocks_args_t){.plan = plan,
+            .k = direct_blocks_kernels(plan),
+            .is = plan->in.io_strides,
+            .esize = rows_in_f32(plan) ? dgrad_data_type_size(p->dt)
+                                       : sizeof(float),
+            .rows = blocks_term_rows(plan),
+            .lanes = blocks_lanes_form(plan),
+            .list_rows = list_rows(plan),
+            .nc = cols(p),
+            .np = padded_cols(p),
+            .T = axis_taps(p, l),
+            .ot = outer_taps(p),
+            .x0 = div_floor(p->PB[l], p->S[l]),
+            .x1 = div_floor(p->Y[l] - 1 + p->PB[l], p->S[l]),
+            .lo = -div_floor(-p->PB[l], p->S[l]),
+            .hi = div_floor(p->Y[l] + p->PB[l], p->S[l]) - 1,
+            .in_f32 = rows_in_f32(plan),
+            .out_cl = output_cl(plan),
+            .row_buf = row_buffers(p)};
+    if (args->lanes)
+        args->by = spread ? LANES_BY_SPREAD
+                : p->Cin > 16 ? LANES_BY_TWO
+                              : LANES_BY_ONE;
+    for (int i = 0; i <= l; i++) args->taps[i] = axis_taps(p, i);
+    /* blocks whose taps all reach the input row */
+    if (args->lo < args->T - 1) args->lo = args->T - 1;
+    if (args->hi > p->X[l] - 1) args->hi = p->X[l] - 1;
+    if (plan->post.fused) args->from = post_chain_epilogue(p, &args->ep);
+    args->listed = args->lanes && spread_listed(plan);
+    if (args->listed && !args->out_cl && !args->in_f32) {
+        /* column j = (b, co), co fastest: counted, not divided */
+        const int64_t *os = plan->out.io_strides;
+        for (int64_t j = 0, b = 0, co = 0; j < NV_MAX * 16; j++) {
+            args->colidx[j] = (int32_t)(j < args->nc
+                            ? b * os[2 + l] + co * os[1]
+                            : 0);
+            if (++co == p->Cout) co = 0, b++;
+        }
+    }
+    if (args->lanes) {
+        /* lane L of a vector of columns is channel L % Cout's (columns
+         * start at a pixel's first channel): group (L % Cout) / (Cout /
+         * G), whose channel i is input channel g * Cin / G + i */
+        int64_t cig = p->Cin / p->G, cog = p->Cout / p->G;
+        for (int64_t i = 0; i < cig; i++)
+            for (int64_t L = 0; L < 16; L++)
+                args->pattern[i][L] =
+                        (int32_t)((L % p->Cout) / cog * cig + i);
+    }
+    if (spread) {
+        args->is = args->spread_strides;
+        int64_t step = args->rows * 16;
+        args->spread_strides[1] = 1;
+        for (int i = l; i >= 0; i--) {
+            args->spread_strides[2 + i] = step;
+            step *= p->X[i];
+        }
+        args->spread_strides[0] = step;
+    }
+}
+
+int direct_blocks_prepare(dgrad_plan_t *plan) {
+    if (plan->direct != DIRECT_BLOCKS_CL || !spread_listed(plan)) return 1;
+    blocks_args_t args;
+    blocks_args_geometry(&args, plan);
+    return blocks_lists_make(&args, &plan->direct_lists);
+}
+
 /* The whole output: rows (image, outer output positions) shared out over
  * the OpenMP threads, each with its own scratch; the weights packed
  * first where they are the user's, by the same threads. FCN-8s's
@@ -763,83 +788,28 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
            private = private_weights(plan->prepared_weights_bytes),
            own_spread = spread && spread_private(plan) ? spread_bytes(plan)
                                                        : 0;
-    blocks_args_t args = {.plan = plan,
-            .k = direct_blocks_kernels(plan),
-            .in = in,
-            .is = plan->in.io_strides,
-            .w = pack_into ? pack_into : (const float *)w,
-            .bias = bias,
-            .operands = operands,
-            .out = out,
-            .esize = rows_in_f32(plan) ? dgrad_data_type_size(p->dt)
-                                       : sizeof(float),
-            .user_w = pack_into ? w : NULL,
-            .pack_into = pack_into,
-            .rows = blocks_term_rows(plan),
-            .lanes = blocks_lanes_form(plan),
-            .user_in = in,
-            .list_rows = list_rows(plan),
-            .nc = cols(p),
-            .np = padded_cols(p),
-            .T = axis_taps(p, l),
-            .ot = outer_taps(p),
-            .x0 = div_floor(p->PB[l], p->S[l]),
-            .x1 = div_floor(p->Y[l] - 1 + p->PB[l], p->S[l]),
-            .lo = -div_floor(-p->PB[l], p->S[l]),
-            .hi = div_floor(p->Y[l] + p->PB[l], p->S[l]) - 1,
-            .in_f32 = rows_in_f32(plan),
-            .out_cl = output_cl(plan),
-            .row_buf = row_buffers(p),
-            .scratch = scratch,
-            .per_thread = rows_scratch + private + own_spread,
-            .private_off = pack_into && private ? rows_scratch : 0,
-            .spread_private_off = own_spread ? rows_scratch + private : 0};
-    if (args.lanes)
-        args.by = spread ? LANES_BY_SPREAD
-                : p->Cin > 16        ? LANES_BY_TWO
-                                     : LANES_BY_ONE;
-    for (int i = 0; i <= l; i++) args.taps[i] = axis_taps(p, i);
-    /* blocks whose taps all reach the input row */
-    if (args.lo < args.T - 1) args.lo = args.T - 1;
-    if (args.hi > p->X[l] - 1) args.hi = p->X[l] - 1;
-    if (plan->post.fused) args.from = post_chain_epilogue(p, &args.ep);
-    args.listed = args.lanes && spread_listed(plan);
-    if (args.listed && !args.out_cl && !args.in_f32) {
-        /* column j = (b, co), co fastest: counted, not divided */
-        const int64_t *os = plan->out.io_strides;
-        for (int64_t j = 0, b = 0, co = 0; j < NV_MAX * 16; j++) {
-            args.colidx[j] = (int32_t)(j < args.nc
-                            ? b * os[2 + l] + co * os[1]
-                            : 0);
-            if (++co == p->Cout) co = 0, b++;
-        }
-    }
+    blocks_args_t args;
+    blocks_args_geometry(&args, plan);
+    args.in = in;
+    args.w = pack_into ? pack_into : (const float *)w;
+    args.bias = bias;
+    args.operands = operands;
+    args.out = out;
+    args.user_w = pack_into ? w : NULL;
+    args.pack_into = pack_into;
+    args.user_in = in;
+    args.scratch = scratch;
+    args.per_thread = rows_scratch + private + own_spread;
+    args.private_off = pack_into && private ? rows_scratch : 0;
+    args.spread_private_off = own_spread ? rows_scratch + private : 0;
     size_t per_thread = args.per_thread;
-    if (args.lanes) {
-        /* lane L of a vector of columns is channel L % Cout's (columns
-         * start at a pixel's first channel): group (L % Cout) / (Cout /
-         * G), whose channel i is input channel g * Cin / G + i */
-        int64_t cig = p->Cin / p->G, cog = p->Cout / p->G;
-        for (int64_t i = 0; i < cig; i++)
-            for (int64_t L = 0; L < 16; L++)
-                args.pattern[i][L] = (int32_t)((L % p->Cout) / cog * cig + i);
-    }
-    if (spread) {
-        /* after every thread's part (direct_blocks_shared_scratch), or
-         * in each thread's own (blocks_row_of) */
-        if (!own_spread) {
-            args.spread_into = (float *)(scratch
-                    + per_thread * (size_t)plan->direct_threads);
-            args.in = (const char *)args.spread_into;
-        }
-        args.is = args.spread_strides;
-        int64_t step = args.rows * 16;
-        args.spread_strides[1] = 1;
-        for (int i = l; i >= 0; i--) {
-            args.spread_strides[2 + i] = step;
-            step *= p->X[i];
-        }
-        args.spread_strides[0] = step;
+    /* the spread copy after every thread's part
+     * (direct_blocks_shared_scratch), or in each thread's own
+     * (blocks_row_of) */
+    if (spread && !own_spread) {
+        args.spread_into =
+                (float *)(scratch + per_thread * (size_t)plan->direct_threads);
+        args.in = (const char *)args.spread_into;
     }
     /* the threads wait for each other only where they share what they
      * made first */

@@ -50,6 +50,12 @@
  * rounded while still in L1. */
 #define LIST_MAX_ROUNDED_FLOATS 8192
 
+/* Blocks of a plan's lists at most (16 bytes each: input and output
+ * offsets; rows of the last axis' blocks, the whole ones and each end
+ * one, counted as X + T + 1): past it the lists are made on every
+ * execution. */
+#define LISTS_MAX_BLOCKS ((int64_t)1 << 17)
+
 /* The lanes form's limits: input channels per group (the rows of its
  * permutation table), input channels in all (two vectors of a pixel). */
 #define LANES_MAX_GROUP_CHANNELS 8
@@ -135,6 +141,35 @@ typedef struct blocks_args {
     int64_t row_buf;
 } blocks_args_t;
 
+/* A plan's lists (blocks_lists_make): for each line of an image (its
+ * outer positions but the run axis) and each chunk of list_rows rows of
+ * it, the list calls blocks_listed would make, as offsets from the
+ * image's input and output (16-bit: the chunk's f32 rows), the weights
+ * and the bias row: made once, they serve every execution (the
+ * threads' runs take them for the chunks they cover whole). Chunk i's
+ * sets are [chunk_sets[i], chunk_sets[i + 1]); a set is a list of
+ * terms and columns, its calls one kernel's blocks each. One
+ * allocation (plan_destroy frees it). */
+typedef struct list_call {
+    lanes_list_fn fn;
+    int64_t first, count; /* blocks [first, first + count) of pix, dst */
+} list_call_t;
+
+typedef struct list_set {
+    int64_t terms_at, nterms, c0, ncols, calls_at, ncalls;
+} list_set_t;
+
+typedef struct blocks_lists {
+    int64_t *chunk_sets;
+    list_set_t *sets;
+    list_call_t *calls;
+    int64_t *soff, *woff, *pix, *dst;
+    int64_t nsets, ncalls, nterms, nblocks;
+    /* while they are made: room, and whether memory ran out */
+    int64_t cap_sets, cap_calls, cap_terms, cap_woff, cap_blocks, cap_dst;
+    int failed;
+} blocks_lists_t;
+
 /* direct_blocks.c: whether groups run in the lanes form, and the packed
  * rows per term (every input channel, or one per channel of a group). */
 int blocks_lanes_form(const dgrad_plan_t *plan);
@@ -147,24 +182,21 @@ int64_t blocks_packed_rows(const dgrad_plan_t *plan);
 void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
         float *packed, int64_t r0, int64_t r1);
 
-/* direct_blocks.c: @p nrows channels-last f32 output rows (Y pixels of
- * Cout each, one after the other) rounded into the user's 16-bit output,
- * the first at element @p out_off, each @p row_step after the one
- * before; through @p tmp (2 * nrows * Y * Cout floats) where the output
- * is not channels-last. */
-void blocks_round_rows(const blocks_args_t *a, const float *rows,
-        int64_t nrows, int64_t out_off, int64_t row_step, float *tmp);
-
 /* direct_blocks_spread.c: pixels [@p i0, @p i1) of the spread input
  * into @p into (AVX-512; a 16-bit input widened on the way), and a run
  * of rows from it by lists (@p in the spread input, @p w the packed
  * weights, @p brow the bias along the columns; where the output is
- * 16-bit, @p rounded holds list_rows f32 rows, then room for blocks_round_rows'
- * tmp). */
+ * 16-bit, @p rounded has room for 3 x list_rows f32 output rows: the
+ * rows, then what rounding them takes). */
 void blocks_spread_pixels(const blocks_args_t *a, float *into, int64_t i0,
         int64_t i1);
 void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
         int64_t n, const int64_t *y, int64_t run, const float *brow,
         float *rounded);
+/* The lists of @p a's plan (only its geometry is read) into @p lists, or
+ * NULL there where they would take more than LISTS_MAX_BLOCKS blocks
+ * (they are then made on every execution). 0 where memory ran out
+ * (planning_failed says so). */
+int blocks_lists_make(const blocks_args_t *a, blocks_lists_t **lists);
 
 #endif

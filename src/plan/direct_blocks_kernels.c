@@ -288,18 +288,20 @@ LANES_SINGLES(lanes_single_avx512, LANES_BY_ONE, )
 LANES_SINGLES(lanes_single_avx512, LANES_BY_TWO, _two)
 LANES_SINGLES(lanes_single_avx512, LANES_BY_SPREAD, _spread)
 /* Blocks of the spread copy listed one by one (lanes_list_fn): block m
- * reads term t's input at src[t] + pix[m] and stores its columns at out +
- * dst[m], so that blocks of several short rows fill one kernel's MB
- * pixels. The terms go round P partial sums (a few blocks are otherwise
- * chains of dependent FMAs). All columns in one call (ncols <= NV x 16);
+ * reads term t's input at in + soff[t] + pix[m], its weights at w +
+ * woff[t], and stores its columns at out + dst[m], so that blocks of
+ * several short rows fill one kernel's MB pixels (offsets, not pointers:
+ * lists made once serve every execution's buffers). The terms go round
+ * P partial sums (a few blocks are otherwise chains of dependent FMAs).
+ * All columns in one call (ncols <= NV x 16);
  * with @p colidx (their output offsets: the output not channels-last)
  * they are scattered, else stored contiguous. */
 #define DEFINE_LANES_LIST(NAME, MB, NV, P)                                    \
-    AVX512 static void NAME(const float *const *src, int64_t nterms,         \
-            const int64_t *pix, int64_t rows, const float *const *w,          \
-            int64_t np, const float *brow, int64_t ncols,                     \
-            const int32_t *colidx, const epilogue_t *epp, float *out,         \
-            const int64_t *dst, int64_t count) {                              \
+    AVX512 static void NAME(const float *in, const int64_t *soff,            \
+            int64_t nterms, const int64_t *pix, int64_t rows, const float *w, \
+            const int64_t *woff, int64_t np, const float *brow,               \
+            int64_t ncols, const int32_t *colidx, const epilogue_t *epp,      \
+            float *out, const int64_t *dst, int64_t count) {                  \
         const epilogue_t e_ = *epp, *ep = &e_;                                \
         for (int64_t x = 0; x < count; x += MB) {                             \
             int mb = count - x < MB ? (int)(count - x) : MB;                  \
@@ -314,8 +316,9 @@ LANES_SINGLES(lanes_single_avx512, LANES_BY_SPREAD, _spread)
                     if (t0 + q >= nterms) break;                              \
                     const float *s[MB];                                       \
                     _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)     \
-                        s[m] = src[t0 + q] + pix[x + (m < mb ? m : mb - 1)];  \
-                    const float *wr = w[t0 + q];                              \
+                        s[m] = in + soff[t0 + q]                              \
+                                + pix[x + (m < mb ? m : mb - 1)];             \
+                    const float *wr = w + woff[t0 + q];                       \
                     for (int64_t i = 0; i < rows; i++, wr += np) {            \
                         v16f wv[NV];                                          \
                         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)  \

@@ -37,10 +37,10 @@ typedef void (*lanes_fn)(const float *const *, int64_t, int64_t, int64_t,
         const float *, int64_t, const epilogue_t *, float *, int64_t,
         int64_t);
 
-/* src, nterms, pix, rows, w, np, brow, ncols, colidx, ep, out, dst,
- * count: see DEFINE_LANES_LIST. */
-typedef void (*lanes_list_fn)(const float *const *, int64_t,
-        const int64_t *, int64_t, const float *const *, int64_t,
+/* in, soff, nterms, pix, rows, w, woff, np, brow, ncols, colidx, ep,
+ * out, dst, count: see DEFINE_LANES_LIST. */
+typedef void (*lanes_list_fn)(const float *, const int64_t *, int64_t,
+        const int64_t *, int64_t, const float *, const int64_t *, int64_t,
         const float *, int64_t, const int32_t *, const epilogue_t *, float *,
         const int64_t *, int64_t);
 

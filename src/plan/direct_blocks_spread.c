@@ -9,6 +9,9 @@
 
 #include <string.h>
 
+#include "alloc.h"
+#include "dtype.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
@@ -182,24 +185,155 @@ __attribute__((target("avx512f"))) void blocks_spread_pixels(
         }
     }
 }
+/* @p px channels-last pixels of @p C channels at @p rows into @p tmp,
+ * channel by channel (px floats each): 16 pixels by 16 channels at a
+ * time, transposed in registers (gathering each channel's pixels, 16 at
+ * a time, took 6% of deconv_ci_3d:grouped's f16 time in NCX). */
+__attribute__((target("avx512f"))) static void channels_apart(
+        const float *rows, int64_t px, int64_t C, float *tmp) {
+    for (int64_t j0 = 0; j0 < px; j0 += 16) {
+        int64_t nj = px - j0 < 16 ? px - j0 : 16;
+        __mmask16 kj = (__mmask16)((1u << nj) - 1u);
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            int64_t nc = C - c0 < 16 ? C - c0 : 16;
+            __mmask16 kc = (__mmask16)((1u << nc) - 1u);
+            __m512 v[16];
+            for (int64_t j = 0; j < 16; j++)
+                v[j] = j < nj ? _mm512_maskz_loadu_ps(kc,
+                                        rows + (j0 + j) * C + c0)
+                              : _mm512_setzero_ps();
+            transpose16(v);
+            for (int64_t m = 0; m < nc; m++)
+                _mm512_mask_storeu_ps(tmp + (c0 + m) * px + j0, kj, v[m]);
+        }
+    }
+}
 #endif
+
+/* @p nrows channels-last f32 output rows (Y pixels of Cout each, one
+ * after the other) rounded into the user's 16-bit output, the first at
+ * element @p out_off, each @p row_step after the one before; through
+ * @p tmp (2 x nrows x Y x Cout floats) where the output is not
+ * channels-last. Channels-last: a run per row (one where the rows are
+ * contiguous). Channels a plane apart (NCX): the rows' pixels of each
+ * channel put together in @p tmp first (channels_apart, all rows at
+ * once), then rounded as one run after that in @p tmp and copied out a
+ * channel at a time (a row at a time where the rows are not
+ * contiguous). Else element by element. */
+static void blocks_round_rows(const blocks_args_t *a, const float *rows,
+        int64_t nrows, int64_t out_off, int64_t row_step, float *tmp) {
+    const dgrad_problem_t *p = &a->plan->p;
+    const int64_t *os = a->plan->out.io_strides;
+    int l = p->nsp - 1;
+    int64_t C = p->Cout, Y = p->Y[l], px = nrows * Y;
+    size_t es = a->esize;
+    if (a->out_cl) {
+        if (row_step == Y * C) {
+            convert_run_from_f32(p->dt, rows, a->out + (size_t)out_off * es,
+                    px * C);
+            return;
+        }
+        for (int64_t k = 0; k < nrows; k++)
+            convert_run_from_f32(p->dt, rows + k * Y * C,
+                    a->out + (size_t)(out_off + k * row_step) * es, Y * C);
+        return;
+    }
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (os[2 + l] == 1) { /* the lanes form runs only with AVX-512 */
+        uint16_t *rounded = (uint16_t *)(tmp + px * C);
+        channels_apart(rows, px, C, tmp);
+        convert_run_from_f32(p->dt, tmp, rounded, px * C);
+        for (int64_t co = 0; co < C; co++) {
+            char *dst = a->out + (size_t)(out_off + co * os[1]) * es;
+            if (row_step == Y) {
+                memcpy(dst, rounded + co * px, (size_t)px * es);
+                continue;
+            }
+            for (int64_t k = 0; k < nrows; k++)
+                memcpy(dst + (size_t)(k * row_step) * es,
+                        rounded + co * px + k * Y, (size_t)Y * es);
+        }
+        return;
+    }
+#endif
+    (void)tmp;
+    for (int64_t k = 0; k < nrows; k++)
+        for (int64_t co = 0; co < C; co++)
+            for (int64_t y = 0; y < Y; y++)
+                dgrad_store(a->out, p->dt,
+                        out_off + k * row_step + co * os[1] + y * os[2 + l],
+                        rows[(k * Y + y) * C + co]);
+}
+
 
 /* Blocks a list call takes at most. */
 #define LIST_MAX_BLOCKS 64
 
-/* The list kernels on @p count blocks (input offsets @p pix, offsets
- * @p dst in @p out: channels-last where @p colidx is NULL, else column j
- * at colidx[j]) of terms @p src, @p w, columns [@p c0, @p c0 + @p ncols):
- * as many of the widest kernel's blocks as fill it, the rest 4, 2 or 1
- * at a time. */
-static void list_blocks(const blocks_args_t *a, const float *const *src,
-        const float *const *w, int64_t nterms, const float *brow, int64_t c0,
-        int64_t ncols, const int64_t *pix, float *out,
-        const int32_t *colidx, const int64_t *dst, int64_t count) {
+
+/* Where the list calls of a chunk of rows go: to the kernels now (rec
+ * NULL: the image's input and output, the weights, the bias row, the
+ * column offsets or NULL), or recorded into a plan's lists. */
+typedef struct list_sink {
+    const blocks_args_t *a;
+    const float *in, *w, *brow;
+    float *out;
+    const int32_t *colidx;
+    blocks_lists_t *rec;
+} list_sink_t;
+
+/* Room for @p more items of @p size bytes after @p n in @p *v (of
+ * @p *cap): doubled as needed. 0 where memory ran out. */
+static int grow(void *v, int64_t *cap, int64_t n, int64_t more,
+        size_t size) {
+    if (n + more <= *cap) return 1;
+    int64_t c = *cap ? *cap : 64;
+    while (c < n + more) c *= 2;
+    void *p = allocated(dgrad_realloc(*(void **)v, (size_t)c * size));
+    if (!p) return 0;
+    *(void **)v = p;
+    *cap = c;
+    return 1;
+}
+
+/* The list kernels on @p count blocks (input offsets @p pix, output
+ * offsets @p dst) of terms @p soff, @p woff, columns [@p c0, @p c0 +
+ * @p ncols): as many of the widest kernel's blocks as fill it, the rest
+ * 4, 2 or 1 at a time; run now or recorded. */
+static void list_blocks(list_sink_t *o, const int64_t *soff,
+        const int64_t *woff, int64_t nterms, int64_t c0, int64_t ncols,
+        const int64_t *pix, const int64_t *dst, int64_t count) {
+    const blocks_args_t *a = o->a;
+    blocks_lists_t *rec = o->rec;
     int nv = (int)((ncols + 15) / 16) - 1;
-    if (colidx) colidx += c0;
-    else out += c0;
     int64_t x = 0, many = a->k.list_many[nv];
+    if (rec) {
+        if (rec->failed
+                || !grow(&rec->sets, &rec->cap_sets, rec->nsets, 1,
+                        sizeof *rec->sets)
+                || !grow(&rec->soff, &rec->cap_terms, rec->nterms, nterms,
+                        sizeof *rec->soff)
+                || !grow(&rec->woff, &rec->cap_woff, rec->nterms, nterms,
+                        sizeof *rec->woff)
+                || !grow(&rec->pix, &rec->cap_blocks, rec->nblocks, count,
+                        sizeof *rec->pix)
+                || !grow(&rec->dst, &rec->cap_dst, rec->nblocks, count,
+                        sizeof *rec->dst)
+                || !grow(&rec->calls, &rec->cap_calls, rec->ncalls, count,
+                        sizeof *rec->calls)) {
+            rec->failed = 1;
+            return;
+        }
+        rec->sets[rec->nsets++] = (list_set_t){.terms_at = rec->nterms,
+                .nterms = nterms,
+                .c0 = c0,
+                .ncols = ncols,
+                .calls_at = rec->ncalls};
+        memcpy(rec->soff + rec->nterms, soff, (size_t)nterms * sizeof *soff);
+        memcpy(rec->woff + rec->nterms, woff, (size_t)nterms * sizeof *woff);
+        rec->nterms += nterms;
+        memcpy(rec->pix + rec->nblocks, pix, (size_t)count * sizeof *pix);
+        memcpy(rec->dst + rec->nblocks, dst, (size_t)count * sizeof *dst);
+    }
     while (x < count) {
         int64_t left = count - x;
         int size = left >= many ? LIST_MANY
@@ -209,35 +343,67 @@ static void list_blocks(const blocks_args_t *a, const float *const *src,
         int64_t step = size == LIST_MANY ? left / many * many
                 : size == LIST_4         ? (left >= 4 ? left / 4 * 4 : left)
                                          : left;
-        a->k.lanes_list[size][nv](src, nterms, pix + x, a->rows, w, a->np,
-                brow + c0, ncols, colidx, &a->ep, out, dst + x, step);
+        lanes_list_fn fn = a->k.lanes_list[size][nv];
+        if (rec) {
+            rec->calls[rec->ncalls++] = (list_call_t){
+                    .fn = fn, .first = rec->nblocks + x, .count = step};
+            rec->sets[rec->nsets - 1].ncalls++;
+        } else {
+            fn(o->in, soff, nterms, pix + x, a->rows, o->w, woff, a->np,
+                    o->brow + c0, ncols, o->colidx ? o->colidx + c0 : NULL,
+                    &a->ep, o->out + (o->colidx ? 0 : c0), dst + x, step);
+        }
         x += step;
+    }
+    if (rec) rec->nblocks += count;
+}
+
+/* The calls of chunk @p chunk of a plan's lists, run. */
+static void list_chunk_run(const blocks_lists_t *b, int64_t chunk,
+        const list_sink_t *o) {
+    const blocks_args_t *a = o->a;
+    for (int64_t s = b->chunk_sets[chunk]; s < b->chunk_sets[chunk + 1];
+            s++) {
+        const list_set_t *set = &b->sets[s];
+        const int64_t *soff = b->soff + set->terms_at,
+                      *woff = b->woff + set->terms_at;
+        const int32_t *colidx = o->colidx ? o->colidx + set->c0 : NULL;
+        float *out = o->out + (o->colidx ? 0 : set->c0);
+        for (int64_t c = set->calls_at; c < set->calls_at + set->ncalls;
+                c++) {
+            const list_call_t *call = &b->calls[c];
+            call->fn(o->in, soff, set->nterms, b->pix + call->first, a->rows,
+                    o->w, woff, a->np, o->brow + set->c0, set->ncols, colidx,
+                    &a->ep, out, b->dst + call->first, call->count);
+        }
     }
 }
 
-/* A run of rows (image @p n, outer positions @p y and the @p run - 1
- * after it on the last outer axis) from the spread copy, its rows in
- * groups of the same terms (the phase and the taps in the input along
- * that axis; the other outer axes are the run's): the same input offsets
- * from each row's own and the same weights, so that the blocks of a
- * group's rows go to the list kernels together, the blocks that have
- * every tap and column in one list, each block of the ends (taps or
- * columns cut) with its like of the other rows. deconv_ci_3d:grouped's
- * rows of 5 blocks, 3 of them whole, fill blocks of 8 that way, where
- * row by row they took calls of 3 and of one block: with variable
- * weights, over raw oneDNN on its preferred layouts in the same run,
- * +2.4-2.7 -> +1.1-1.4 us in NXC, +4.2-4.6 -> +2.5 in NCX. */
-void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
-        int64_t n, const int64_t *y, int64_t run, const float *brow,
-        float *rounded) {
+/* Rows [@p y[r], @p y[r] + @p rows) of the run axis r (the last outer
+ * one; in 1D the one row) at outer positions @p y of an image, from the
+ * spread copy, its rows in groups of the same terms (the phase and the
+ * taps in the input along that axis; the other outer axes are the
+ * line's): the same input offsets from each row's own and the same
+ * weights, so that the blocks of a group's rows go to the list kernels
+ * together, the blocks that have every tap and column in one list, each
+ * block of the ends (taps or columns cut) with its like of the other
+ * rows. Offsets from the image's input and output (16-bit: from the
+ * chunk's f32 rows, row k at k * Y * Cout). deconv_ci_3d:grouped's rows
+ * of 5 blocks, 3 of them whole, fill blocks of 8 that way, where row by
+ * row they took calls of 3 and of one block: with variable weights,
+ * over raw oneDNN on its preferred layouts in the same run, +2.4-2.7 ->
+ * +1.1-1.4 us in NXC, +4.2-4.6 -> +2.5 in NCX. */
+static void chunk_lists(const blocks_args_t *a, const int64_t *y,
+        int64_t rows, list_sink_t *o) {
     const dgrad_problem_t *p = &a->plan->p;
     const int64_t *is = a->is, *os = a->plan->out.io_strides;
     int l = p->nsp - 1, r = l - 1; /* r: the run's axis, if any */
     int64_t T = a->T, R = a->rows, np = a->np, S = p->S[l], C = p->Cout;
-    /* the outer axes' tap-0 input positions and phases at the run's
+    int64_t ox = a->in_f32 ? C : os[2 + l];
+    /* the outer axes' tap-0 input positions and phases at the chunk's
      * first row */
     int64_t q[DGRAD_MAX_SPATIAL], phase[DGRAD_MAX_SPATIAL];
-    int64_t in_run = n * is[0], out_run = n * os[0];
+    int64_t in_run = 0, out_run = 0;
     for (int i = 0; i < l; i++) {
         int64_t nat = y[i] + p->PB[i];
         q[i] = div_floor(nat, p->S[i]);
@@ -245,122 +411,253 @@ void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
         in_run += q[i] * is[2 + i];
         out_run += y[i] * os[2 + i];
     }
-    /* f32 output: the blocks go to the user's, channels-last or
-     * scattered by colidx. 16-bit: to list_rows channels-last f32 rows in
-     * @p rounded, each rounded into the user's once the rows are done. */
-    float *out = a->in_f32 ? rounded : (float *)a->out;
-    const int32_t *colidx = a->out_cl || a->in_f32 ? NULL : a->colidx;
-    int64_t row_floats = p->Y[l] * C, ox = a->in_f32 ? C : os[2 + l];
-    for (int64_t c = 0; c < run; c += a->list_rows) {
-        /* per row: its key (phase on axis r, and which of its taps there
-         * stay in the input), tap-0 input position there, offsets */
-        int64_t rows = run - c < a->list_rows ? run - c : a->list_rows;
-        int64_t key[LIST_MAX_ROWS][3], qr[LIST_MAX_ROWS],
-                in_row[LIST_MAX_ROWS], out_row[LIST_MAX_ROWS];
-        int done[LIST_MAX_ROWS] = {0};
-        for (int64_t k = 0; k < rows; k++) {
-            key[k][0] = key[k][1] = key[k][2] = 0;
-            qr[k] = 0;
-            in_row[k] = in_run;
-            out_row[k] = a->in_f32 ? k * row_floats : out_run;
-            if (!l) continue;
-            int64_t nat = y[r] + c + k + p->PB[r], taps = a->taps[r];
-            qr[k] = p->S[r] == 1 ? nat : div_floor(nat, p->S[r]);
-            /* the phase, and the taps that stay in the input: [first,
-             * last] (last < first: none) */
-            key[k][0] = nat - qr[k] * p->S[r];
-            key[k][1] = qr[k] - p->X[r] + 1 > 0 ? qr[k] - p->X[r] + 1 : 0;
-            key[k][2] = qr[k] < taps - 1 ? qr[k] : taps - 1;
-            in_row[k] += (qr[k] - q[r]) * is[2 + r];
-            if (!a->in_f32) out_row[k] += (c + k) * os[2 + r];
+    /* per row: its key (phase on axis r, and which of its taps there
+     * stay in the input), tap-0 input position there, offsets */
+    int64_t key[LIST_MAX_ROWS][3], qr[LIST_MAX_ROWS], in_row[LIST_MAX_ROWS],
+            out_row[LIST_MAX_ROWS];
+    int done[LIST_MAX_ROWS] = {0};
+    for (int64_t k = 0; k < rows; k++) {
+        key[k][0] = key[k][1] = key[k][2] = 0;
+        qr[k] = 0;
+        in_row[k] = in_run;
+        out_row[k] = a->in_f32 ? k * p->Y[l] * C : out_run + (l ? k * os[2 + r] : 0);
+        if (!l) continue;
+        int64_t nat = y[r] + k + p->PB[r], taps = a->taps[r];
+        qr[k] = p->S[r] == 1 ? nat : div_floor(nat, p->S[r]);
+        /* the phase, and the taps that stay in the input: [first, last]
+         * (last < first: none) */
+        key[k][0] = nat - qr[k] * p->S[r];
+        key[k][1] = qr[k] - p->X[r] + 1 > 0 ? qr[k] - p->X[r] + 1 : 0;
+        key[k][2] = qr[k] < taps - 1 ? qr[k] : taps - 1;
+        in_row[k] += (qr[k] - q[r]) * is[2 + r];
+    }
+    for (int64_t k0 = 0; k0 < rows; k0++) {
+        if (done[k0]) continue;
+        /* the group's terms: outer tap combinations u that reach (kernel
+         * positions inside K, input rows in the input), as input offsets
+         * from a row's tap-0 position, tap t of the last axis t pixels
+         * before; t-major, so that the taps a block at a row's end has
+         * are one stretch */
+        int64_t soff[BLOCKS_MAX_TERMS], woff[BLOCKS_MAX_TERMS],
+                rel[BLOCKS_MAX_TERMS], wu[BLOCKS_MAX_TERMS], nu = 0, ph = 0,
+                ta[DGRAD_MAX_SPATIAL], qi[DGRAD_MAX_SPATIAL],
+                phi[DGRAD_MAX_SPATIAL];
+        for (int i = 0; i < l; i++) {
+            qi[i] = i == r ? qr[k0] : q[i];
+            phi[i] = i == r ? key[k0][0] : phase[i];
+            ph = ph * p->S[i] + phi[i];
+            ta[i] = 0;
         }
-        for (int64_t k0 = 0; k0 < rows; k0++) {
-            if (done[k0]) continue;
-            /* the group's terms: outer tap combinations u that reach
-             * (kernel positions inside K, input rows in the input), as
-             * input offsets from a row's tap-0 position, tap t of the last
-             * axis t pixels before; t-major, so that the taps a block at
-             * a row's end has are one stretch */
-            const float *src[BLOCKS_MAX_TERMS], *wt[BLOCKS_MAX_TERMS],
-                    *wu[BLOCKS_MAX_TERMS];
-            int64_t rel[BLOCKS_MAX_TERMS], nu = 0, ph = 0,
-                    ta[DGRAD_MAX_SPATIAL], qi[DGRAD_MAX_SPATIAL],
-                    phi[DGRAD_MAX_SPATIAL];
+        int64_t wph = ph * a->ot * T * R * np;
+        for (int64_t u = 0; u < a->ot; u++) {
+            int64_t off = 0;
+            int reached = 1;
             for (int i = 0; i < l; i++) {
-                qi[i] = i == r ? qr[k0] : q[i];
-                phi[i] = i == r ? key[k0][0] : phase[i];
-                ph = ph * p->S[i] + phi[i];
+                reached &= phi[i] + p->S[i] * ta[i] < p->K[i]
+                        && qi[i] - ta[i] >= 0 && qi[i] - ta[i] < p->X[i];
+                off -= ta[i] * is[2 + i];
+            }
+            for (int i = l - 1; i >= 0 && ++ta[i] == a->taps[i]; i--)
                 ta[i] = 0;
-            }
-            const float *wph = w + ph * a->ot * T * R * np;
-            for (int64_t u = 0; u < a->ot; u++) {
-                int64_t off = 0;
-                int reached = 1;
-                for (int i = 0; i < l; i++) {
-                    reached &= phi[i] + p->S[i] * ta[i] < p->K[i]
-                            && qi[i] - ta[i] >= 0 && qi[i] - ta[i] < p->X[i];
-                    off -= ta[i] * is[2 + i];
-                }
-                for (int i = l - 1; i >= 0 && ++ta[i] == a->taps[i]; i--)
-                    ta[i] = 0;
-                if (!reached) continue;
-                rel[nu] = off;
-                wu[nu++] = wph + u * T * R * np;
-            }
-            for (int64_t t = 0; t < T; t++)
-                for (int64_t u = 0; u < nu; u++) {
-                    src[t * nu + u] = (const float *)in + rel[u]
-                            - t * is[2 + l];
-                    wt[t * nu + u] = wu[u] + t * R * np;
-                }
-            /* the blocks of the group's rows: those with every tap and
-             * column (x = x0 - 1 stands for them), then each end block */
-            for (int64_t x = a->x0 - 1; x <= a->x1; x++) {
-                int whole = x < a->x0;
-                if (!whole && x >= a->lo && x <= a->hi) continue;
-                int64_t t0 = 0, t1 = T - 1, b0 = 0, b1 = S, xa = x, xb = x;
-                if (whole) {
-                    xa = a->lo;
-                    xb = a->hi;
-                } else {
-                    if (t0 < x - p->X[l] + 1) t0 = x - p->X[l] + 1;
-                    if (t1 > x) t1 = x;
-                    if (b0 < p->PB[l] - S * x) b0 = p->PB[l] - S * x;
-                    if (b1 > p->Y[l] + p->PB[l] - S * x)
-                        b1 = p->Y[l] + p->PB[l] - S * x;
-                }
-                int64_t nt = t1 >= t0 ? (t1 - t0 + 1) * nu : 0;
-                const float *const *ss = src + (nt ? t0 * nu : 0),
-                                   *const *ws = wt + (nt ? t0 * nu : 0);
-                const float *shifted[BLOCKS_MAX_TERMS];
-                if (b0) {
-                    for (int64_t j = 0; j < nt; j++)
-                        shifted[j] = ws[j] + b0 * C;
-                    ws = shifted;
-                }
-                int64_t pix[LIST_MAX_BLOCKS], dst[LIST_MAX_BLOCKS],
-                        count = 0;
-                for (int64_t k = k0; k < rows; k++) {
-                    if (memcmp(key[k], key[k0], sizeof key[k])) continue;
-                    done[k] = 1;
-                    for (int64_t xx = xa; xx <= xb; xx++) {
-                        pix[count] = in_row[k] + xx * is[2 + l];
-                        dst[count++] = out_row[k] + (xx * S - p->PB[l]) * ox;
-                        if (count < LIST_MAX_BLOCKS) continue;
-                        list_blocks(a, ss, ws, nt, brow, b0 * C,
-                                (b1 - b0) * C, pix, out, colidx, dst, count);
-                        count = 0;
-                    }
-                }
-                if (count)
-                    list_blocks(a, ss, ws, nt, brow, b0 * C, (b1 - b0) * C,
-                            pix, out, colidx, dst, count);
-            }
+            if (!reached) continue;
+            rel[nu] = off;
+            wu[nu++] = wph + u * T * R * np;
         }
-        if (a->in_f32)
-            blocks_round_rows(a, rounded, rows,
-                    out_run + (l ? c * os[2 + r] : 0), l ? os[2 + r] : 0,
-                    rounded + rows * row_floats);
+        for (int64_t t = 0; t < T; t++)
+            for (int64_t u = 0; u < nu; u++) {
+                soff[t * nu + u] = rel[u] - t * is[2 + l];
+                woff[t * nu + u] = wu[u] + t * R * np;
+            }
+        /* the blocks of the group's rows: those with every tap and column
+         * (x = x0 - 1 stands for them), then each end block */
+        for (int64_t x = a->x0 - 1; x <= a->x1; x++) {
+            int whole = x < a->x0;
+            if (!whole && x >= a->lo && x <= a->hi) continue;
+            int64_t t0 = 0, t1 = T - 1, b0 = 0, b1 = S, xa = x, xb = x;
+            if (whole) {
+                xa = a->lo;
+                xb = a->hi;
+            } else {
+                if (t0 < x - p->X[l] + 1) t0 = x - p->X[l] + 1;
+                if (t1 > x) t1 = x;
+                if (b0 < p->PB[l] - S * x) b0 = p->PB[l] - S * x;
+                if (b1 > p->Y[l] + p->PB[l] - S * x)
+                    b1 = p->Y[l] + p->PB[l] - S * x;
+            }
+            int64_t nt = t1 >= t0 ? (t1 - t0 + 1) * nu : 0;
+            const int64_t *ss = soff + (nt ? t0 * nu : 0),
+                          *ws = woff + (nt ? t0 * nu : 0);
+            int64_t shifted[BLOCKS_MAX_TERMS];
+            if (b0) {
+                for (int64_t j = 0; j < nt; j++) shifted[j] = ws[j] + b0 * C;
+                ws = shifted;
+            }
+            int64_t pix[LIST_MAX_BLOCKS], dst[LIST_MAX_BLOCKS], count = 0;
+            for (int64_t k = k0; k < rows; k++) {
+                if (memcmp(key[k], key[k0], sizeof key[k])) continue;
+                done[k] = 1;
+                for (int64_t xx = xa; xx <= xb; xx++) {
+                    pix[count] = in_row[k] + xx * is[2 + l];
+                    dst[count++] = out_row[k] + (xx * S - p->PB[l]) * ox;
+                    if (count < LIST_MAX_BLOCKS) continue;
+                    list_blocks(o, ss, ws, nt, b0 * C, (b1 - b0) * C, pix,
+                            dst, count);
+                    count = 0;
+                }
+            }
+            if (count)
+                list_blocks(o, ss, ws, nt, b0 * C, (b1 - b0) * C, pix, dst,
+                        count);
+        }
     }
 }
 
+/* Lines of an image (outer positions but the run axis) and chunks of
+ * list_rows rows of a line (in 1D: one of one row). */
+static int64_t list_lines(const dgrad_problem_t *p) {
+    int64_t n = 1;
+    for (int i = 0; i + 2 < p->nsp; i++) n *= p->Y[i];
+    return n;
+}
+
+static int64_t line_rows(const dgrad_problem_t *p) {
+    return p->nsp > 1 ? p->Y[p->nsp - 2] : 1;
+}
+
+/* Line @p line's outer positions into @p y (the run axis' left 0). */
+static void line_positions(const dgrad_problem_t *p, int64_t line,
+        int64_t *y) {
+    for (int i = p->nsp - 3; i >= 0; i--) {
+        y[i] = line % p->Y[i];
+        line /= p->Y[i];
+    }
+    if (p->nsp > 1) y[p->nsp - 2] = 0;
+}
+
+void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
+        int64_t n, const int64_t *y, int64_t run, const float *brow,
+        float *rounded) {
+    const dgrad_problem_t *p = &a->plan->p;
+    const int64_t *os = a->plan->out.io_strides;
+    const blocks_lists_t *b = a->plan->direct_lists;
+    int l = p->nsp - 1, r = l - 1;
+    /* f32 output: the blocks go to the user's, channels-last or
+     * scattered by colidx. 16-bit: to f32 rows in @p rounded, rounded
+     * into the user's once a chunk is done. */
+    list_sink_t o = {.a = a,
+            .in = (const float *)in + n * a->is[0],
+            .w = w,
+            .brow = brow,
+            .out = a->in_f32 ? rounded : (float *)a->out + n * os[0],
+            .colidx = a->out_cl || a->in_f32 ? NULL : a->colidx};
+    int64_t at[DGRAD_MAX_SPATIAL] = {0}, line = 0, out_line = n * os[0];
+    for (int i = 0; i < l; i++) at[i] = y[i];
+    for (int i = 0; i < r; i++) {
+        line = line * p->Y[i] + y[i];
+        out_line += y[i] * os[2 + i];
+    }
+    /* chunks of the line, list_rows rows each from its first: whole ones
+     * from the plan's lists where it has them, a part of one (where the
+     * run starts or ends in it) made now */
+    int64_t L = a->list_rows, pos = l ? y[r] : 0, end = pos + run,
+            rows_line = line_rows(p), chunks = (rows_line + L - 1) / L;
+    while (pos < end) {
+        int64_t c = pos / L, stop = (c + 1) * L;
+        if (stop > rows_line) stop = rows_line;
+        int whole = pos == c * L && stop <= end;
+        if (stop > end) stop = end;
+        if (b && whole) {
+            list_chunk_run(b, line * chunks + c, &o);
+        } else {
+            if (l) at[r] = pos;
+            chunk_lists(a, at, stop - pos, &o);
+        }
+        if (a->in_f32)
+            blocks_round_rows(a, rounded, stop - pos,
+                    out_line + (l ? pos * os[2 + r] : 0),
+                    l ? os[2 + r] : 0,
+                    rounded + (stop - pos) * p->Y[l] * p->Cout);
+        pos = stop;
+    }
+}
+
+/* The single allocation of a plan's lists: the header, then each array
+ * at a multiple of 8 bytes. */
+static blocks_lists_t *lists_pack(const blocks_lists_t *rec,
+        const int64_t *chunk_sets, int64_t nchunks) {
+    size_t sizes[] = {(size_t)(nchunks + 1) * sizeof *chunk_sets,
+            (size_t)rec->nsets * sizeof *rec->sets,
+            (size_t)rec->ncalls * sizeof *rec->calls,
+            (size_t)rec->nterms * sizeof *rec->soff,
+            (size_t)rec->nterms * sizeof *rec->woff,
+            (size_t)rec->nblocks * sizeof *rec->pix,
+            (size_t)rec->nblocks * sizeof *rec->dst};
+    const void *from[] = {chunk_sets, rec->sets, rec->calls, rec->soff,
+            rec->woff, rec->pix, rec->dst};
+    size_t total = (sizeof *rec + 7) / 8 * 8;
+    for (int i = 0; i < 7; i++) total += (sizes[i] + 7) / 8 * 8;
+    char *m = allocated(dgrad_malloc(total));
+    if (!m) return NULL;
+    blocks_lists_t *b = (blocks_lists_t *)m;
+    *b = (blocks_lists_t){.nsets = rec->nsets,
+            .ncalls = rec->ncalls,
+            .nterms = rec->nterms,
+            .nblocks = rec->nblocks};
+    void *to[7];
+    size_t at = (sizeof *rec + 7) / 8 * 8;
+    for (int i = 0; i < 7; i++) {
+        to[i] = m + at;
+        if (sizes[i]) memcpy(to[i], from[i], sizes[i]);
+        at += (sizes[i] + 7) / 8 * 8;
+    }
+    b->chunk_sets = to[0];
+    b->sets = to[1];
+    b->calls = to[2];
+    b->soff = to[3];
+    b->woff = to[4];
+    b->pix = to[5];
+    b->dst = to[6];
+    return b;
+}
+
+int blocks_lists_make(const blocks_args_t *a, blocks_lists_t **lists) {
+    const dgrad_problem_t *p = &a->plan->p;
+    int l = p->nsp - 1;
+    int64_t L = a->list_rows, rows_line = line_rows(p),
+            chunks = (rows_line + L - 1) / L, lines = list_lines(p),
+            blocks = p->X[l] + a->T + 1;
+    *lists = NULL;
+    /* blocks a row has at most (the whole ones and each end one) */
+    if (lines > LISTS_MAX_BLOCKS / rows_line
+            || blocks > LISTS_MAX_BLOCKS / (lines * rows_line))
+        return 1;
+    blocks_lists_t rec = {0};
+    int64_t *chunk_sets = allocated(dgrad_malloc(
+            (size_t)(lines * chunks + 1) * sizeof *chunk_sets));
+    list_sink_t o = {.a = a, .rec = &rec};
+    blocks_lists_t *b = NULL;
+    if (chunk_sets) {
+        chunk_sets[0] = 0;
+        int64_t y[DGRAD_MAX_SPATIAL] = {0};
+        for (int64_t line = 0; line < lines && !rec.failed; line++) {
+            line_positions(p, line, y);
+            for (int64_t c = 0; c < chunks && !rec.failed; c++) {
+                int64_t first = c * L,
+                        rows = rows_line - first < L ? rows_line - first : L;
+                if (l) y[l - 1] = first;
+                chunk_lists(a, y, rows, &o);
+                chunk_sets[line * chunks + c + 1] = rec.nsets;
+            }
+        }
+        if (!rec.failed) b = lists_pack(&rec, chunk_sets, lines * chunks);
+    }
+    free(chunk_sets);
+    free(rec.sets);
+    free(rec.calls);
+    free(rec.soff);
+    free(rec.woff);
+    free(rec.pix);
+    free(rec.dst);
+    *lists = b;
+    return b != NULL;
+}

@@ -219,6 +219,7 @@ struct dgrad_plan {
     int direct;                    /* dgrad's own loop (DIRECT_*), 0:
                                       none */
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
+    struct blocks_lists *direct_lists; /* the blocks loop's lists, or NULL */
     direct_stage_t direct_stage;   /* the rows loop's staged input rows */
     int direct_threads;            /* threads its scratch has room for */
     int direct_avx2;               /* its kernels are AVX2 ones though the
@@ -558,6 +559,10 @@ size_t direct_blocks_weights_size(const dgrad_plan_t *plan);
  * spread once before the rows, 3 spread and its rows' blocks run from
  * lists. */
 int direct_blocks_lanes(const dgrad_plan_t *plan);
+/* What a plan of the blocks loop makes once, at plan creation: where its
+ * rows run from lists, the lists (plan->direct_lists; not where they
+ * would be large). 0 where memory ran out. */
+int direct_blocks_prepare(dgrad_plan_t *plan);
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
 /* With @p pack_into not NULL, packs the user's weights @p w there first,
