@@ -2,8 +2,10 @@
  * The blocks loop's spread input and the runs of rows it takes from
  * lists (direct_blocks_impl.h; the lanes form, AVX-512): each input
  * pixel as Cin / G vectors of 16 lanes, vector i holding channel i of
- * each lane's group, made by the threads before the rows; then the
- * blocks of rows that share their terms, several rows at a time.
+ * each lane's group (a 16-bit input widened), made by the threads
+ * before the rows; then the blocks of rows that share their terms,
+ * several rows at a time, from lists made once at plan creation where
+ * they are not too many; a 16-bit output rounded from f32 rows.
  */
 #include "direct_blocks_impl.h"
 
@@ -265,10 +267,8 @@ static void blocks_round_rows(const blocks_args_t *a, const float *rows,
                         rows[(k * Y + y) * C + co]);
 }
 
-
 /* Blocks a list call takes at most. */
 #define LIST_MAX_BLOCKS 64
-
 
 /* Where the list calls of a chunk of rows go: to the kernels now (rec
  * NULL: the image's input and output, the weights, the bias row, the
@@ -281,17 +281,45 @@ typedef struct list_sink {
     blocks_lists_t *rec;
 } list_sink_t;
 
-/* Room for @p more items of @p size bytes after @p n in @p *v (of
- * @p *cap): doubled as needed. 0 where memory ran out. */
-static int grow(void *v, int64_t *cap, int64_t n, int64_t more,
-        size_t size) {
-    if (n + more <= *cap) return 1;
+/* @p v (room for @p *cap items of @p size bytes) with room for @p need:
+ * doubled as needed; NULL where memory ran out (@p v is then kept). */
+static void *grown(void *v, int64_t *cap, int64_t need, size_t size) {
+    if (need <= *cap) return v;
     int64_t c = *cap ? *cap : 64;
-    while (c < n + more) c *= 2;
-    void *p = allocated(dgrad_realloc(*(void **)v, (size_t)c * size));
-    if (!p) return 0;
-    *(void **)v = p;
-    *cap = c;
+    while (c < need) c *= 2;
+    void *p = allocated(dgrad_realloc(v, (size_t)c * size));
+    if (p) *cap = c;
+    return p;
+}
+
+/* Room in @p rec for one more set of @p nterms terms and @p count
+ * blocks (and as many calls at most). 0 where memory ran out. */
+static int lists_room(blocks_lists_t *rec, int64_t nterms, int64_t count) {
+    void *p;
+    if (!(p = grown(rec->sets, &rec->cap_sets, rec->nsets + 1,
+                  sizeof *rec->sets)))
+        return 0;
+    rec->sets = p;
+    if (!(p = grown(rec->calls, &rec->cap_calls, rec->ncalls + count,
+                  sizeof *rec->calls)))
+        return 0;
+    rec->calls = p;
+    if (!(p = grown(rec->soff, &rec->cap_terms, rec->nterms + nterms,
+                  sizeof *rec->soff)))
+        return 0;
+    rec->soff = p;
+    if (!(p = grown(rec->woff, &rec->cap_woff, rec->nterms + nterms,
+                  sizeof *rec->woff)))
+        return 0;
+    rec->woff = p;
+    if (!(p = grown(rec->pix, &rec->cap_blocks, rec->nblocks + count,
+                  sizeof *rec->pix)))
+        return 0;
+    rec->pix = p;
+    if (!(p = grown(rec->dst, &rec->cap_dst, rec->nblocks + count,
+                  sizeof *rec->dst)))
+        return 0;
+    rec->dst = p;
     return 1;
 }
 
@@ -307,19 +335,7 @@ static void list_blocks(list_sink_t *o, const int64_t *soff,
     int nv = (int)((ncols + 15) / 16) - 1;
     int64_t x = 0, many = a->k.list_many[nv];
     if (rec) {
-        if (rec->failed
-                || !grow(&rec->sets, &rec->cap_sets, rec->nsets, 1,
-                        sizeof *rec->sets)
-                || !grow(&rec->soff, &rec->cap_terms, rec->nterms, nterms,
-                        sizeof *rec->soff)
-                || !grow(&rec->woff, &rec->cap_woff, rec->nterms, nterms,
-                        sizeof *rec->woff)
-                || !grow(&rec->pix, &rec->cap_blocks, rec->nblocks, count,
-                        sizeof *rec->pix)
-                || !grow(&rec->dst, &rec->cap_dst, rec->nblocks, count,
-                        sizeof *rec->dst)
-                || !grow(&rec->calls, &rec->cap_calls, rec->ncalls, count,
-                        sizeof *rec->calls)) {
+        if (rec->failed || !lists_room(rec, nterms, count)) {
             rec->failed = 1;
             return;
         }

@@ -429,6 +429,12 @@ static const spec_t onnx_depthwise_cl = {dgrad_op_conv_transpose, dgrad_f32,
 static const spec_t onnx_blocks_cl = {dgrad_op_conv_transpose, dgrad_f32,
         {{"strides", "2,2"}}, {1, 6, 5, 7}, {6, 10, 2, 2}, 4, 1, 0, 0, 0,
         {1, 10, 10, 14}, 1};
+/* 4 groups of 4 channels on NCX, stride 1, a bias: with the blocks loop
+ * asked for, its lanes form, the input spread and the rows' lists made
+ * at compile (direct_blocks_spread.c), with AVX-512. */
+static const spec_t onnx_blocks_lists = {dgrad_op_conv_transpose, dgrad_f32,
+        {{"group", "4"}, {"pads", "1,1,1,1"}}, {1, 16, 5, 7},
+        {16, 4, 3, 3}, 4, 1, 0, 0, 0, {1, 16, 5, 7}, 0};
 static const spec_t graph_deferred = {dgrad_op_convolution_backward_data,
         dgrad_f32, {{"strides", "2,2"}, {"pads_begin", "1,1"}, {"pads_end", "1,1"},
                 {"data_format", "NCX"}, {"weights_format", "OIX"}},
@@ -895,6 +901,25 @@ Test(faults, own_loop, .timeout = 600) {
     sweep_core("cached execute (blocks channels-last loop, f16 bias, ReLU)",
             with(onnx_blocks_cl, dgrad_f16, 1, 0), compiled_warm,
             act_execute, verify_output, undo_none, EXPECT_NOTHING);
+    /* Its lanes form, with the rows' lists made at compile (f16: the
+     * input widened as it is spread, the output rounded by the loop). */
+    policy.own_loop_kind = 3; /* the blocks loop (DGRAD_OWN_LOOP=blocks) */
+    dgrad_api_set_policy_for_testing(&policy);
+    cr_assert_str_eq(compiled_says(onnx_blocks_lists,
+                         dgrad_compiled_op_impl_name, impl, sizeof impl),
+            "dgrad:direct_blocks");
+    for (int i = 0; i < 2; i++) {
+        spec_t s = with(onnx_blocks_lists, i ? dgrad_f16 : dgrad_f32, 1, 0);
+        sweep_core(i ? "compile (blocks lanes from lists, f16, bias, ReLU)"
+                     : "compile (blocks lanes from lists, bias, ReLU)",
+                s, fresh, act_compile, verify_by_executing, undo_compiled,
+                EXPECT_FAILURES);
+        sweep_core(i ? "cached execute (blocks lanes from lists, f16, bias, "
+                       "ReLU)"
+                     : "cached execute (blocks lanes from lists, bias, ReLU)",
+                s, compiled_warm, act_execute, verify_output, undo_none,
+                EXPECT_NOTHING);
+    }
     scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
 }
