@@ -23,9 +23,9 @@ if [ "$sanitize" = 1 ]; then
     export LSAN_OPTIONS="suppressions=$PWD/tests/lsan-onednn.supp:print_suppressions=0"
 fi
 # As many tests at once as there are cores: one test alone leaves a core
-# idle much of the time, so two at a time on 2 cores take half the time (the plain suite on an AMD EPYC Zen 5:
-# 256 s one at a time, 129 s two at a time; `time ctest --test-dir build
-# [-j2]`). Every OpenMP team waits passively (tests/CMakeLists.txt) so
+# idle much of the time, so two at a time on 2 cores take half the time
+# (the plain suite on an AMD EPYC Zen 5: 256 s one at a time, 129 s two at
+# a time; `time ctest --test-dir build [-j2]`). Every OpenMP team waits passively (tests/CMakeLists.txt) so
 # that neighbours do not starve each other; results do not depend on it.
 ctest --test-dir "$build_dir" --output-on-failure --verbose -j "$(nproc)"
 if [ "$onednn3" = 1 ] && [ "$sanitize" = 0 ]; then

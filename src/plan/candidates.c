@@ -342,7 +342,7 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
     }
     plan->prepared_weights_bytes = direct_weights_size(plan);
     plan->scratch_size = direct_scratch_size(plan, &plan->direct_threads);
-    if (!direct_blocks_prepare(plan)) {
+    if (!direct_prepare(plan)) {
         plan_destroy(plan);
         return NULL;
     }

@@ -10,8 +10,8 @@
  * rounded from f32 rows a run of rows at a time (deconv_ci_3d:grouped in
  * f16 over raw oneDNN's f32 on its preferred layouts: +8.7-9.0 -> +1.0-1.1
  * us in NXC, +8.1-8.4 -> +0.9-2.2 in NCX, with the lists made once;
- * bench/README.md, twenty-first look): timing picks. Groups of few channels, 4 and more, run in the
- * lanes form with AVX-512 (blocks_lanes_form: the input's channels
+ * bench/README.md, twenty-first look): timing picks. Groups of few
+ * channels, 4 and more, run in the lanes form with AVX-512 (blocks_lanes_form: the input's channels
  * permuted into each group's lanes, or a small input spread first and
  * its rows run from lists: direct_blocks_spread.c), else as
  * block-diagonal weights (G times the FMAs). The specification's
@@ -329,9 +329,9 @@ static size_t private_weights(size_t weights) {
 /* Bytes of a thread's scratch before its own packed weights:
  * row_buffers, then where the rows from lists are rounded into a 16-bit
  * output list_rows f32 output rows and room for twice as many more
- * (blocks_round_rows), where the loop widens
- * rows itself the input row and a stretch of output, where the output is
- * not channels-last a channels-last output row. */
+ * (blocks_round_rows), where the loop widens rows itself the input row
+ * and a stretch of output, where the output is not channels-last a
+ * channels-last output row. */
 static size_t thread_rows_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
@@ -761,7 +761,7 @@ static void blocks_args_geometry(blocks_args_t *args,
 }
 
 int direct_blocks_prepare(dgrad_plan_t *plan) {
-    if (plan->direct != DIRECT_BLOCKS_CL || !spread_listed(plan)) return 1;
+    if (!spread_listed(plan)) return 1;
     blocks_args_t args;
     blocks_args_geometry(&args, plan);
     return blocks_lists_make(&args, &plan->direct_lists);

@@ -165,9 +165,6 @@ typedef struct blocks_lists {
     list_call_t *calls;
     int64_t *soff, *woff, *pix, *dst;
     int64_t nsets, ncalls, nterms, nblocks;
-    /* while they are made: room, and whether memory ran out */
-    int64_t cap_sets, cap_calls, cap_terms, cap_woff, cap_blocks, cap_dst;
-    int failed;
 } blocks_lists_t;
 
 /* direct_blocks.c: whether groups run in the lanes form, and the packed

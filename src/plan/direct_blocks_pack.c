@@ -28,7 +28,10 @@ __attribute__((target("f16c"))) static void f16_run_f16c(
  * plain strided one; 16-bit ones are widened by a loop per type, not
  * element by element through dgrad_load's switch and double, which took
  * deconv_ci_3d:grouped in f16 with variable weights to 1.34-1.45x its
- * f32 time; short runs are widened one by one). */
+ * f32 time; short runs are widened one by one here: the runs are a
+ * group's few output channels, and convert.c's strided widening called
+ * for each took that loop 0.4-0.7 us longer in f16 and bf16, A/B builds
+ * of `DGRAD_OWN_LOOP=blocks dgrad bench --no-raw`). */
 static void weights_run(const void *user, dgrad_data_type_t dt, int64_t i,
         int64_t step, int64_t n, float *dst) {
     if (dt == dgrad_f32) {

@@ -187,6 +187,7 @@ __attribute__((target("avx512f"))) void blocks_spread_pixels(
         }
     }
 }
+
 /* @p px channels-last pixels of @p C channels at @p rows into @p tmp,
  * channel by channel (px floats each): 16 pixels by 16 channels at a
  * time, transposed in registers (gathering each channel's pixels, 16 at
@@ -272,7 +273,8 @@ static void blocks_round_rows(const blocks_args_t *a, const float *rows,
 
 /* Where the list calls of a chunk of rows go: to the kernels now (rec
  * NULL: the image's input and output, the weights, the bias row, the
- * column offsets or NULL), or recorded into a plan's lists. */
+ * column offsets or NULL), or into a plan's lists (rec), only counted
+ * while its arrays are NULL (blocks_lists_make's first pass). */
 typedef struct list_sink {
     const blocks_args_t *a;
     const float *in, *w, *brow;
@@ -280,48 +282,6 @@ typedef struct list_sink {
     const int32_t *colidx;
     blocks_lists_t *rec;
 } list_sink_t;
-
-/* @p v (room for @p *cap items of @p size bytes) with room for @p need:
- * doubled as needed; NULL where memory ran out (@p v is then kept). */
-static void *grown(void *v, int64_t *cap, int64_t need, size_t size) {
-    if (need <= *cap) return v;
-    int64_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
-    void *p = allocated(dgrad_realloc(v, (size_t)c * size));
-    if (p) *cap = c;
-    return p;
-}
-
-/* Room in @p rec for one more set of @p nterms terms and @p count
- * blocks (and as many calls at most). 0 where memory ran out. */
-static int lists_room(blocks_lists_t *rec, int64_t nterms, int64_t count) {
-    void *p;
-    if (!(p = grown(rec->sets, &rec->cap_sets, rec->nsets + 1,
-                  sizeof *rec->sets)))
-        return 0;
-    rec->sets = p;
-    if (!(p = grown(rec->calls, &rec->cap_calls, rec->ncalls + count,
-                  sizeof *rec->calls)))
-        return 0;
-    rec->calls = p;
-    if (!(p = grown(rec->soff, &rec->cap_terms, rec->nterms + nterms,
-                  sizeof *rec->soff)))
-        return 0;
-    rec->soff = p;
-    if (!(p = grown(rec->woff, &rec->cap_woff, rec->nterms + nterms,
-                  sizeof *rec->woff)))
-        return 0;
-    rec->woff = p;
-    if (!(p = grown(rec->pix, &rec->cap_blocks, rec->nblocks + count,
-                  sizeof *rec->pix)))
-        return 0;
-    rec->pix = p;
-    if (!(p = grown(rec->dst, &rec->cap_dst, rec->nblocks + count,
-                  sizeof *rec->dst)))
-        return 0;
-    rec->dst = p;
-    return 1;
-}
 
 /* The list kernels on @p count blocks (input offsets @p pix, output
  * offsets @p dst) of terms @p soff, @p woff, columns [@p c0, @p c0 +
@@ -335,20 +295,21 @@ static void list_blocks(list_sink_t *o, const int64_t *soff,
     int nv = (int)((ncols + 15) / 16) - 1;
     int64_t x = 0, many = a->k.list_many[nv];
     if (rec) {
-        if (rec->failed || !lists_room(rec, nterms, count)) {
-            rec->failed = 1;
-            return;
+        if (rec->sets) {
+            rec->sets[rec->nsets] = (list_set_t){.terms_at = rec->nterms,
+                    .nterms = nterms,
+                    .c0 = c0,
+                    .ncols = ncols,
+                    .calls_at = rec->ncalls};
+            memcpy(rec->soff + rec->nterms, soff,
+                    (size_t)nterms * sizeof *soff);
+            memcpy(rec->woff + rec->nterms, woff,
+                    (size_t)nterms * sizeof *woff);
+            memcpy(rec->pix + rec->nblocks, pix, (size_t)count * sizeof *pix);
+            memcpy(rec->dst + rec->nblocks, dst, (size_t)count * sizeof *dst);
         }
-        rec->sets[rec->nsets++] = (list_set_t){.terms_at = rec->nterms,
-                .nterms = nterms,
-                .c0 = c0,
-                .ncols = ncols,
-                .calls_at = rec->ncalls};
-        memcpy(rec->soff + rec->nterms, soff, (size_t)nterms * sizeof *soff);
-        memcpy(rec->woff + rec->nterms, woff, (size_t)nterms * sizeof *woff);
+        rec->nsets++;
         rec->nterms += nterms;
-        memcpy(rec->pix + rec->nblocks, pix, (size_t)count * sizeof *pix);
-        memcpy(rec->dst + rec->nblocks, dst, (size_t)count * sizeof *dst);
     }
     while (x < count) {
         int64_t left = count - x;
@@ -361,9 +322,12 @@ static void list_blocks(list_sink_t *o, const int64_t *soff,
                                          : left;
         lanes_list_fn fn = a->k.lanes_list[size][nv];
         if (rec) {
-            rec->calls[rec->ncalls++] = (list_call_t){
-                    .fn = fn, .first = rec->nblocks + x, .count = step};
-            rec->sets[rec->nsets - 1].ncalls++;
+            if (rec->sets) {
+                rec->calls[rec->ncalls] = (list_call_t){
+                        .fn = fn, .first = rec->nblocks + x, .count = step};
+                rec->sets[rec->nsets - 1].ncalls++;
+            }
+            rec->ncalls++;
         } else {
             fn(o->in, soff, nterms, pix + x, a->rows, o->w, woff, a->np,
                     o->brow + c0, ncols, o->colidx ? o->colidx + c0 : NULL,
@@ -597,43 +561,27 @@ void blocks_listed(const blocks_args_t *a, const char *in, const float *w,
     }
 }
 
-/* The single allocation of a plan's lists: the header, then each array
- * at a multiple of 8 bytes. */
-static blocks_lists_t *lists_pack(const blocks_lists_t *rec,
-        const int64_t *chunk_sets, int64_t nchunks) {
-    size_t sizes[] = {(size_t)(nchunks + 1) * sizeof *chunk_sets,
-            (size_t)rec->nsets * sizeof *rec->sets,
-            (size_t)rec->ncalls * sizeof *rec->calls,
-            (size_t)rec->nterms * sizeof *rec->soff,
-            (size_t)rec->nterms * sizeof *rec->woff,
-            (size_t)rec->nblocks * sizeof *rec->pix,
-            (size_t)rec->nblocks * sizeof *rec->dst};
-    const void *from[] = {chunk_sets, rec->sets, rec->calls, rec->soff,
-            rec->woff, rec->pix, rec->dst};
-    size_t total = (sizeof *rec + 7) / 8 * 8;
-    for (int i = 0; i < 7; i++) total += (sizes[i] + 7) / 8 * 8;
-    char *m = allocated(dgrad_malloc(total));
-    if (!m) return NULL;
-    blocks_lists_t *b = (blocks_lists_t *)m;
-    *b = (blocks_lists_t){.nsets = rec->nsets,
-            .ncalls = rec->ncalls,
-            .nterms = rec->nterms,
-            .nblocks = rec->nblocks};
-    void *to[7];
-    size_t at = (sizeof *rec + 7) / 8 * 8;
-    for (int i = 0; i < 7; i++) {
-        to[i] = m + at;
-        if (sizes[i]) memcpy(to[i], from[i], sizes[i]);
-        at += (sizes[i] + 7) / 8 * 8;
+/* Every chunk of every line recorded into @p rec (counted only, while
+ * its arrays are NULL). */
+static void lists_record(const blocks_args_t *a, blocks_lists_t *rec) {
+    const dgrad_problem_t *p = &a->plan->p;
+    int l = p->nsp - 1;
+    int64_t L = a->list_rows, rows_line = line_rows(p),
+            chunks = (rows_line + L - 1) / L, lines = list_lines(p),
+            y[DGRAD_MAX_SPATIAL] = {0};
+    list_sink_t o = {.a = a, .rec = rec};
+    if (rec->chunk_sets) rec->chunk_sets[0] = 0;
+    for (int64_t line = 0; line < lines; line++) {
+        line_positions(p, line, y);
+        for (int64_t c = 0; c < chunks; c++) {
+            int64_t first = c * L,
+                    rows = rows_line - first < L ? rows_line - first : L;
+            if (l) y[l - 1] = first;
+            chunk_lists(a, y, rows, &o);
+            if (rec->chunk_sets)
+                rec->chunk_sets[line * chunks + c + 1] = rec->nsets;
+        }
     }
-    b->chunk_sets = to[0];
-    b->sets = to[1];
-    b->calls = to[2];
-    b->soff = to[3];
-    b->woff = to[4];
-    b->pix = to[5];
-    b->dst = to[6];
-    return b;
 }
 
 int blocks_lists_make(const blocks_args_t *a, blocks_lists_t **lists) {
@@ -647,33 +595,31 @@ int blocks_lists_make(const blocks_args_t *a, blocks_lists_t **lists) {
     if (lines > LISTS_MAX_BLOCKS / rows_line
             || blocks > LISTS_MAX_BLOCKS / (lines * rows_line))
         return 1;
-    blocks_lists_t rec = {0};
-    int64_t *chunk_sets = allocated(dgrad_malloc(
-            (size_t)(lines * chunks + 1) * sizeof *chunk_sets));
-    list_sink_t o = {.a = a, .rec = &rec};
-    blocks_lists_t *b = NULL;
-    if (chunk_sets) {
-        chunk_sets[0] = 0;
-        int64_t y[DGRAD_MAX_SPATIAL] = {0};
-        for (int64_t line = 0; line < lines && !rec.failed; line++) {
-            line_positions(p, line, y);
-            for (int64_t c = 0; c < chunks && !rec.failed; c++) {
-                int64_t first = c * L,
-                        rows = rows_line - first < L ? rows_line - first : L;
-                if (l) y[l - 1] = first;
-                chunk_lists(a, y, rows, &o);
-                chunk_sets[line * chunks + c + 1] = rec.nsets;
-            }
-        }
-        if (!rec.failed) b = lists_pack(&rec, chunk_sets, lines * chunks);
-    }
-    free(chunk_sets);
-    free(rec.sets);
-    free(rec.calls);
-    free(rec.soff);
-    free(rec.woff);
-    free(rec.pix);
-    free(rec.dst);
+    /* counted first, then written into one allocation: the header, then
+     * each array at a multiple of 8 bytes */
+    blocks_lists_t n = {0};
+    lists_record(a, &n);
+    size_t sizes[] = {(size_t)(lines * chunks + 1) * sizeof *n.chunk_sets,
+            (size_t)n.nsets * sizeof *n.sets,
+            (size_t)n.ncalls * sizeof *n.calls,
+            (size_t)n.nterms * sizeof *n.soff,
+            (size_t)n.nterms * sizeof *n.woff,
+            (size_t)n.nblocks * sizeof *n.pix,
+            (size_t)n.nblocks * sizeof *n.dst};
+    size_t at[8];
+    at[0] = (sizeof n + 7) / 8 * 8;
+    for (int i = 0; i < 7; i++) at[i + 1] = at[i] + (sizes[i] + 7) / 8 * 8;
+    char *m = allocated(dgrad_malloc(at[7]));
+    if (!m) return 0;
+    blocks_lists_t *b = (blocks_lists_t *)m;
+    *b = (blocks_lists_t){.chunk_sets = (int64_t *)(m + at[0]),
+            .sets = (list_set_t *)(m + at[1]),
+            .calls = (list_call_t *)(m + at[2]),
+            .soff = (int64_t *)(m + at[3]),
+            .woff = (int64_t *)(m + at[4]),
+            .pix = (int64_t *)(m + at[5]),
+            .dst = (int64_t *)(m + at[6])};
+    lists_record(a, b);
     *lists = b;
-    return b != NULL;
+    return 1;
 }

@@ -40,6 +40,10 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
                             : 0);
 }
 
+int direct_prepare(dgrad_plan_t *plan) {
+    return plan->direct == DIRECT_BLOCKS_CL ? direct_blocks_prepare(plan) : 1;
+}
+
 size_t direct_weights_size(const dgrad_plan_t *plan) {
     switch (plan->direct) {
     case DIRECT_DEPTHWISE_CL: return direct_dw_weights_size(&plan->p);

@@ -450,6 +450,9 @@ int direct_shared_phase(const dgrad_plan_t *plan);
 int direct_taps_init(dgrad_plan_t *plan);
 size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads);
 size_t direct_weights_size(const dgrad_plan_t *plan);
+/* What the plan's loop makes once, at plan creation, after its scratch
+ * is sized. 0 where memory ran out. */
+int direct_prepare(dgrad_plan_t *plan);
 void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
 /* The output from @p in, packed weights @p w and f32 @p bias (or NULL);
@@ -559,9 +562,10 @@ size_t direct_blocks_weights_size(const dgrad_plan_t *plan);
  * spread once before the rows, 3 spread and its rows' blocks run from
  * lists. */
 int direct_blocks_lanes(const dgrad_plan_t *plan);
-/* What a plan of the blocks loop makes once, at plan creation: where its
- * rows run from lists, the lists (plan->direct_lists; not where they
- * would be large). 0 where memory ran out. */
+/* What a plan of the blocks loop makes once, at plan creation
+ * (direct_prepare): where its rows run from lists, the lists
+ * (plan->direct_lists; not where they would be large). 0 where memory
+ * ran out. */
 int direct_blocks_prepare(dgrad_plan_t *plan);
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
