@@ -5,12 +5,15 @@
  * sides round once); the random-float test uses a tolerance.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -2029,6 +2032,60 @@ Test(onednn, own_loop_blocks_lanes_16bit_rounded) {
         p.out_strides[0] = s.Y[0] * p.out_strides[2];
         check_blocks_listed(&p);
     }
+}
+
+/* 16-bit weights packed by gathers of 32-bit words at their elements
+ * (direct_blocks_pack.c gather16): the weights' last element is read
+ * alone, so that no word passes the tensor's end. The weights end here
+ * at a page the process may not read (a word read past them faults),
+ * and the packed plan is compared with the reference, every weights
+ * layout (the last element in another packed row and lane in each),
+ * bf16 and f16, variable and prepared weights. */
+Test(onednn, own_loop_blocks_16bit_weights_gathered_to_their_end) {
+    policy()->own_loop = 2;
+    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+    policy()->own_kernels = 1;
+    long page = sysconf(_SC_PAGESIZE);
+    dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 2; i++)
+        for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++)
+            for (int prepared = 0; prepared <= 1; prepared++) {
+                shape_t s = {.nsp = 3, .dt = dts[i], .N = 2, .G = 4,
+                        .Cin = 16, .Cout = 16, .X = {5, 5, 5},
+                        .K = {3, 3, 3}, .S = {1, 1, 1}, .D = {1, 1, 1},
+                        .PB = {1, 1, 1}, .act_layout = NXC,
+                        .wei_layout = w};
+                set_natural_y(&s, 0);
+                dgrad_problem_t p = make_problem(&s);
+                dgrad_plan_t *plan = NULL;
+                cr_assert_eq(dgrad_plan_get(&p, prepared
+                                             ? dgrad_weights_constant
+                                             : dgrad_weights_variable,
+                                     policy(), &plan),
+                        dgrad_success, "%s", dgrad_last_error_message());
+                cr_assert_str_eq(dgrad_plan_impl_name(plan),
+                        "dgrad:direct_blocks");
+                buffers_t b;
+                buffers_init(&b, &p, 1, 77u);
+                size_t bytes = (size_t)b.n_wei * elsize(p.dt),
+                       pages = (bytes + (size_t)page - 1) / (size_t)page;
+                char *m = mmap(NULL, (pages + 1) * (size_t)page,
+                        PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                        -1, 0);
+                cr_assert(m != MAP_FAILED);
+                cr_assert_eq(mprotect(m + pages * (size_t)page,
+                                     (size_t)page, PROT_NONE),
+                        0);
+                void *at_end = m + pages * (size_t)page - bytes;
+                memcpy(at_end, b.wei, bytes);
+                free(b.wei);
+                b.wei = at_end;
+                check_plan_on(&p, plan, &b, 1, prepared);
+                b.wei = NULL;
+                munmap(m, (pages + 1) * (size_t)page);
+                buffers_free(&b);
+                dgrad_plan_release(plan);
+            }
 }
 
 /* The blocks loop on NCX activations (the input read along strided

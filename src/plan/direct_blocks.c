@@ -100,8 +100,10 @@ static int output_cl(const dgrad_plan_t *plan) {
  * bench --no-raw`, Sapphire Rapids VM). */
 #define LANES_MIN_GROUPS 4
 /* Calls of at most this many blocks take the kernels of 4 pixels: a
- * row of 5 pixels (3 interior blocks) otherwise runs 8 pixels' FMAs. */
+ * row of 5 pixels (3 interior blocks) otherwise runs 8 pixels' FMAs in
+ * the lanes form, 12 in the others. */
 #define LANES_SHORT_BLOCKS 4
+#define BLOCKS_SHORT 4
 
 /* Where the input is small, the lanes form spreads it first: each input
  * pixel as Cin / G vectors of 16 lanes, vector i holding channel i of
@@ -432,8 +434,13 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     }
     int64_t o0 = x * p->S[l] - p->PB[l]; /* output pixel of column 0 */
     float *dst = out + ((o0 - o_base) * p->Cout + c0);
+    /* nv_max and w are powers of two: masks and shifts, not divisions
+     * (whose latency took a quarter of this function's time on
+     * onnx:convtranspose_3d, 5 calls a row, `perf annotate`) */
     int64_t chunk = a->k.nv_max * a->k.w, ncols = c1 - c0;
-    int64_t whole = ncols / chunk * chunk;
+    int64_t whole = ncols & ~(chunk - 1), rest_nv =
+            ((ncols - whole + a->k.w - 1)
+                    >> __builtin_ctzll((unsigned long long)a->k.w)) - 1;
     if (a->lanes) {
         int by = a->by;
         const lanes_fn *of = count == 1 ? a->k.lanes_single[by]
@@ -444,18 +451,20 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
                     &a->pattern[0][0], w, np, c0, r->brow, whole, &r->ep,
                     dst, nc, count);
         if (whole < ncols)
-            of[(ncols - whole + a->k.w - 1) / a->k.w - 1](src, n, in_step,
-                    p->Cin, a->rows, &a->pattern[0][0], w, np, c0 + whole,
-                    r->brow, ncols - whole, &r->ep, dst + whole, nc, count);
+            of[rest_nv](src, n, in_step, p->Cin, a->rows, &a->pattern[0][0],
+                    w, np, c0 + whole, r->brow, ncols - whole, &r->ep,
+                    dst + whole, nc, count);
     } else {
-        const block_fn *of = count > 1 ? a->k.of : a->k.single;
+        const block_fn *of = count == 1 ? a->k.single
+                : count <= BLOCKS_SHORT ? a->k.short_of
+                                        : a->k.of;
         if (whole)
             of[a->k.nv_max - 1](src, n, in_step, r->c_step, p->Cin, w, np,
                     c0, r->brow, whole, &r->ep, dst, nc, count);
         if (whole < ncols)
-            of[(ncols - whole + a->k.w - 1) / a->k.w - 1](src, n, in_step,
-                    r->c_step, p->Cin, w, np, c0 + whole, r->brow,
-                    ncols - whole, &r->ep, dst + whole, nc, count);
+            of[rest_nv](src, n, in_step, r->c_step, p->Cin, w, np,
+                    c0 + whole, r->brow, ncols - whole, &r->ep, dst + whole,
+                    nc, count);
     }
     if (!a->plan->post.fused || r->from >= p->n_post_ops) return;
     int64_t idx[2 + DGRAD_MAX_SPATIAL];

@@ -118,6 +118,14 @@ DEFINE_BLOCK_KERNEL(block_avx512_2, AVX512, v16f, v16i, 16, 12, 2,
         STORE_PART_V16)
 DEFINE_BLOCK_KERNEL(block_avx512_1, AVX512, v16f, v16i, 16, 12, 1,
         STORE_PART_V16)
+DEFINE_BLOCK_KERNEL(short_avx512_4, AVX512, v16f, v16i, 16, 4, 4,
+        STORE_PART_V16)
+DEFINE_BLOCK_KERNEL(short_avx512_3, AVX512, v16f, v16i, 16, 4, 3,
+        STORE_PART_V16)
+DEFINE_BLOCK_KERNEL(short_avx512_2, AVX512, v16f, v16i, 16, 4, 2,
+        STORE_PART_V16)
+DEFINE_BLOCK_KERNEL(short_avx512_1, AVX512, v16f, v16i, 16, 4, 1,
+        STORE_PART_V16)
 DEFINE_BLOCK_KERNEL(single_avx512_4, AVX512, v16f, v16i, 16, 1, 4,
         STORE_PART_V16)
 DEFINE_BLOCK_KERNEL(single_avx512_3, AVX512, v16f, v16i, 16, 1, 3,
@@ -128,11 +136,15 @@ DEFINE_BLOCK_KERNEL(single_avx512_1, AVX512, v16f, v16i, 16, 1, 1,
         STORE_PART_V16)
 DEFINE_BLOCK_KERNEL(block_avx2_2, AVX2, v8f, v8i, 8, 6, 2, STORE_PART_V8)
 DEFINE_BLOCK_KERNEL(block_avx2_1, AVX2, v8f, v8i, 8, 8, 1, STORE_PART_V8)
+DEFINE_BLOCK_KERNEL(short_avx2_2, AVX2, v8f, v8i, 8, 4, 2, STORE_PART_V8)
+DEFINE_BLOCK_KERNEL(short_avx2_1, AVX2, v8f, v8i, 8, 4, 1, STORE_PART_V8)
 DEFINE_BLOCK_KERNEL(single_avx2_2, AVX2, v8f, v8i, 8, 1, 2, STORE_PART_V8)
 DEFINE_BLOCK_KERNEL(single_avx2_1, AVX2, v8f, v8i, 8, 1, 1, STORE_PART_V8)
 #endif
 DEFINE_BLOCK_KERNEL(block_portable_2, , v4f, v4i, 4, 6, 2, STORE_PART_V4)
 DEFINE_BLOCK_KERNEL(block_portable_1, , v4f, v4i, 4, 8, 1, STORE_PART_V4)
+DEFINE_BLOCK_KERNEL(short_portable_2, , v4f, v4i, 4, 4, 2, STORE_PART_V4)
+DEFINE_BLOCK_KERNEL(short_portable_1, , v4f, v4i, 4, 4, 1, STORE_PART_V4)
 DEFINE_BLOCK_KERNEL(single_portable_2, , v4f, v4i, 4, 1, 2, STORE_PART_V4)
 DEFINE_BLOCK_KERNEL(single_portable_1, , v4f, v4i, 4, 1, 1, STORE_PART_V4)
 
@@ -374,6 +386,8 @@ block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan) {
     if (cpu_has_avx512f() && !plan->direct_avx2)
         return (block_kernels_t){{block_avx512_1, block_avx512_2,
                                          block_avx512_3, block_avx512_4},
+                {short_avx512_1, short_avx512_2, short_avx512_3,
+                        short_avx512_4},
                 {single_avx512_1, single_avx512_2, single_avx512_3,
                         single_avx512_4},
 #define LANES_SET(PREFIX)                                                     \
@@ -392,11 +406,12 @@ block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan) {
                 4, 16};
     if (cpu_has_avx2_fma())
         return (block_kernels_t){{block_avx2_1, block_avx2_2},
-                {single_avx2_1, single_avx2_2}, {{0}}, {{0}}, {{0}}, {{0}},
-                {0}, 2, 8};
+                {short_avx2_1, short_avx2_2}, {single_avx2_1, single_avx2_2},
+                {{0}}, {{0}}, {{0}}, {{0}}, {0}, 2, 8};
 #endif
     (void)plan;
     return (block_kernels_t){{block_portable_1, block_portable_2},
-            {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}}, {{0}},
-            {0}, 2, 4};
+            {short_portable_1, short_portable_2},
+            {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}},
+            {{0}}, {0}, 2, 4};
 }

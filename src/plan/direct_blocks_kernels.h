@@ -48,11 +48,12 @@ typedef void (*lanes_list_fn)(const float *, const int64_t *, int64_t,
 enum { LIST_MANY, LIST_4, LIST_2, LIST_1, LIST_SIZES };
 
 /* A kernel set: kernel nv - 1 takes nv vectors of W columns at once, of
- * blocks of MB pixels (of), or of one (single: a block at an end of a
- * row, whose taps or columns differ from its neighbours', costs one
- * pixel's FMAs, not MB's). */
+ * blocks of MB pixels (of), of 4 (short: a call of few blocks, as in a
+ * short row, costs 4 pixels' FMAs, not MB's), or of one (single: a block
+ * at an end of a row, whose taps or columns differ from its
+ * neighbours', costs one pixel's FMAs). */
 typedef struct block_kernels {
-    block_fn of[NV_MAX], single[NV_MAX];
+    block_fn of[NV_MAX], short_of[NV_MAX], single[NV_MAX];
     /* the lanes form, AVX-512 only: blocks of 12-4 pixels, of 4 (calls
      * of few blocks: short rows), of one; the first index is how input
      * channels reach the lanes (LANES_BY_*) */

@@ -62,27 +62,31 @@ int64_t blocks_packed_rows(const dgrad_plan_t *plan) {
             * blocks_term_rows(plan);
 }
 
-/* Where the packed rows are f32 of at most this many columns, AVX-512
+/* Where the packed rows are of at most this many columns, AVX-512
  * gathers a row at a time (column j's offset in the user's weights, past
  * the row's own, in an index vector made once per share): with variable
  * weights deconv_ci_3d:grouped (108 rows of 16 columns) took 13.1-13.4
  * us packed element by element, 12.3-12.5 gathered (NXC, three runs
- * each). Under PACK_GATHER_MIN_ROWS rows (the ONNX examples' 1-9) the
- * rows go element by element, with no index vectors to make: the same
- * time either way there (0.31-0.34 us for onnx:convtranspose_1d). */
+ * each). 16-bit weights are gathered too (gather16): element by element
+ * their packing took a fifth of that problem's bf16 time, where the
+ * f32 one's gathers took 3% (`perf record` of `DGRAD_OWN_LOOP=blocks
+ * dgrad bench --no-raw --dt bf16`, Sapphire Rapids VM). Under
+ * PACK_GATHER_MIN_ROWS rows (the ONNX examples' 1-9) the rows go element
+ * by element, with no index vectors to make: the same time either way
+ * there (0.31-0.34 us for onnx:convtranspose_1d). */
 #define PACK_GATHER_MAX_COLS 64
 #define PACK_GATHER_MIN_ROWS 16
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* Whether rows are packed by gathers: f32 weights, few columns, and
- * column offsets within 32-bit indices. */
+/* Whether rows are packed by gathers: few columns, and column offsets
+ * within 32-bit indices. */
 static int pack_gathers(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *ws = p->wei_strides;
     int l = p->nsp - 1;
     int64_t span = (p->G - 1) * ws[0] + (p->Cout / p->G - 1) * ws[2]
             + (p->S[l] - 1) * ws[3 + l];
-    return p->dt == dgrad_f32 && cpu_has_avx512f() && !plan->direct_avx2
+    return cpu_has_avx512f() && !plan->direct_avx2
             && padded_cols(p) <= PACK_GATHER_MAX_COLS && span >= 0
             && blocks_packed_rows(plan) >= PACK_GATHER_MIN_ROWS
             && span <= INT32_MAX;
@@ -90,11 +94,13 @@ static int pack_gathers(const dgrad_plan_t *plan) {
 
 /* A packed row's columns, 16 at a time (pack_gathers): their offsets
  * past the row's in the user's weights, their b and group, and which are
- * columns at all (the rest pad the row). */
+ * columns at all (the rest pad the row); and the offset of the weights'
+ * last element. */
 typedef struct pack_cols {
     __m512i off[PACK_GATHER_MAX_COLS / 16], b[PACK_GATHER_MAX_COLS / 16],
             g[PACK_GATHER_MAX_COLS / 16];
     __mmask16 real[PACK_GATHER_MAX_COLS / 16];
+    int64_t last;
 } pack_cols_t;
 
 __attribute__((target("avx512f"))) static void pack_cols_init(
@@ -102,6 +108,9 @@ __attribute__((target("avx512f"))) static void pack_cols_init(
     const int64_t *ws = p->wei_strides;
     int l = p->nsp - 1;
     int64_t cog = p->Cout / p->G, nc = cols(p);
+    pc->last = (p->G - 1) * ws[0] + (p->Cin / p->G - 1) * ws[1]
+            + (cog - 1) * ws[2];
+    for (int i = 0; i <= l; i++) pc->last += (p->K[i] - 1) * ws[3 + i];
     /* column j = (b, g, o), o fastest: counted, not divided */
     int32_t bj = 0, gj = 0, oj = 0;
     for (int64_t c = 0; c < padded_cols(p) / 16; c++) {
@@ -125,12 +134,33 @@ __attribute__((target("avx512f"))) static void pack_cols_init(
     }
 }
 
-/* Packed row @p row of tap @p t, whose weights start at @p src (the
- * row's own offset), its columns of group @p g0 only (block-diagonal
- * weights) or of all (@p g0 < 0), none where @p reached is 0. */
+/* Lanes @p m of 16-bit weights (@p dt) at @p src past offsets @p off,
+ * as f32: the 32-bit words at the elements gathered (little-endian: the
+ * element is the low half), but a lane at the weights' last element
+ * (@p last past @p src), whose word would pass the tensor's end, read
+ * alone. */
+__attribute__((target("avx512f"))) static inline __m512 gather16(
+        dgrad_data_type_t dt, __m512i off, __mmask16 m, const uint16_t *src,
+        int64_t last) {
+    __mmask16 end = last <= INT32_MAX
+            ? _mm512_mask_cmpeq_epi32_mask(m, off,
+                      _mm512_set1_epi32((int32_t)last))
+            : 0;
+    __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(),
+            m & (__mmask16)~end, off, src, 2);
+    if (end) w = _mm512_mask_set1_epi32(w, end, src[last]);
+    if (dt == dgrad_bf16)
+        return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
+}
+
+/* Packed row @p row of tap @p t, whose weights start at element @p at of
+ * @p user (the row's own offset), its columns of group @p g0 only
+ * (block-diagonal weights) or of all (@p g0 < 0), none where @p reached
+ * is 0. */
 __attribute__((target("avx512f"))) static void pack_row_gather(
-        const dgrad_problem_t *p, const pack_cols_t *pc, const float *src,
-        int64_t t, int64_t g0, int reached, float *row) {
+        const dgrad_problem_t *p, const pack_cols_t *pc, const void *user,
+        int64_t at, int64_t t, int64_t g0, int reached, float *row) {
     int l = p->nsp - 1;
     __m512i taps = _mm512_set1_epi32((int)(p->K[l] - p->S[l] * t)),
             group = _mm512_set1_epi32((int)g0);
@@ -139,8 +169,12 @@ __attribute__((target("avx512f"))) static void pack_row_gather(
         m &= _mm512_cmplt_epi32_mask(pc->b[c], taps);
         if (g0 >= 0) m &= _mm512_cmpeq_epi32_mask(pc->g[c], group);
         _mm512_storeu_ps(row + 16 * c,
-                _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, pc->off[c],
-                        src, 4));
+                p->dt == dgrad_f32
+                        ? _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m,
+                                  pc->off[c], (const float *)user + at, 4)
+                        : gather16(p->dt, pc->off[c], m,
+                                  (const uint16_t *)user + at,
+                                  pc->last - at));
     }
 }
 #endif
@@ -206,10 +240,9 @@ void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
                 i = lanes ? ci : ci - g0 * cig;
 #if defined(__x86_64__) && defined(__GNUC__)
         if (gathers)
-            pack_row_gather(p, &pc,
-                    (const float *)user + off + i * ws[1]
-                            + p->S[l] * t * ws[3 + l],
-                    t, lanes ? -1 : g0, reached, row);
+            pack_row_gather(p, &pc, user,
+                    off + i * ws[1] + p->S[l] * t * ws[3 + l], t,
+                    lanes ? -1 : g0, reached, row);
         else
 #endif
             pack_row(p, user, off + i * ws[1], t, g0, g1,
