@@ -27,13 +27,20 @@ typedef struct rows_counter {
     const int64_t *Y;
 } rows_counter_t;
 
+void direct_share_of(int64_t n, int64_t th, int64_t nth, int64_t *begin,
+        int64_t *end) {
+    *begin = n * th / nth;
+    *end = n * (th + 1) / nth;
+}
+
 /* Thread @p th of @p nth: its contiguous share of the steps, counted on
  * from its first step (no division per row). */
 static void rows_share(const rows_counter_t *k, int64_t th, int64_t nth,
         char *mine, direct_row_fn fn, void *arg) {
     int nd = k->nd, l = k->l, tiled = k->tiled;
     const int64_t *dim = k->dim;
-    int64_t begin = k->steps * th / nth, end = k->steps * (th + 1) / nth;
+    int64_t begin, end;
+    direct_share_of(k->steps, th, nth, &begin, &end);
     int64_t rest = begin, c[DGRAD_MAX_SPATIAL + 1] = {0},
             y[DGRAD_MAX_SPATIAL] = {0};
     for (int i = nd - 1; i >= 0; i--) {

@@ -491,6 +491,11 @@ void direct_for_rows(const dgrad_plan_t *plan, int64_t rows, int64_t tile,
  * waits, would cost a wake-up or the whole of it on this work's scale);
  * without, each thread's first makes only what its own rows read. */
 typedef void (*direct_first_fn)(void *arg, int th, int nth);
+/* Thread @p th of @p nth's contiguous share [*@p begin, *@p end) of @p n
+ * steps, as direct_for_rows_after shares them (untiled, its steps are
+ * the rows). */
+void direct_share_of(int64_t n, int64_t th, int64_t nth, int64_t *begin,
+        int64_t *end);
 void direct_for_rows_after(const dgrad_plan_t *plan, int64_t rows,
         int64_t tile, double work, size_t per_thread, char *scratch,
         direct_first_fn first, int first_shared, direct_row_fn fn,
