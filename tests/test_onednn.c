@@ -2065,6 +2065,11 @@ Test(onednn, own_loop_blocks_16bit_weights_gathered_to_their_end) {
                         dgrad_success, "%s", dgrad_last_error_message());
                 cr_assert_str_eq(dgrad_plan_impl_name(plan),
                         "dgrad:direct_blocks");
+#if defined(__x86_64__) && defined(__GNUC__)
+                if (cpu_has_avx512f())
+                    cr_assert(blocks_pack_gathers(plan),
+                            "the weights are not packed by gathers");
+#endif
                 buffers_t b;
                 buffers_init(&b, &p, 1, 77u);
                 size_t bytes = (size_t)b.n_wei * elsize(p.dt),

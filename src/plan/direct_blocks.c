@@ -11,8 +11,9 @@
  * f16 over raw oneDNN's f32 on its preferred layouts: +8.7-9.0 -> +1.0-1.1
  * us in NXC, +8.1-8.4 -> +0.9-2.2 in NCX, with the lists made once;
  * bench/README.md, twenty-first look): timing picks. Groups of few
- * channels, 4 and more, run in the lanes form with AVX-512 (blocks_lanes_form: the input's channels
- * permuted into each group's lanes, or a small input spread first and
+ * channels, 4 and more, run in the lanes form with AVX-512
+ * (blocks_lanes_form: the input's channels permuted into each group's
+ * lanes, or a small input spread first and
  * its rows run from lists: direct_blocks_spread.c), else as
  * block-diagonal weights (G times the FMAs). The specification's
  * grouped 2D example in NXC: oneDNN jit 1.14 ms, block-diagonal 0.89
@@ -102,8 +103,7 @@ static int output_cl(const dgrad_plan_t *plan) {
 /* Calls of at most this many blocks take the kernels of 4 pixels: a
  * row of 5 pixels (3 interior blocks) otherwise runs 8 pixels' FMAs in
  * the lanes form, 12 in the others. */
-#define LANES_SHORT_BLOCKS 4
-#define BLOCKS_SHORT 4
+#define SHORT_BLOCKS 4
 
 /* Where the input is small, the lanes form spreads it first: each input
  * pixel as Cin / G vectors of 16 lanes, vector i holding channel i of
@@ -444,7 +444,7 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     if (a->lanes) {
         int by = a->by;
         const lanes_fn *of = count == 1 ? a->k.lanes_single[by]
-                : count <= LANES_SHORT_BLOCKS ? a->k.lanes_short[by]
+                : count <= SHORT_BLOCKS ? a->k.lanes_short[by]
                                               : a->k.lanes_of[by];
         if (whole)
             of[a->k.nv_max - 1](src, n, in_step, p->Cin, a->rows,
@@ -456,7 +456,7 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
                     dst + whole, nc, count);
     } else {
         const block_fn *of = count == 1 ? a->k.single
-                : count <= BLOCKS_SHORT ? a->k.short_of
+                : count <= SHORT_BLOCKS ? a->k.short_of
                                         : a->k.of;
         if (whole)
             of[a->k.nv_max - 1](src, n, in_step, r->c_step, p->Cin, w, np,
@@ -696,8 +696,9 @@ static void before_rows_share(void *arg, int th, int nth) {
                     r0 / outer * image_px,
                     ((r1 - 1) / outer + 1) * image_px);
     } else if (a->spread_into) {
-        blocks_spread_pixels(a, a->spread_into, px * th / nth,
-                px * (th + 1) / nth);
+        int64_t i0, i1;
+        direct_share_of(px, th, nth, &i0, &i1);
+        blocks_spread_pixels(a, a->spread_into, i0, i1);
     }
 #endif
     if (a->pack_into) {
@@ -707,9 +708,11 @@ static void before_rows_share(void *arg, int th, int nth) {
                     (float *)(a->scratch + a->per_thread * (size_t)th
                             + a->private_off),
                     0, rows);
-        else
-            blocks_pack_rows(a->plan, a->user_w, a->pack_into, rows * th / nth,
-                    rows * (th + 1) / nth);
+        else {
+            int64_t r0, r1;
+            direct_share_of(rows, th, nth, &r0, &r1);
+            blocks_pack_rows(a->plan, a->user_w, a->pack_into, r0, r1);
+        }
     }
 }
 

@@ -176,6 +176,10 @@ int64_t blocks_term_rows(const dgrad_plan_t *plan);
  * @p r1) of them packed from the user's weights (the zeros after them
  * too where @p r1 is the last). */
 int64_t blocks_packed_rows(const dgrad_plan_t *plan);
+/* Whether rows are packed by AVX-512 gathers (16-bit ones as 32-bit
+ * words): few columns, column offsets within 32-bit indices, enough
+ * rows to pay for the index vectors. */
+int blocks_pack_gathers(const dgrad_plan_t *plan);
 void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
         float *packed, int64_t r0, int64_t r1);
 

@@ -68,19 +68,18 @@ int64_t blocks_packed_rows(const dgrad_plan_t *plan) {
  * weights deconv_ci_3d:grouped (108 rows of 16 columns) took 13.1-13.4
  * us packed element by element, 12.3-12.5 gathered (NXC, three runs
  * each). 16-bit weights are gathered too (gather16): element by element
- * their packing took a fifth of that problem's bf16 time, where the
- * f32 one's gathers took 3% (`perf record` of `DGRAD_OWN_LOOP=blocks
- * dgrad bench --no-raw --dt bf16`, Sapphire Rapids VM). Under
+ * their packing took a fifth of that problem's bf16 time (177 samples
+ * against the list kernels' 437; the f32 twin's gathers 21 against 286:
+ * `perf record` of `DGRAD_OWN_LOOP=blocks dgrad bench --no-raw --dt
+ * bf16`, Sapphire Rapids VM). Under
  * PACK_GATHER_MIN_ROWS rows (the ONNX examples' 1-9) the rows go element
  * by element, with no index vectors to make: the same time either way
  * there (0.31-0.34 us for onnx:convtranspose_1d). */
 #define PACK_GATHER_MAX_COLS 64
 #define PACK_GATHER_MIN_ROWS 16
 
+int blocks_pack_gathers(const dgrad_plan_t *plan) {
 #if defined(__x86_64__) && defined(__GNUC__)
-/* Whether rows are packed by gathers: few columns, and column offsets
- * within 32-bit indices. */
-static int pack_gathers(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *ws = p->wei_strides;
     int l = p->nsp - 1;
@@ -90,12 +89,17 @@ static int pack_gathers(const dgrad_plan_t *plan) {
             && padded_cols(p) <= PACK_GATHER_MAX_COLS && span >= 0
             && blocks_packed_rows(plan) >= PACK_GATHER_MIN_ROWS
             && span <= INT32_MAX;
+#else
+    (void)plan;
+    return 0;
+#endif
 }
 
-/* A packed row's columns, 16 at a time (pack_gathers): their offsets
- * past the row's in the user's weights, their b and group, and which are
- * columns at all (the rest pad the row); and the offset of the weights'
- * last element. */
+#if defined(__x86_64__) && defined(__GNUC__)
+/* A packed row's columns, 16 at a time (blocks_pack_gathers): their
+ * offsets past the row's in the user's weights, their b and group, and
+ * which are columns at all (the rest pad the row); and the offset of the
+ * weights' last element. */
 typedef struct pack_cols {
     __m512i off[PACK_GATHER_MAX_COLS / 16], b[PACK_GATHER_MAX_COLS / 16],
             g[PACK_GATHER_MAX_COLS / 16];
@@ -142,7 +146,7 @@ __attribute__((target("avx512f"))) static void pack_cols_init(
 __attribute__((target("avx512f"))) static inline __m512 gather16(
         dgrad_data_type_t dt, __m512i off, __mmask16 m, const uint16_t *src,
         int64_t last) {
-    __mmask16 end = last <= INT32_MAX
+    __mmask16 end = last >= 0 && last <= INT32_MAX
             ? _mm512_mask_cmpeq_epi32_mask(m, off,
                       _mm512_set1_epi32((int32_t)last))
             : 0;
@@ -208,7 +212,7 @@ void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
             cig = p->Cin / p->G, R = blocks_term_rows(plan);
     int lanes = blocks_lanes_form(plan);
 #if defined(__x86_64__) && defined(__GNUC__)
-    int gathers = pack_gathers(plan);
+    int gathers = blocks_pack_gathers(plan);
     pack_cols_t pc;
     if (gathers) pack_cols_init(p, &pc);
 #endif
