@@ -1970,6 +1970,125 @@ Test(onednn, own_loop_blocks_lanes_on_ncx) {
     }
 }
 
+/* @p s in @p layout on the row vectors loop where the CPU has AVX-512
+ * (none without): the plan of that loop reads and writes a 16-bit
+ * problem's tensors itself (no f32 copies), and is checked against the
+ * reference for every weights layout, with variable and constant
+ * weights. */
+static void check_row_vectors(shape_t s, int layout) {
+    s.act_layout = layout;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    int applies = own && own->direct == DIRECT_ROW_VECTORS;
+    cr_assert_eq(applies, cpu_has_avx512f(), "%s, Y %ld x Cout %ld",
+            dgrad_data_type_name(s.dt), (long)s.Y[s.nsp - 1], (long)s.Cout);
+    if (applies) cr_assert_not(own->staged);
+    if (own) plan_destroy(own);
+    if (applies) check_own_loop_as(s, layout, "dgrad:direct_row_vectors");
+}
+
+/* Whether the row vectors loop applies to @p s (channels-last). */
+static int row_vectors_apply(shape_t s) {
+    s.act_layout = NXC;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    int applies = own && own->direct == DIRECT_ROW_VECTORS;
+    if (own) plan_destroy(own);
+    return applies;
+}
+
+/* The row vectors loop (direct_row_vectors.c): every kind of geometry is
+ * in its tables, so each case has rows no other does. ONNX's 3D test
+ * problem (1 -> 2 channels, k3: rows of 7 pixels on 14 lanes); stride,
+ * padding and a cropped end on both axes (lanes no tap reaches, rows no
+ * input row reaches); deconv1d:1's dilation (pad 3, dilation 3: taps
+ * that reach no lane); 4 groups of 2 -> 3 channels on 3 vectors whose
+ * lanes start mid-pixel; 4 whole vectors of 16 channels of one group,
+ * 3 images; every type, NXC and NCX (the output scattered), with and
+ * without a bias; an input of its own strides. It applies only up to
+ * 64 values a row and 16 channels a group. */
+Test(onednn, own_loop_row_vectors) {
+    policy()->own_loop_kind = DIRECT_ROW_VECTORS;
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t onnx3d = {.nsp = 3, .dt = dts[i], .N = 1, .G = 1, .Cin = 1,
+                .Cout = 2, .X = {3, 4, 5}, .K = {3, 3, 3}, .S = {1, 1, 1},
+                .D = {1, 1, 1}, .PB = {0, 0, 0}, .has_bias = i != 1};
+        set_natural_y(&onnx3d, 0);
+        shape_t strided = {.nsp = 2, .dt = dts[i], .N = 2, .G = 1, .Cin = 3,
+                .Cout = 2, .X = {3, 3}, .K = {3, 3}, .S = {3, 2},
+                .D = {1, 1}, .PB = {1, 2}, .has_bias = i != 2};
+        set_natural_y(&strided, 1);
+        shape_t dilated = {.nsp = 1, .dt = dts[i], .N = 2, .G = 1, .Cin = 8,
+                .Cout = 8, .X = {5}, .K = {3}, .S = {1}, .D = {3},
+                .PB = {3}, .has_bias = 1};
+        set_natural_y(&dilated, 6);
+        shape_t grouped = {.nsp = 2, .dt = dts[i], .N = 2, .G = 4, .Cin = 8,
+                .Cout = 12, .X = {2, 2}, .K = {2, 3}, .S = {2, 2},
+                .D = {1, 1}, .PB = {0, 1}, .has_bias = i != 0};
+        set_natural_y(&grouped, 0);
+        shape_t full = {.nsp = 1, .dt = dts[i], .N = 3, .G = 1, .Cin = 16,
+                .Cout = 4, .X = {8}, .K = {2}, .S = {2}, .D = {1},
+                .PB = {0}, .has_bias = 1};
+        set_natural_y(&full, 0);
+        cr_assert_eq(onnx3d.Y[2] * onnx3d.Cout, 14);
+        cr_assert_eq(dilated.Y[0], 2);
+        cr_assert_eq(grouped.Y[1] * grouped.Cout, 48);
+        cr_assert_eq(full.Y[0] * full.Cout, 64);
+        shape_t cases[] = {onnx3d, strided, dilated, grouped, full};
+        for (int c = 0; c < 5; c++) {
+            check_row_vectors(cases[c], NXC);
+            check_row_vectors(cases[c], NCX);
+        }
+        /* input pixels 3 floats apart beyond their channels, images 5
+         * beyond theirs */
+        shape_t st = grouped;
+        st.act_layout = NXC;
+        dgrad_problem_t p = make_problem(&st);
+        p.in_strides[3] = st.Cin + 3;
+        p.in_strides[2] = st.X[1] * p.in_strides[3];
+        p.in_strides[0] = st.X[0] * p.in_strides[2] + 5;
+        dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+        cr_assert_eq(own && own->direct == DIRECT_ROW_VECTORS,
+                cpu_has_avx512f());
+        if (own) plan_destroy(own);
+        check_problem_ex(&p, 1, 0);
+        check_problem_ex(&p, 1, 1);
+    }
+    /* 65 values a row, 17 channels of a group: not this loop */
+    shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 5, .X = {12}, .K = {3}, .S = {1}, .D = {1}, .PB = {0}};
+    set_natural_y(&wide, 1);
+    cr_assert_eq(wide.Y[0] * wide.Cout, 65);
+    cr_assert_not(row_vectors_apply(wide));
+    wide.Y[0]--;
+    cr_assert_eq(row_vectors_apply(wide), cpu_has_avx512f());
+    shape_t deep = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 17,
+            .Cout = 2, .X = {4}, .K = {3}, .S = {1}, .D = {1}, .PB = {0}};
+    set_natural_y(&deep, 0);
+    cr_assert_not(row_vectors_apply(deep));
+    deep.Cin = 16;
+    cr_assert_eq(row_vectors_apply(deep), cpu_has_avx512f());
+    /* timed on a reduced copy only where it applies to the problem too
+     * (the copy's rows are shorter: within the limit where the
+     * problem's are not) */
+    shape_t copy_s = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
+            .Cout = 4, .X = {3, 6}, .K = {3, 3}, .S = {1, 1}, .D = {1, 1},
+            .PB = {1, 1}, .act_layout = NXC};
+    set_natural_y(&copy_s, 0);
+    shape_t long_s = copy_s;
+    long_s.X[1] = 20;
+    set_natural_y(&long_s, 0);
+    dgrad_problem_t copy = make_problem(&copy_s),
+                    longer = make_problem(&long_s), same = copy;
+    dgrad_plan_t *own = build_direct_as_problem(&copy, &same, policy(),
+            DIRECT_EITHER, 0);
+    cr_assert_eq(own && own->direct == DIRECT_ROW_VECTORS, cpu_has_avx512f());
+    if (own) plan_destroy(own);
+    cr_assert_null(build_direct_as_problem(&copy, &longer, policy(),
+            DIRECT_EITHER, 0));
+}
+
 /* Lists of more than LISTS_MAX_BLOCKS blocks are not kept: the rows
  * make theirs on every execution (the input spread where the policy
  * asks, whatever its size; one line of 255 rows of 515 blocks, 131,325

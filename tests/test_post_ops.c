@@ -951,3 +951,48 @@ Test(post_ops_api, a_chain_a_step_could_carry_runs_as_a_pass_when_faster) {
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
+
+/* The row vectors loop (direct_row_vectors.c) carries a chain its
+ * kernels apply whole (one LeakyReLU or Clamp) in registers before each
+ * store: 1D to 3D, each type, channels-last and NCX (the vectors
+ * scattered), with and without a bias, stride 2 with padding (lanes
+ * no tap reaches); checked against the reference. A chain past that is
+ * not its to carry: another plan runs the problem (the policy asks for
+ * this loop, which does not apply). */
+Test(post_ops_api, the_row_vectors_loop_carries_an_epilogue_chain) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    policy.own_loop_kind = DIRECT_ROW_VECTORS;
+    policy.chain_pass = 1;
+    dgrad_api_set_policy_for_testing(&policy);
+    const int64_t channels[] = {2, 12};
+    for (int j = 0; j < 7; j++) {
+        tester_t t;
+        blocks_chain_case(&t, j % 6, channels, 1 + j % 3, j % 2);
+        for (int i = 0; i < t.nsp; i++) {
+            t.X[i] = 2;
+            t.S[i] = 2;
+            t.K[i] = 3;
+            t.pb[i] = t.pe[i] = 1;
+        }
+        t.n_post = 1;
+        t.post[0] = j % 2 ? leaky : clamp;
+        if (j == 6) {
+            t.n_post = 2;
+            t.post[1] = (tester_post_op_t)POST("Tanh");
+        }
+        t.executions = 2;
+        t.seed = 2100u + (unsigned)j;
+        expect_pass(&t);
+        tester_case_t c;
+        char why[512];
+        cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
+        int ours = strstr(dgrad_compiled_op_impl_name(c.compiled),
+                           "direct_row_vectors")
+                != NULL;
+        tester_case_destroy(&c);
+        cr_assert_eq(ours, j < 6 && cpu_has_avx512f(), "case %d", j);
+        if (ours) expect_carrier(&t, "own loop", "direct_row_vectors");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}

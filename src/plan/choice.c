@@ -108,7 +108,7 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     int v = env_setting(&search, "DGRAD_LAYOUT_SEARCH", "0", 0, NULL, 0, 1),
         f = env_setting(&fold, "DGRAD_PHASE_FOLD", "0", 0, "only", 2, 1),
         b = env_setting(&blocks, "DGRAD_OWN_LOOP", "blocks", DIRECT_BLOCKS_CL,
-                NULL, 0, 0),
+                "row_vectors", DIRECT_ROW_VECTORS, 0),
         o = b ? 2 : env_setting(&own, "DGRAD_OWN_LOOP", "0", 0, "only", 2, 1),
         k = env_setting(&kernels, "DGRAD_OWN_KERNELS", "widest", 1, "avx2",
                 2, 0),
@@ -408,7 +408,7 @@ static int gather_candidates(choosing_t *c, dnnl_status_t *first_error) {
 static dgrad_plan_t *leanest_where_nothing_fits(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, dgrad_plan_t *best) {
     dgrad_plan_policy_t kind = *policy;
-    for (int k = DIRECT_ROWS; k <= DIRECT_BLOCKS_CL; k++) {
+    for (int k = DIRECT_ROWS; k <= DIRECT_LAST; k++) {
         if (policy->own_loop_kind && k != policy->own_loop_kind) continue;
         kind.own_loop_kind = k;
         for (int staged = 0; staged < 2; staged++) {

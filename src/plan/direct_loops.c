@@ -1,14 +1,15 @@
 /*
- * dgrad's own loops (direct.c, direct_dw.c, direct_blocks.c): which one
+ * dgrad's own loops (direct.c, direct_dw.c, direct_blocks.c,
+ * direct_row_vectors.c): which one
  * applies to a plan, and the calls a plan and its executions make of
  * its loop, each passed on to that loop's file.
  */
 #include "plan_impl.h"
 
 /* With @p kind 0, the rows loop where it applies, else the depthwise
- * channels-last one, else the blocks one (the rows and blocks loops
- * both apply to NCX problems of few channels per group; timing builds
- * each, challenge_with_direct). */
+ * channels-last one, else the blocks one, else the row vectors one
+ * (several apply to small problems of few channels per group; timing
+ * builds each, challenge_with_direct). */
 int direct_applicable(const dgrad_plan_t *plan, int kind) {
     int rows = (!kind || kind == DIRECT_ROWS) && direct_rows_applicable(plan);
     if (rows) return DIRECT_ROWS;
@@ -16,11 +17,15 @@ int direct_applicable(const dgrad_plan_t *plan, int kind) {
         return DIRECT_DEPTHWISE_CL;
     if ((!kind || kind == DIRECT_BLOCKS_CL) && direct_blocks_applicable(plan))
         return DIRECT_BLOCKS_CL;
+    if ((!kind || kind == DIRECT_ROW_VECTORS)
+            && direct_row_vectors_applicable(plan))
+        return DIRECT_ROW_VECTORS;
     return 0;
 }
 
 int direct_avx2_differs(const dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_ROWS) return direct_rows_avx2_differs(plan);
+    if (plan->direct == DIRECT_ROW_VECTORS) return 0; /* AVX-512 only */
     return cpu_has_avx2_fma() && cpu_has_avx512f();
 }
 
@@ -29,6 +34,8 @@ int direct_avx2_differs(const dgrad_plan_t *plan) {
  * direct_run), then a part they share. Returns the bytes, the thread count in @p threads. */
 size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
     *threads = direct_threads_max();
+    if (plan->direct == DIRECT_ROW_VECTORS)
+        return direct_row_vectors_scratch(plan);
     size_t per_thread = plan->direct == DIRECT_DEPTHWISE_CL
             ? direct_dw_thread_scratch(&plan->p)
             : plan->direct == DIRECT_BLOCKS_CL
@@ -41,13 +48,18 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
 }
 
 int direct_prepare(dgrad_plan_t *plan) {
-    return plan->direct == DIRECT_BLOCKS_CL ? direct_blocks_prepare(plan) : 1;
+    switch (plan->direct) {
+    case DIRECT_BLOCKS_CL: return direct_blocks_prepare(plan);
+    case DIRECT_ROW_VECTORS: return direct_row_vectors_prepare(plan);
+    default: return 1;
+    }
 }
 
 size_t direct_weights_size(const dgrad_plan_t *plan) {
     switch (plan->direct) {
     case DIRECT_DEPTHWISE_CL: return direct_dw_weights_size(&plan->p);
     case DIRECT_BLOCKS_CL: return direct_blocks_weights_size(plan);
+    case DIRECT_ROW_VECTORS: return direct_row_vectors_weights_size(plan);
     default: return direct_rows_weights_size(&plan->p);
     }
 }
@@ -61,6 +73,9 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
     case DIRECT_BLOCKS_CL:
         direct_blocks_pack_weights(plan, user, packed);
         break;
+    case DIRECT_ROW_VECTORS:
+        direct_row_vectors_pack_weights(plan, user, packed);
+        break;
     default: direct_rows_pack_weights(plan, user, packed);
     }
 }
@@ -68,7 +83,8 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
 int direct_taps_init(dgrad_plan_t *plan) {
     switch (plan->direct) {
     case DIRECT_DEPTHWISE_CL: return direct_dw_taps_init(plan);
-    case DIRECT_BLOCKS_CL: return 1; /* no tables */
+    case DIRECT_BLOCKS_CL: /* no tap tables */
+    case DIRECT_ROW_VECTORS: return 1;
     default: return direct_rows_taps_init(plan);
     }
 }
@@ -88,6 +104,10 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
     switch (plan->direct) {
     case DIRECT_DEPTHWISE_CL:
         direct_dw_run(plan, in, (const float *)w, bias, operands, out,
+                scratch);
+        break;
+    case DIRECT_ROW_VECTORS:
+        direct_row_vectors_run(plan, in, (const float *)w, bias, out,
                 scratch);
         break;
     default:

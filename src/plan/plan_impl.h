@@ -220,6 +220,8 @@ struct dgrad_plan {
                                       none */
     int64_t *direct_taps;          /* its tap tables (direct_taps_init) */
     struct blocks_lists *direct_lists; /* the blocks loop's lists, or NULL */
+    /* the row vectors loop's tables, or NULL */
+    struct row_vectors *direct_row_vectors;
     direct_stage_t direct_stage;   /* the rows loop's staged input rows */
     int direct_threads;            /* threads its scratch has room for */
     int direct_avx2;               /* its kernels are AVX2 ones though the
@@ -432,10 +434,17 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
 
 /* dgrad's own loops: along output rows of few channels per group in
  * NCX (direct.c), along the channels of depthwise channels-last
- * (direct_dw.c), or over blocks of S output pixels, channels-last
- * along a block, of few groups (direct_blocks.c). The direct_* functions
- * serve all three, by plan->direct. */
-enum { DIRECT_ROWS = 1, DIRECT_DEPTHWISE_CL = 2, DIRECT_BLOCKS_CL = 3 };
+ * (direct_dw.c), over blocks of S output pixels, channels-last along a
+ * block, of few groups (direct_blocks.c), or whole short output rows
+ * as vectors (direct_row_vectors.c). The direct_* functions serve all
+ * four, by plan->direct (DIRECT_LAST: the last kind). */
+enum {
+    DIRECT_ROWS = 1,
+    DIRECT_DEPTHWISE_CL = 2,
+    DIRECT_BLOCKS_CL = 3,
+    DIRECT_ROW_VECTORS = 4,
+    DIRECT_LAST = DIRECT_ROW_VECTORS
+};
 
 /* The loop of @p kind (DIRECT_*; 0: the first that applies) if it
  * applies to a plan with these io descs, 0 for none. */
@@ -580,6 +589,22 @@ void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
 void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
         const void *w, float *pack_into, const float *bias,
         const void *const *operands, void *out, char *scratch);
+
+/* ------------------------------------------------- direct_row_vectors.c */
+
+int direct_row_vectors_applicable(const dgrad_plan_t *plan);
+/* Scratch bytes of an execution (it runs on the calling thread). */
+size_t direct_row_vectors_scratch(const dgrad_plan_t *plan);
+size_t direct_row_vectors_weights_size(const dgrad_plan_t *plan);
+/* Its tables (plan->direct_row_vectors), made once at plan creation.
+ * 0 where memory ran out. */
+int direct_row_vectors_prepare(dgrad_plan_t *plan);
+void direct_row_vectors_pack_weights(const dgrad_plan_t *plan,
+        const void *user, float *packed);
+/* The output from @p in, packed weights @p w and f32 @p bias (or NULL);
+ * the chain, where the plan carries it, is the kernels' epilogue. */
+void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, void *out, char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */
 

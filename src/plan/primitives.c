@@ -417,6 +417,7 @@ void plan_destroy(dgrad_plan_t *plan) {
     free(plan->fold.copies);
     free(plan->direct_taps);
     free(plan->direct_lists);
+    free(plan->direct_row_vectors);
     post_pass_free(&plan->post);
     pthread_mutex_destroy(&plan->pool_lock);
     free(plan);

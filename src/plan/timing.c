@@ -775,7 +775,19 @@ dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
         const dgrad_problem_t *problem, const dgrad_plan_policy_t *policy,
         int staged, int avx2) {
     dgrad_plan_t *own = build_direct(copy, policy, staged, avx2);
-    if (!own || !problem || policy->stage_rows) return own;
+    if (!own || !problem) return own;
+    if (own->direct == DIRECT_ROW_VECTORS) {
+        /* it applies only up to a size, which a copy can be within where
+         * the problem is not; it copies no rows */
+        dgrad_plan_t *full = build_direct(problem, policy, staged, avx2);
+        if (full) {
+            plan_destroy(full);
+            return own;
+        }
+        plan_destroy(own);
+        return NULL;
+    }
+    if (policy->stage_rows) return own;
     dgrad_plan_t *full = build_direct(problem, policy, staged, avx2);
     if (!full) return own;
     int copies = full->direct_stage.slots > 0;
@@ -800,7 +812,7 @@ dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
         int weights_constant, dgrad_plan_t *best, double *best_ms) {
     dgrad_plan_policy_t kind = *policy;
-    for (int k = DIRECT_ROWS; k <= DIRECT_BLOCKS_CL; k++) {
+    for (int k = DIRECT_ROWS; k <= DIRECT_LAST; k++) {
         if (policy->own_loop_kind && k != policy->own_loop_kind) continue;
         kind.own_loop_kind = k;
         for (int s = 0; s < 2; s++)

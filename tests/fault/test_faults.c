@@ -435,6 +435,12 @@ static const spec_t onnx_blocks_cl = {dgrad_op_conv_transpose, dgrad_f32,
 static const spec_t onnx_blocks_lists = {dgrad_op_conv_transpose, dgrad_f32,
         {{"group", "4"}, {"pads", "1,1,1,1"}}, {1, 16, 5, 7},
         {16, 4, 3, 3}, 4, 1, 0, 0, 0, {1, 16, 5, 7}, 0};
+/* Rows of 5 pixels of 2 channels on NCX, stride 2, padding, a bias: with
+ * the row vectors loop asked for, its tables made at compile
+ * (direct_row_vectors.c), with AVX-512. */
+static const spec_t onnx_row_vectors = {dgrad_op_conv_transpose, dgrad_f32,
+        {{"strides", "2,2"}, {"pads", "1,1,1,1"}}, {1, 3, 3, 3},
+        {3, 2, 3, 3}, 4, 1, 0, 0, 0, {1, 2, 5, 5}, 0};
 static const spec_t graph_deferred = {dgrad_op_convolution_backward_data,
         dgrad_f32, {{"strides", "2,2"}, {"pads_begin", "1,1"}, {"pads_end", "1,1"},
                 {"data_format", "NCX"}, {"weights_format", "OIX"}},
@@ -917,6 +923,24 @@ Test(faults, own_loop, .timeout = 600) {
         sweep_core(i ? "cached execute (blocks lanes from lists, f16, bias, "
                        "ReLU)"
                      : "cached execute (blocks lanes from lists, bias, ReLU)",
+                s, compiled_warm, act_execute, verify_output, undo_none,
+                EXPECT_NOTHING);
+    }
+    /* The row vectors loop, its tables made at compile (f16: the input
+     * widened as it is spread, the output rounded by the loop). */
+    policy.own_loop_kind = 4; /* DGRAD_OWN_LOOP=row_vectors */
+    dgrad_api_set_policy_for_testing(&policy);
+    cr_assert_str_eq(compiled_says(onnx_row_vectors,
+                         dgrad_compiled_op_impl_name, impl, sizeof impl),
+            "dgrad:direct_row_vectors");
+    for (int i = 0; i < 2; i++) {
+        spec_t s = with(onnx_row_vectors, i ? dgrad_f16 : dgrad_f32, 1, 0);
+        sweep_core(i ? "compile (row vectors, f16, bias, ReLU)"
+                     : "compile (row vectors, bias, ReLU)",
+                s, fresh, act_compile, verify_by_executing, undo_compiled,
+                EXPECT_FAILURES);
+        sweep_core(i ? "cached execute (row vectors, f16, bias, ReLU)"
+                     : "cached execute (row vectors, bias, ReLU)",
                 s, compiled_warm, act_execute, verify_output, undo_none,
                 EXPECT_NOTHING);
     }

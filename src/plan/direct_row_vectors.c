@@ -1,0 +1,426 @@
+/*
+ * dgrad's own loop for problems whose output rows are short: a whole
+ * row along the last axis (Y pixels by Cout channels, at most
+ * ROWV_MAX_LANES values) is one to four vectors, and each vector is a
+ * sum of terms, one per kernel position that reaches the row, each an
+ * input vector times a weight vector (the ONNX test data's problems,
+ * deconv1d:1). Its tables are made once, at plan creation:
+ *   - for each vector of a row, kernel tap kw of the last axis and input
+ *     channel i of a group, the input element behind each lane (x, co):
+ *     position (x + PB - kw * D) / S of channel i of co's group where that
+ *     divides and is in the row, else none (0);
+ *   - the weight behind each lane of each (vector, kernel position,
+ *     channel), the same for every row;
+ *   - for each vector of each output row, its terms: the outer kernel
+ *     positions whose input rows are in the input, by the last axis' taps
+ *     that reach some lane of the vector.
+ * An execution spreads the input rows into those vectors (gathers, in
+ * scratch), packs the weights unless they are prepared, and runs each
+ * output vector through the blocks loop's list kernel of one block
+ * (direct_blocks_kernels.c), which stores it once, straight into a
+ * channels-last output or scattered into another layout (or into f32 in
+ * scratch, rounded into a 16-bit output). Stride, padding, dilation and
+ * groups are all in the tables: no row is special.
+ *
+ * Where it pays: onnx:convtranspose_3d (1 -> 2 channels, 3x4x5, k3) has
+ * rows of 7 pixels, which the blocks loop covers in 5 calls (3 whole
+ * blocks and 4 ends), each 27 terms of one input channel on vectors of
+ * 16 lanes holding 2 values; here each row is one call on 14 of 16
+ * lanes. The work is bounded (ROWV_MAX_FMAS) below where the other own
+ * loops share rows over threads, so it runs on the calling thread.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "alloc.h"
+#include "direct_blocks_kernels.h"
+#include "dtype.h"
+
+/* Values of an output row at most (4 vectors of 16 lanes). */
+#define ROWV_MAX_LANES 64
+/* Input channels of a group at most (vectors of a term). */
+#define ROWV_MAX_GROUP_CHANNELS 16
+/* Floats of the spread input and of the packed weights at most: both
+ * stay in L1 or L2 beside the output. */
+#define ROWV_MAX_FLOATS ((int64_t)1 << 14)
+/* Vector FMAs of an execution at most (terms of every output vector
+ * times the channels of a group): 4096 x 16 lanes is under the 1e5
+ * multiply-adds from which the other own loops share their rows out
+ * over threads (direct_for_rows_after). */
+#define ROWV_MAX_FMAS ((int64_t)1 << 12)
+
+/* The plan's tables (direct_row_vectors_prepare; one allocation,
+ * plan_destroy frees it). Vector v of an output row holds lanes [16 v,
+ * 16 v + 16) of its lanes (x, co), co fastest. */
+typedef struct row_vectors {
+    int64_t nvec, lanes, taps, outer_taps, rows_in, rows_out;
+    /* [vector][tap kw][channel i][lane]: an input row's element, or -1 */
+    int32_t *spread_idx;
+    /* [vector][outer kernel position][kw][i][lane]: a weight, or -1 */
+    int32_t *w_idx;
+    /* [lane]: its output offset from the row's first (x * pixel stride +
+     * co * channel stride), and its channel (-1 past the row) */
+    int32_t *colidx, *lane_co;
+    /* [output row][vector + 1]: where each vector's terms start in soff
+     * and woff (offsets into the spread input and the packed weights) */
+    int64_t *terms_at, *soff, *woff;
+    /* [output row]: its first element in the output */
+    int64_t *out_off;
+} row_vectors_t;
+
+static int64_t lanes_of(const dgrad_problem_t *p) {
+    return p->Y[p->nsp - 1] * p->Cout;
+}
+
+static int64_t vectors_of(const dgrad_problem_t *p) {
+    return (lanes_of(p) + 15) / 16;
+}
+
+/* Kernel positions of the outer axes (every combination), input rows
+ * (image, outer positions) and output rows. */
+static int64_t outer_kernel(const dgrad_problem_t *p) {
+    int64_t n = 1;
+    for (int i = 0; i < p->nsp - 1; i++) n *= p->K[i];
+    return n;
+}
+
+static int64_t rows_in(const dgrad_problem_t *p) {
+    int64_t n = p->N;
+    for (int i = 0; i < p->nsp - 1; i++) n *= p->X[i];
+    return n;
+}
+
+static int64_t rows_out(const dgrad_problem_t *p) {
+    int64_t n = p->N;
+    for (int i = 0; i < p->nsp - 1; i++) n *= p->Y[i];
+    return n;
+}
+
+static int64_t cig_of(const dgrad_problem_t *p) {
+    return p->Cin / p->G;
+}
+
+/* Floats of the spread input: each input row's vectors by taps by
+ * channels of a group, 16 each. */
+static int64_t spread_floats(const dgrad_problem_t *p) {
+    return rows_in(p) * vectors_of(p) * p->K[p->nsp - 1] * cig_of(p) * 16;
+}
+
+static int64_t weights_floats(const dgrad_problem_t *p) {
+    return vectors_of(p) * outer_kernel(p) * p->K[p->nsp - 1] * cig_of(p)
+            * 16;
+}
+
+/* Whether the loop reads and writes the user's 16-bit tensors itself
+ * (else they are f32, the user's or the plan's copies). */
+static int rows_16bit(const dgrad_plan_t *plan) {
+    return !plan->staged && plan->p.dt != dgrad_f32;
+}
+
+/* Whether an output row's lanes are its elements in order (channels
+ * contiguous, pixels Cout apart): vectors are stored, not scattered. */
+static int row_contiguous(const dgrad_plan_t *plan) {
+    const int64_t *os = plan->out.io_strides;
+    int l = plan->p.nsp - 1;
+    return os[1] == 1 && os[2 + l] == plan->p.Cout;
+}
+
+/* The terms of vector @p v of output row (image @p n, outer positions
+ * @p y) into @p soff and @p woff, their count into @p nterms: each tap kw
+ * of the last axis that reaches a lane of the vector, by each outer
+ * kernel position whose input row is in the input. */
+static void row_terms(const dgrad_problem_t *p, const row_vectors_t *rv,
+        int64_t n, const int64_t *y, int64_t v, int64_t *soff,
+        int64_t *woff, int64_t *nterms) {
+    int l = p->nsp - 1;
+    int64_t K = p->K[l], cig = cig_of(p);
+    *nterms = 0;
+    for (int64_t kw = 0; kw < K; kw++) {
+        const int32_t *idx = rv->spread_idx + (v * K + kw) * cig * 16;
+        int reach = 0;
+        for (int64_t j = 0; j < 16; j++) reach |= idx[j] >= 0;
+        if (!reach) continue;
+        int64_t k[DGRAD_MAX_SPATIAL] = {0};
+        for (int64_t ko = 0; ko < rv->outer_taps; ko++) {
+            int64_t row = n;
+            int in = 1;
+            for (int i = 0; i < l; i++) {
+                int64_t nat = y[i] + p->PB[i] - k[i] * p->D[i];
+                in &= nat >= 0 && nat % p->S[i] == 0
+                        && nat / p->S[i] < p->X[i];
+                row = row * p->X[i] + (in ? nat / p->S[i] : 0);
+            }
+            for (int i = l - 1; i >= 0 && ++k[i] == p->K[i]; i--) k[i] = 0;
+            if (!in) continue;
+            soff[*nterms] = ((row * rv->nvec + v) * K + kw) * cig * 16;
+            woff[*nterms] = ((v * rv->outer_taps + ko) * K + kw) * cig * 16;
+            ++*nterms;
+        }
+    }
+}
+
+int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
+    const int64_t *ws = p->wei_strides;
+    int l = p->nsp - 1;
+    epilogue_t ep;
+    if (!cpu_has_avx512f() || plan->direct_avx2 || p->Cout > ROWV_MAX_LANES
+            || p->Y[l] > ROWV_MAX_LANES / p->Cout
+            || cig_of(p) > ROWV_MAX_GROUP_CHANNELS
+            || (p->n_post_ops
+                    && post_chain_epilogue(p, &ep) < p->n_post_ops))
+        return 0;
+    /* sizes, each bounded before the next multiplies it */
+    int64_t ko = 1, ri = p->N, ro = p->N, wmax = 0;
+    for (int i = 0; i < p->nsp; i++) {
+        if (p->K[i] > ROWV_MAX_FLOATS || p->X[i] > ROWV_MAX_FLOATS
+                || p->Y[i] > ROWV_MAX_FLOATS)
+            return 0;
+        if (i < l) {
+            ko *= p->K[i];
+            ri *= p->X[i];
+            ro *= p->Y[i];
+            if (ko > ROWV_MAX_FLOATS || ri > ROWV_MAX_FLOATS
+                    || ro > ROWV_MAX_FMAS)
+                return 0;
+        }
+        wmax += (p->K[i] - 1) * ws[3 + i];
+    }
+    if (ri > ROWV_MAX_FLOATS / (vectors_of(p) * p->K[l] * cig_of(p) * 16)
+            || ko > ROWV_MAX_FLOATS / (vectors_of(p) * p->K[l] * cig_of(p)
+                            * 16)
+            || ro * vectors_of(p) * ko * p->K[l] * cig_of(p) > ROWV_MAX_FMAS)
+        return 0;
+    /* 32-bit offsets: within an input row, a row of the output, the
+     * weights */
+    wmax += (p->G - 1) * ws[0] + (cig_of(p) - 1) * ws[1]
+            + (p->Cout / p->G - 1) * ws[2];
+    for (int i = 0; i < 3 + p->nsp; i++)
+        if (ws[i] < 0) return 0;
+    return is[1] >= 0 && is[2 + l] >= 0 && os[1] >= 0 && os[2 + l] >= 0
+            && (p->Cin - 1) * is[1] + (p->X[l] - 1) * is[2 + l] <= INT32_MAX
+            && (p->Cout - 1) * os[1] + (p->Y[l] - 1) * os[2 + l] <= INT32_MAX
+            && wmax <= INT32_MAX;
+#else
+    (void)plan;
+    return 0;
+#endif
+}
+
+/* The spread input, then the bias along the lanes, then (16-bit output)
+ * one f32 output row. */
+size_t direct_row_vectors_scratch(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    return ((size_t)(spread_floats(p) + 2 * vectors_of(p) * 16)
+                           * sizeof(float)
+                   + 63)
+            / 64 * 64;
+}
+
+size_t direct_row_vectors_weights_size(const dgrad_plan_t *plan) {
+    return (size_t)weights_floats(&plan->p) * sizeof(float);
+}
+
+/* The tables into @p rv's arrays. */
+static void tables_fill(const dgrad_plan_t *plan, row_vectors_t *rv) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides,
+                  *ws = p->wei_strides;
+    int l = p->nsp - 1;
+    int64_t K = p->K[l], cig = cig_of(p), cog = p->Cout / p->G,
+            C = p->Cout;
+    for (int64_t j = 0; j < rv->nvec * 16; j++) {
+        int64_t v = j / 16, L = j % 16, x = j / C, co = j % C,
+                g = co / cog;
+        int in = j < rv->lanes;
+        rv->colidx[j] = in ? (int32_t)(x * os[2 + l] + co * os[1]) : 0;
+        rv->lane_co[j] = in ? (int32_t)co : -1;
+        for (int64_t kw = 0; kw < K; kw++) {
+            int64_t nat = x + p->PB[l] - kw * p->D[l], xi = nat / p->S[l];
+            int hit = in && nat >= 0 && nat % p->S[l] == 0 && xi < p->X[l];
+            for (int64_t i = 0; i < cig; i++)
+                rv->spread_idx[((v * K + kw) * cig + i) * 16 + L] = hit
+                        ? (int32_t)((g * cig + i) * is[1] + xi * is[2 + l])
+                        : -1;
+        }
+        int64_t k[DGRAD_MAX_SPATIAL] = {0};
+        for (int64_t ko = 0; ko < rv->outer_taps; ko++) {
+            int64_t off = g * ws[0] + (co % cog) * ws[2];
+            for (int i = 0; i < l; i++) off += k[i] * ws[3 + i];
+            for (int i = l - 1; i >= 0 && ++k[i] == p->K[i]; i--) k[i] = 0;
+            for (int64_t kw = 0; kw < K; kw++)
+                for (int64_t i = 0; i < cig; i++)
+                    rv->w_idx[(((v * rv->outer_taps + ko) * K + kw) * cig + i)
+                                    * 16
+                            + L] = in ? (int32_t)(off + i * ws[1]
+                                              + kw * ws[3 + l])
+                                      : -1;
+        }
+    }
+    /* the output rows, image then outer positions, counted on */
+    int64_t y[DGRAD_MAX_SPATIAL] = {0}, n = 0, at = 0;
+    for (int64_t r = 0; r < rv->rows_out; r++) {
+        rv->out_off[r] = n * os[0];
+        for (int i = 0; i < l; i++) rv->out_off[r] += y[i] * os[2 + i];
+        for (int64_t v = 0; v < rv->nvec; v++) {
+            int64_t nt;
+            rv->terms_at[r * (rv->nvec + 1) + v] = at;
+            row_terms(p, rv, n, y, v, rv->soff + at, rv->woff + at, &nt);
+            at += nt;
+        }
+        rv->terms_at[r * (rv->nvec + 1) + rv->nvec] = at;
+        int i = l - 1;
+        while (i >= 0 && ++y[i] == p->Y[i]) y[i--] = 0;
+        if (i < 0) n++;
+    }
+}
+
+int direct_row_vectors_prepare(dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    row_vectors_t rv = {.nvec = vectors_of(p),
+            .lanes = lanes_of(p),
+            .taps = p->K[l],
+            .outer_taps = outer_kernel(p),
+            .rows_in = rows_in(p),
+            .rows_out = rows_out(p)};
+    int64_t vec = rv.nvec * 16, cig = cig_of(p),
+            terms = rv.rows_out * rv.nvec * rv.outer_taps * rv.taps;
+    /* each array at a multiple of 8 bytes after the header */
+    size_t sizes[] = {(size_t)(rv.nvec * rv.taps * cig * 16) * 4,
+            (size_t)(weights_floats(p)) * 4, (size_t)vec * 4,
+            (size_t)vec * 4, (size_t)(rv.rows_out * (rv.nvec + 1)) * 8,
+            (size_t)terms * 8, (size_t)terms * 8, (size_t)rv.rows_out * 8};
+    size_t at[9];
+    at[0] = (sizeof rv + 7) / 8 * 8;
+    for (int i = 0; i < 8; i++) at[i + 1] = at[i] + (sizes[i] + 7) / 8 * 8;
+    char *m = allocated(dgrad_malloc(at[8]));
+    if (!m) return 0;
+    rv.spread_idx = (int32_t *)(m + at[0]);
+    rv.w_idx = (int32_t *)(m + at[1]);
+    rv.colidx = (int32_t *)(m + at[2]);
+    rv.lane_co = (int32_t *)(m + at[3]);
+    rv.terms_at = (int64_t *)(m + at[4]);
+    rv.soff = (int64_t *)(m + at[5]);
+    rv.woff = (int64_t *)(m + at[6]);
+    rv.out_off = (int64_t *)(m + at[7]);
+    tables_fill(plan, &rv);
+    memcpy(m, &rv, sizeof rv);
+    plan->direct_row_vectors = (struct row_vectors *)m;
+    return 1;
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* @p nvec vectors of 16 floats of @p src at element offsets @p idx (-1:
+ * 0) into @p dst. */
+__attribute__((target("avx512f"))) static void gather_runs(
+        const int32_t *idx, int64_t nvec, const float *src, float *dst) {
+    for (int64_t v = 0; v < nvec; v++) {
+        __m512i i = _mm512_loadu_si512(idx + 16 * v);
+        __mmask16 k = _mm512_cmpge_epi32_mask(i, _mm512_setzero_si512());
+        _mm512_storeu_ps(dst + 16 * v,
+                _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, i, src, 4));
+    }
+}
+#endif
+
+/* Packed weights: the user's weight behind each lane of each (vector,
+ * kernel position, channel), 0 past the row. */
+void direct_row_vectors_pack_weights(const dgrad_plan_t *plan,
+        const void *user, float *packed) {
+    const row_vectors_t *rv = plan->direct_row_vectors;
+    dgrad_data_type_t dt = plan->p.dt;
+    int64_t n = weights_floats(&plan->p);
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (dt == dgrad_f32) {
+        gather_runs(rv->w_idx, n / 16, (const float *)user, packed);
+        return;
+    }
+#endif
+    for (int64_t j = 0; j < n; j++)
+        packed[j] = rv->w_idx[j] >= 0
+                ? (float)dgrad_load(user, dt, rv->w_idx[j])
+                : 0.0f;
+}
+
+/* The spread input rows (image, outer positions) into @p spread, f32
+ * gathered, 16-bit loaded and widened one by one. */
+static void spread_rows(const dgrad_plan_t *plan, const void *in,
+        float *spread) {
+    const dgrad_problem_t *p = &plan->p;
+    const row_vectors_t *rv = plan->direct_row_vectors;
+    const int64_t *is = plan->in.io_strides;
+    int l = p->nsp - 1;
+    int64_t per_row = rv->nvec * rv->taps * cig_of(p) * 16,
+            pos[DGRAD_MAX_SPATIAL] = {0}, n = 0;
+    for (int64_t r = 0; r < rv->rows_in; r++) {
+        int64_t base = n * is[0];
+        for (int i = 0; i < l; i++) base += pos[i] * is[2 + i];
+        float *dst = spread + r * per_row;
+        if (rows_16bit(plan)) {
+            for (int64_t j = 0; j < per_row; j++)
+                dst[j] = rv->spread_idx[j] >= 0
+                        ? (float)dgrad_load(in, p->dt,
+                                base + rv->spread_idx[j])
+                        : 0.0f;
+        } else {
+#if defined(__x86_64__) && defined(__GNUC__)
+            gather_runs(rv->spread_idx, per_row / 16,
+                    (const float *)in + base, dst);
+#endif
+        }
+        int i = l - 1;
+        while (i >= 0 && ++pos[i] == p->X[i]) pos[i--] = 0;
+        if (i < 0) n++;
+    }
+}
+
+void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, void *out, char *scratch) {
+    const dgrad_problem_t *p = &plan->p;
+    const row_vectors_t *rv = plan->direct_row_vectors;
+    int wide = rows_16bit(plan), contiguous = row_contiguous(plan);
+    int64_t nv = rv->nvec, cig = cig_of(p);
+    float *spread = (float *)scratch, *brow = spread + spread_floats(p),
+          *row = brow + nv * 16;
+    spread_rows(plan, in, spread);
+    for (int64_t j = 0; j < nv * 16; j++)
+        brow[j] = bias && rv->lane_co[j] >= 0 ? bias[rv->lane_co[j]] : 0.0f;
+    /* the whole chain is the epilogue (direct_row_vectors_applicable) */
+    epilogue_t ep = {0};
+    if (plan->post.fused) post_chain_epilogue(p, &ep);
+    lanes_list_fn fn = direct_blocks_kernels(plan).lanes_list[LIST_1][0];
+    static const int64_t first = 0;
+    for (int64_t r = 0; r < rv->rows_out; r++) {
+        const int64_t *at = rv->terms_at + r * (nv + 1);
+        for (int64_t v = 0; v < nv; v++) {
+            int64_t ncols = rv->lanes - 16 * v < 16 ? rv->lanes - 16 * v : 16,
+                    dst = wide ? 16 * v
+                            : contiguous ? rv->out_off[r] + 16 * v
+                                         : rv->out_off[r];
+            fn(spread, rv->soff + at[v], at[v + 1] - at[v], &first, cig, w,
+                    rv->woff + at[v], 16, brow + 16 * v, ncols,
+                    wide || contiguous ? NULL : rv->colidx + 16 * v, &ep,
+                    wide ? row : (float *)out, &dst, 1);
+        }
+        if (!wide) continue;
+        if (contiguous) {
+            convert_run_from_f32(p->dt, row,
+                    (char *)out + (size_t)rv->out_off[r] * sizeof(uint16_t),
+                    rv->lanes);
+            continue;
+        }
+        for (int64_t j = 0; j < rv->lanes; j++)
+            dgrad_store(out, p->dt, rv->out_off[r] + rv->colidx[j], row[j]);
+    }
+}
