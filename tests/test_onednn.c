@@ -2003,10 +2003,10 @@ static int row_vectors_apply(shape_t s) {
  * padding and a cropped end on both axes (lanes no tap reaches, rows no
  * input row reaches); deconv1d:1's dilation (pad 3, dilation 3: taps
  * that reach no lane); 4 groups of 2 -> 3 channels on 3 vectors whose
- * lanes start mid-pixel; 4 whole vectors of 16 channels of one group,
+ * lanes start mid-pixel; 8 whole vectors (16 channels of one group),
  * 3 images; every type, NXC and NCX (the output scattered), with and
  * without a bias; an input of its own strides. It applies only up to
- * 64 values a row and 16 channels a group. */
+ * 128 values a row and 16 channels a group. */
 Test(onednn, own_loop_row_vectors) {
     policy()->own_loop_kind = DIRECT_ROW_VECTORS;
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
@@ -2028,13 +2028,13 @@ Test(onednn, own_loop_row_vectors) {
                 .D = {1, 1}, .PB = {0, 1}, .has_bias = i != 0};
         set_natural_y(&grouped, 0);
         shape_t full = {.nsp = 1, .dt = dts[i], .N = 3, .G = 1, .Cin = 16,
-                .Cout = 4, .X = {8}, .K = {2}, .S = {2}, .D = {1},
+                .Cout = 8, .X = {8}, .K = {2}, .S = {2}, .D = {1},
                 .PB = {0}, .has_bias = 1};
         set_natural_y(&full, 0);
         cr_assert_eq(onnx3d.Y[2] * onnx3d.Cout, 14);
         cr_assert_eq(dilated.Y[0], 2);
         cr_assert_eq(grouped.Y[1] * grouped.Cout, 48);
-        cr_assert_eq(full.Y[0] * full.Cout, 64);
+        cr_assert_eq(full.Y[0] * full.Cout, 128);
         shape_t cases[] = {onnx3d, strided, dilated, grouped, full};
         for (int c = 0; c < 5; c++) {
             check_row_vectors(cases[c], NXC);
@@ -2055,11 +2055,11 @@ Test(onednn, own_loop_row_vectors) {
         check_problem_ex(&p, 1, 0);
         check_problem_ex(&p, 1, 1);
     }
-    /* 65 values a row, 17 channels of a group: not this loop */
+    /* 129 values a row, 17 channels of a group: not this loop */
     shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
-            .Cout = 5, .X = {12}, .K = {3}, .S = {1}, .D = {1}, .PB = {0}};
-    set_natural_y(&wide, 1);
-    cr_assert_eq(wide.Y[0] * wide.Cout, 65);
+            .Cout = 3, .X = {41}, .K = {3}, .S = {1}, .D = {1}, .PB = {0}};
+    set_natural_y(&wide, 0);
+    cr_assert_eq(wide.Y[0] * wide.Cout, 129);
     cr_assert_not(row_vectors_apply(wide));
     wide.Y[0]--;
     cr_assert_eq(row_vectors_apply(wide), cpu_has_avx512f());
@@ -2077,7 +2077,7 @@ Test(onednn, own_loop_row_vectors) {
             .PB = {1, 1}, .act_layout = NXC};
     set_natural_y(&copy_s, 0);
     shape_t long_s = copy_s;
-    long_s.X[1] = 20;
+    long_s.X[1] = 40;
     set_natural_y(&long_s, 0);
     dgrad_problem_t copy = make_problem(&copy_s),
                     longer = make_problem(&long_s), same = copy;

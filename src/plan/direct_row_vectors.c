@@ -1,10 +1,10 @@
 /*
  * dgrad's own loop for problems whose output rows are short: a whole
  * row along the last axis (Y pixels by Cout channels, at most
- * ROWV_MAX_LANES values) is one to four vectors, and each vector is a
+ * ROWV_MAX_LANES values) is one to eight vectors, and each vector is a
  * sum of terms, one per kernel position that reaches the row, each an
  * input vector times a weight vector (the ONNX test data's problems,
- * deconv1d:1). Its tables are made once, at plan creation:
+ * deconv1d:1, benchdnn's small depthwise 2D problems). Its tables are made once, at plan creation:
  *   - for each vector of a row, kernel tap kw of the last axis and input
  *     channel i of a group, the input element behind each lane (x, co):
  *     position (x + PB - kw * D) / S of channel i of co's group where that
@@ -44,8 +44,9 @@
 #include "direct_blocks_kernels.h"
 #include "dtype.h"
 
-/* Values of an output row at most (4 vectors of 16 lanes). */
-#define ROWV_MAX_LANES 64
+/* Values of an output row at most (8 vectors of 16 lanes): 5 x 16
+ * depthwise channels (deconv_ci_2d:depthwise) take 5. */
+#define ROWV_MAX_LANES 128
 /* Input channels of a group at most (vectors of a term). */
 #define ROWV_MAX_GROUP_CHANNELS 16
 /* Floats of the spread input and of the packed weights at most: both
