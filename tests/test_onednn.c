@@ -2041,19 +2041,29 @@ Test(onednn, own_loop_row_vectors) {
             check_row_vectors(cases[c], NCX);
         }
         /* input pixels 3 floats apart beyond their channels, images 5
-         * beyond theirs */
-        shape_t st = grouped;
-        st.act_layout = NXC;
-        dgrad_problem_t p = make_problem(&st);
-        p.in_strides[3] = st.Cin + 3;
-        p.in_strides[2] = st.X[1] * p.in_strides[3];
-        p.in_strides[0] = st.X[0] * p.in_strides[2] + 5;
-        dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
-        cr_assert_eq(own && own->direct == DIRECT_ROW_VECTORS,
-                cpu_has_avx512f());
-        if (own) plan_destroy(own);
-        check_problem_ex(&p, 1, 0);
-        check_problem_ex(&p, 1, 1);
+         * beyond theirs; then NCX, pixels 2 apart (16-bit rows widened
+         * element by element) */
+        for (int layout = NXC; layout >= NCX; layout--) {
+            shape_t st = grouped;
+            st.act_layout = layout;
+            dgrad_problem_t p = make_problem(&st);
+            if (layout == NXC) {
+                p.in_strides[3] = st.Cin + 3;
+                p.in_strides[2] = st.X[1] * p.in_strides[3];
+                p.in_strides[0] = st.X[0] * p.in_strides[2] + 5;
+            } else {
+                p.in_strides[3] = 2;
+                p.in_strides[2] = 2 * st.X[1];
+                p.in_strides[1] = st.X[0] * p.in_strides[2];
+                p.in_strides[0] = st.Cin * p.in_strides[1];
+            }
+            dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+            cr_assert_eq(own && own->direct == DIRECT_ROW_VECTORS,
+                    cpu_has_avx512f());
+            if (own) plan_destroy(own);
+            check_problem_ex(&p, 1, 0);
+            check_problem_ex(&p, 1, 1);
+        }
     }
     /* 129 values a row, 17 channels of a group: not this loop */
     shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 2,
@@ -2153,28 +2163,22 @@ Test(onednn, own_loop_blocks_lanes_16bit_rounded) {
     }
 }
 
-/* 16-bit weights packed by gathers of 32-bit words at their elements
- * (direct_blocks_pack.c gather16): the weights' last element is read
- * alone, so that no word passes the tensor's end. The weights end here
+/* @p s in bf16 and f16, every weights layout, with variable and prepared
+ * weights, on the own loop @p kind (@p impl), its user's weights ending
  * at a page the process may not read (a word read past them faults),
- * and the packed plan is compared with the reference, every weights
- * layout (the last element in another packed row and lane in each),
- * bf16 and f16, variable and prepared weights. */
-Test(onednn, own_loop_blocks_16bit_weights_gathered_to_their_end) {
+ * compared with the reference. */
+static void check_weights_to_their_end(shape_t s, int kind,
+        const char *impl) {
     policy()->own_loop = 2;
-    policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+    policy()->own_loop_kind = kind;
     policy()->own_kernels = 1;
     long page = sysconf(_SC_PAGESIZE);
     dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
     for (int i = 0; i < 2; i++)
         for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++)
             for (int prepared = 0; prepared <= 1; prepared++) {
-                shape_t s = {.nsp = 3, .dt = dts[i], .N = 2, .G = 4,
-                        .Cin = 16, .Cout = 16, .X = {5, 5, 5},
-                        .K = {3, 3, 3}, .S = {1, 1, 1}, .D = {1, 1, 1},
-                        .PB = {1, 1, 1}, .act_layout = NXC,
-                        .wei_layout = w};
-                set_natural_y(&s, 0);
+                s.dt = dts[i];
+                s.wei_layout = w;
                 dgrad_problem_t p = make_problem(&s);
                 dgrad_plan_t *plan = NULL;
                 cr_assert_eq(dgrad_plan_get(&p, prepared
@@ -2182,10 +2186,9 @@ Test(onednn, own_loop_blocks_16bit_weights_gathered_to_their_end) {
                                              : dgrad_weights_variable,
                                      policy(), &plan),
                         dgrad_success, "%s", dgrad_last_error_message());
-                cr_assert_str_eq(dgrad_plan_impl_name(plan),
-                        "dgrad:direct_blocks");
+                cr_assert_str_eq(dgrad_plan_impl_name(plan), impl);
 #if defined(__x86_64__) && defined(__GNUC__)
-                if (cpu_has_avx512f())
+                if (kind == DIRECT_BLOCKS_CL && cpu_has_avx512f())
                     cr_assert(blocks_pack_gathers(plan),
                             "the weights are not packed by gathers");
 #endif
@@ -2210,6 +2213,27 @@ Test(onednn, own_loop_blocks_16bit_weights_gathered_to_their_end) {
                 buffers_free(&b);
                 dgrad_plan_release(plan);
             }
+}
+
+/* 16-bit weights packed by gathers of 32-bit words at their elements
+ * (gather_avx512.h gather16): the weights' last element is read alone,
+ * so that no word passes the tensor's end; every weights layout puts
+ * the last element in another packed row and lane. The blocks loop
+ * (direct_blocks_pack.c) and the row vectors loop
+ * (direct_row_vectors.c), which gathers every 16-bit weight. */
+Test(onednn, own_loop_16bit_weights_gathered_to_their_end) {
+    shape_t s = {.nsp = 3, .N = 2, .G = 4, .Cin = 16, .Cout = 16,
+            .X = {5, 5, 5}, .K = {3, 3, 3}, .S = {1, 1, 1}, .D = {1, 1, 1},
+            .PB = {1, 1, 1}, .act_layout = NXC};
+    set_natural_y(&s, 0);
+    check_weights_to_their_end(s, DIRECT_BLOCKS_CL, "dgrad:direct_blocks");
+    if (!cpu_has_avx512f()) return; /* the row vectors loop needs it */
+    shape_t r = {.nsp = 2, .N = 2, .G = 2, .Cin = 4, .Cout = 6,
+            .X = {3, 4}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {1, 1}, .act_layout = NCX};
+    set_natural_y(&r, 0);
+    check_weights_to_their_end(r, DIRECT_ROW_VECTORS,
+            "dgrad:direct_row_vectors");
 }
 
 /* The blocks loop on NCX activations (the input read along strided

@@ -13,6 +13,7 @@
 #endif
 
 #include "dtype.h"
+#include "gather_avx512.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 /* @p n f16 values @p step apart widened by the CPU's conversion (the
@@ -136,26 +137,6 @@ __attribute__((target("avx512f"))) static void pack_cols_init(
         pc->g[c] = _mm512_loadu_si512(g);
         pc->real[c] = (__mmask16)real;
     }
-}
-
-/* Lanes @p m of 16-bit weights (@p dt) at @p src past offsets @p off,
- * as f32: the 32-bit words at the elements gathered (little-endian: the
- * element is the low half), but a lane at the weights' last element
- * (@p last past @p src), whose word would pass the tensor's end, read
- * alone. */
-__attribute__((target("avx512f"))) static inline __m512 gather16(
-        dgrad_data_type_t dt, __m512i off, __mmask16 m, const uint16_t *src,
-        int64_t last) {
-    __mmask16 end = last >= 0 && last <= INT32_MAX
-            ? _mm512_mask_cmpeq_epi32_mask(m, off,
-                      _mm512_set1_epi32((int32_t)last))
-            : 0;
-    __m512i w = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(),
-            m & (__mmask16)~end, off, src, 2);
-    if (end) w = _mm512_mask_set1_epi32(w, end, src[last]);
-    if (dt == dgrad_bf16)
-        return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
-    return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(w));
 }
 
 /* Packed row @p row of tap @p t, whose weights start at element @p at of

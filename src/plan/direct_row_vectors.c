@@ -43,6 +43,7 @@
 #include "alloc.h"
 #include "direct_blocks_kernels.h"
 #include "dtype.h"
+#include "gather_avx512.h"
 
 /* Values of an output row at most (8 vectors of 16 lanes): 5 x 16
  * depthwise channels (deconv_ci_2d:depthwise) take 5. */
@@ -63,6 +64,7 @@
  * 16 v + 16) of its lanes (x, co), co fastest. */
 typedef struct row_vectors {
     int64_t nvec, lanes, taps, outer_taps, rows_in, rows_out;
+    int64_t w_last; /* the user's weights' last element */
     /* [vector][tap kw][channel i][lane]: an input row's element, or -1 */
     int32_t *spread_idx;
     /* [vector][outer kernel position][kw][i][lane]: a weight, or -1 */
@@ -120,10 +122,29 @@ static int64_t weights_floats(const dgrad_problem_t *p) {
             * 16;
 }
 
+/* The offset of the user's weights' last element. */
+static int64_t weights_last(const dgrad_problem_t *p) {
+    const int64_t *ws = p->wei_strides;
+    int64_t last = (p->G - 1) * ws[0] + (cig_of(p) - 1) * ws[1]
+            + (p->Cout / p->G - 1) * ws[2];
+    for (int i = 0; i < p->nsp; i++) last += (p->K[i] - 1) * ws[3 + i];
+    return last;
+}
+
 /* Whether the loop reads and writes the user's 16-bit tensors itself
  * (else they are f32, the user's or the plan's copies). */
 static int rows_16bit(const dgrad_plan_t *plan) {
     return !plan->staged && plan->p.dt != dgrad_f32;
+}
+
+/* Elements from the input's first to its last (every stride >= 0):
+ * what a 16-bit input is widened as, once per execution. */
+static int64_t input_span(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides;
+    int64_t span = 1 + (p->N - 1) * is[0] + (p->Cin - 1) * is[1];
+    for (int i = 0; i < p->nsp; i++) span += (p->X[i] - 1) * is[2 + i];
+    return span;
 }
 
 /* Whether an output row's lanes are its elements in order (channels
@@ -182,7 +203,7 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
                     && post_chain_epilogue(p, &ep) < p->n_post_ops))
         return 0;
     /* sizes, each bounded before the next multiplies it */
-    int64_t ko = 1, ri = p->N, ro = p->N, wmax = 0;
+    int64_t ko = 1, ri = p->N, ro = p->N;
     for (int i = 0; i < p->nsp; i++) {
         if (p->K[i] > ROWV_MAX_FLOATS || p->X[i] > ROWV_MAX_FLOATS
                 || p->Y[i] > ROWV_MAX_FLOATS)
@@ -195,34 +216,37 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
                     || ro > ROWV_MAX_FMAS)
                 return 0;
         }
-        wmax += (p->K[i] - 1) * ws[3 + i];
     }
     if (ri > ROWV_MAX_FLOATS / (vectors_of(p) * p->K[l] * cig_of(p) * 16)
             || ko > ROWV_MAX_FLOATS / (vectors_of(p) * p->K[l] * cig_of(p)
                             * 16)
             || ro * vectors_of(p) * ko * p->K[l] * cig_of(p) > ROWV_MAX_FMAS)
         return 0;
-    /* 32-bit offsets: within an input row, a row of the output, the
-     * weights */
-    wmax += (p->G - 1) * ws[0] + (cig_of(p) - 1) * ws[1]
-            + (p->Cout / p->G - 1) * ws[2];
+    /* strides >= 0, and 32-bit offsets within an input row, a row of the
+     * output, the weights (each stride bounded first: no product of
+     * these sizes overflows); a 16-bit input small enough to widen */
     for (int i = 0; i < 3 + p->nsp; i++)
-        if (ws[i] < 0) return 0;
-    return is[1] >= 0 && is[2 + l] >= 0 && os[1] >= 0 && os[2 + l] >= 0
+        if (ws[i] < 0 || ws[i] > INT32_MAX) return 0;
+    for (int i = 0; i < 2 + p->nsp; i++)
+        if (is[i] < 0 || is[i] > INT32_MAX) return 0;
+    return os[1] >= 0 && os[2 + l] >= 0 && os[1] <= INT32_MAX
+            && os[2 + l] <= INT32_MAX
+            && (!rows_16bit(plan) || input_span(plan) <= ROWV_MAX_FLOATS)
             && (p->Cin - 1) * is[1] + (p->X[l] - 1) * is[2 + l] <= INT32_MAX
             && (p->Cout - 1) * os[1] + (p->Y[l] - 1) * os[2 + l] <= INT32_MAX
-            && wmax <= INT32_MAX;
+            && weights_last(p) <= INT32_MAX;
 #else
     (void)plan;
     return 0;
 #endif
 }
 
-/* The spread input, then the bias along the lanes, then (16-bit output)
- * one f32 output row. */
+/* The spread input, then the bias along the lanes, then (16-bit) one
+ * f32 output row, that row rounded, the input widened. */
 size_t direct_row_vectors_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
-    return ((size_t)(spread_floats(p) + 2 * vectors_of(p) * 16)
+    return ((size_t)(spread_floats(p) + 3 * vectors_of(p) * 16
+                            + (rows_16bit(plan) ? input_span(plan) : 0))
                            * sizeof(float)
                    + 63)
             / 64 * 64;
@@ -235,11 +259,11 @@ size_t direct_row_vectors_weights_size(const dgrad_plan_t *plan) {
 /* The tables into @p rv's arrays. */
 static void tables_fill(const dgrad_plan_t *plan, row_vectors_t *rv) {
     const dgrad_problem_t *p = &plan->p;
-    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides,
-                  *ws = p->wei_strides;
+    const int64_t *os = plan->out.io_strides, *ws = p->wei_strides;
     int l = p->nsp - 1;
     int64_t K = p->K[l], cig = cig_of(p), cog = p->Cout / p->G,
-            C = p->Cout;
+            C = p->Cout, cs = plan->in.io_strides[1],
+            xs = plan->in.io_strides[2 + l];
     for (int64_t j = 0; j < rv->nvec * 16; j++) {
         int64_t v = j / 16, L = j % 16, x = j / C, co = j % C,
                 g = co / cog;
@@ -251,7 +275,7 @@ static void tables_fill(const dgrad_plan_t *plan, row_vectors_t *rv) {
             int hit = in && nat >= 0 && nat % p->S[l] == 0 && xi < p->X[l];
             for (int64_t i = 0; i < cig; i++)
                 rv->spread_idx[((v * K + kw) * cig + i) * 16 + L] = hit
-                        ? (int32_t)((g * cig + i) * is[1] + xi * is[2 + l])
+                        ? (int32_t)((g * cig + i) * cs + xi * xs)
                         : -1;
         }
         int64_t k[DGRAD_MAX_SPATIAL] = {0};
@@ -290,6 +314,7 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     row_vectors_t rv = {.nvec = vectors_of(p),
+            .w_last = weights_last(p),
             .lanes = lanes_of(p),
             .taps = p->K[l],
             .outer_taps = outer_kernel(p),
@@ -322,15 +347,19 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-/* @p nvec vectors of 16 floats of @p src at element offsets @p idx (-1:
- * 0) into @p dst. */
+/* @p nvec vectors of 16 floats at element offsets @p idx (-1: 0) of
+ * @p src into @p dst: f32, or (@p dt 16-bit) widened, @p last the
+ * offset of the tensor's last element (gather16). */
 __attribute__((target("avx512f"))) static void gather_runs(
-        const int32_t *idx, int64_t nvec, const float *src, float *dst) {
+        const int32_t *idx, int64_t nvec, dgrad_data_type_t dt,
+        const void *src, int64_t last, float *dst) {
     for (int64_t v = 0; v < nvec; v++) {
         __m512i i = _mm512_loadu_si512(idx + 16 * v);
         __mmask16 k = _mm512_cmpge_epi32_mask(i, _mm512_setzero_si512());
-        _mm512_storeu_ps(dst + 16 * v,
-                _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, i, src, 4));
+        _mm512_storeu_ps(dst + 16 * v, dt == dgrad_f32
+                        ? _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, i,
+                                  src, 4)
+                        : gather16(dt, i, k, src, last));
     }
 }
 #endif
@@ -340,46 +369,41 @@ __attribute__((target("avx512f"))) static void gather_runs(
 void direct_row_vectors_pack_weights(const dgrad_plan_t *plan,
         const void *user, float *packed) {
     const row_vectors_t *rv = plan->direct_row_vectors;
-    dgrad_data_type_t dt = plan->p.dt;
-    int64_t n = weights_floats(&plan->p);
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (dt == dgrad_f32) {
-        gather_runs(rv->w_idx, n / 16, (const float *)user, packed);
-        return;
-    }
+    gather_runs(rv->w_idx, weights_floats(&plan->p) / 16, plan->p.dt, user,
+            rv->w_last, packed);
+#else
+    (void)rv, (void)user, (void)packed;
 #endif
-    for (int64_t j = 0; j < n; j++)
-        packed[j] = rv->w_idx[j] >= 0
-                ? (float)dgrad_load(user, dt, rv->w_idx[j])
-                : 0.0f;
 }
 
-/* The spread input rows (image, outer positions) into @p spread, f32
- * gathered, 16-bit loaded and widened one by one. */
+/* The spread input rows (image, outer positions) into @p spread,
+ * gathered from the user's f32 input or from a 16-bit one widened into
+ * @p widened first (one run: NCX rows of 5 pixels widened 5 elements
+ * at a time took deconv_ci_2d:depthwise from 3.5 us in f32 to 7-8 in
+ * f16, most of it in the conversions' scalar tails). */
 static void spread_rows(const dgrad_plan_t *plan, const void *in,
-        float *spread) {
+        float *spread, float *widened) {
     const dgrad_problem_t *p = &plan->p;
     const row_vectors_t *rv = plan->direct_row_vectors;
     const int64_t *is = plan->in.io_strides;
     int l = p->nsp - 1;
     int64_t per_row = rv->nvec * rv->taps * cig_of(p) * 16,
             pos[DGRAD_MAX_SPATIAL] = {0}, n = 0;
+    const float *src = in;
+    if (rows_16bit(plan)) {
+        convert_run_to_f32(p->dt, in, widened, input_span(plan));
+        src = widened;
+    }
     for (int64_t r = 0; r < rv->rows_in; r++) {
         int64_t base = n * is[0];
         for (int i = 0; i < l; i++) base += pos[i] * is[2 + i];
-        float *dst = spread + r * per_row;
-        if (rows_16bit(plan)) {
-            for (int64_t j = 0; j < per_row; j++)
-                dst[j] = rv->spread_idx[j] >= 0
-                        ? (float)dgrad_load(in, p->dt,
-                                base + rv->spread_idx[j])
-                        : 0.0f;
-        } else {
 #if defined(__x86_64__) && defined(__GNUC__)
-            gather_runs(rv->spread_idx, per_row / 16,
-                    (const float *)in + base, dst);
+        gather_runs(rv->spread_idx, per_row / 16, dgrad_f32, src + base, -1,
+                spread + r * per_row);
+#else
+        (void)src, (void)spread;
 #endif
-        }
         int i = l - 1;
         while (i >= 0 && ++pos[i] == p->X[i]) pos[i--] = 0;
         if (i < 0) n++;
@@ -394,7 +418,8 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
     int64_t nv = rv->nvec, cig = cig_of(p);
     float *spread = (float *)scratch, *brow = spread + spread_floats(p),
           *row = brow + nv * 16;
-    spread_rows(plan, in, spread);
+    uint16_t *rounded = (uint16_t *)(row + nv * 16);
+    spread_rows(plan, in, spread, row + 2 * nv * 16);
     for (int64_t j = 0; j < nv * 16; j++)
         brow[j] = bias && rv->lane_co[j] >= 0 ? bias[rv->lane_co[j]] : 0.0f;
     /* the whole chain is the epilogue (direct_row_vectors_applicable) */
@@ -421,7 +446,8 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
                     rv->lanes);
             continue;
         }
+        convert_run_from_f32(p->dt, row, rounded, rv->lanes);
         for (int64_t j = 0; j < rv->lanes; j++)
-            dgrad_store(out, p->dt, rv->out_off[r] + rv->colidx[j], row[j]);
+            ((uint16_t *)out)[rv->out_off[r] + rv->colidx[j]] = rounded[j];
     }
 }
