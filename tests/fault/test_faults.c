@@ -854,6 +854,31 @@ Test(faults, phase_fold, .timeout = 600) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* Under @p policy with own loop kind @p kind (DGRAD_OWN_LOOP=blocks: 3,
+ * =row_vectors: 4), @p spec compiles to @p impl; then its compile and
+ * warm execution are swept in f32 and f16, with a bias and the scenario's
+ * chain (@p what names them). */
+static void sweep_own_loop_kind(dgrad_plan_policy_t *policy, int kind,
+        spec_t spec, const char *impl, const char *what) {
+    char got[64], name[160];
+    policy->own_loop_kind = kind;
+    dgrad_api_set_policy_for_testing(policy);
+    cr_assert_str_eq(compiled_says(spec, dgrad_compiled_op_impl_name, got,
+                             sizeof got),
+            impl);
+    for (int i = 0; i < 2; i++) {
+        spec_t s = with(spec, i ? dgrad_f16 : dgrad_f32, 1, 0);
+        snprintf(name, sizeof name, "compile (%s%s, bias, ReLU)", what,
+                i ? ", f16" : "");
+        sweep_core(name, s, fresh, act_compile, verify_by_executing,
+                undo_compiled, EXPECT_FAILURES);
+        snprintf(name, sizeof name, "cached execute (%s%s, bias, ReLU)",
+                what, i ? ", f16" : "");
+        sweep_core(name, s, compiled_warm, act_execute, verify_output,
+                undo_none, EXPECT_NOTHING);
+    }
+}
+
 /* dgrad's own loops (direct*.c) wherever they apply: their workspace and
  * packed weights fail over like every other acquisition. */
 Test(faults, own_loop, .timeout = 600) {
@@ -907,43 +932,13 @@ Test(faults, own_loop, .timeout = 600) {
     sweep_core("cached execute (blocks channels-last loop, f16 bias, ReLU)",
             with(onnx_blocks_cl, dgrad_f16, 1, 0), compiled_warm,
             act_execute, verify_output, undo_none, EXPECT_NOTHING);
-    /* Its lanes form, with the rows' lists made at compile (f16: the
-     * input widened as it is spread, the output rounded by the loop). */
-    policy.own_loop_kind = 3; /* the blocks loop (DGRAD_OWN_LOOP=blocks) */
-    dgrad_api_set_policy_for_testing(&policy);
-    cr_assert_str_eq(compiled_says(onnx_blocks_lists,
-                         dgrad_compiled_op_impl_name, impl, sizeof impl),
-            "dgrad:direct_blocks");
-    for (int i = 0; i < 2; i++) {
-        spec_t s = with(onnx_blocks_lists, i ? dgrad_f16 : dgrad_f32, 1, 0);
-        sweep_core(i ? "compile (blocks lanes from lists, f16, bias, ReLU)"
-                     : "compile (blocks lanes from lists, bias, ReLU)",
-                s, fresh, act_compile, verify_by_executing, undo_compiled,
-                EXPECT_FAILURES);
-        sweep_core(i ? "cached execute (blocks lanes from lists, f16, bias, "
-                       "ReLU)"
-                     : "cached execute (blocks lanes from lists, bias, ReLU)",
-                s, compiled_warm, act_execute, verify_output, undo_none,
-                EXPECT_NOTHING);
-    }
-    /* The row vectors loop, its tables made at compile (f16: the input
-     * widened as it is spread, the output rounded by the loop). */
-    policy.own_loop_kind = 4; /* DGRAD_OWN_LOOP=row_vectors */
-    dgrad_api_set_policy_for_testing(&policy);
-    cr_assert_str_eq(compiled_says(onnx_row_vectors,
-                         dgrad_compiled_op_impl_name, impl, sizeof impl),
-            "dgrad:direct_row_vectors");
-    for (int i = 0; i < 2; i++) {
-        spec_t s = with(onnx_row_vectors, i ? dgrad_f16 : dgrad_f32, 1, 0);
-        sweep_core(i ? "compile (row vectors, f16, bias, ReLU)"
-                     : "compile (row vectors, bias, ReLU)",
-                s, fresh, act_compile, verify_by_executing, undo_compiled,
-                EXPECT_FAILURES);
-        sweep_core(i ? "cached execute (row vectors, f16, bias, ReLU)"
-                     : "cached execute (row vectors, bias, ReLU)",
-                s, compiled_warm, act_execute, verify_output, undo_none,
-                EXPECT_NOTHING);
-    }
+    /* Its lanes form, with the rows' lists made at compile, and the row
+     * vectors loop, its tables made at compile (f16: the input widened
+     * by the loop, the output rounded by it). */
+    sweep_own_loop_kind(&policy, 3, onnx_blocks_lists, "dgrad:direct_blocks",
+            "blocks lanes from lists");
+    sweep_own_loop_kind(&policy, 4, onnx_row_vectors,
+            "dgrad:direct_row_vectors", "row vectors");
     scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
 }
