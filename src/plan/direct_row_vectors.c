@@ -65,6 +65,7 @@
 typedef struct row_vectors {
     int64_t nvec, lanes, taps, outer_taps, rows_in, rows_out;
     int64_t w_last; /* the user's weights' last element */
+    lanes_list_fn kernel; /* the list kernel of one block, one vector */
     /* [vector][tap kw][channel i][lane]: an input row's element, or -1 */
     int32_t *spread_idx;
     /* [vector][outer kernel position][kw][i][lane]: a weight, or -1 */
@@ -124,11 +125,9 @@ static int64_t weights_floats(const dgrad_problem_t *p) {
 
 /* The offset of the user's weights' last element. */
 static int64_t weights_last(const dgrad_problem_t *p) {
-    const int64_t *ws = p->wei_strides;
-    int64_t last = (p->G - 1) * ws[0] + (cig_of(p) - 1) * ws[1]
-            + (p->Cout / p->G - 1) * ws[2];
-    for (int i = 0; i < p->nsp; i++) last += (p->K[i] - 1) * ws[3 + i];
-    return last;
+    int64_t in[5], wei[6], out[5];
+    canonical_dims(p, in, wei, out);
+    return span_of(3 + p->nsp, wei, p->wei_strides) - 1;
 }
 
 /* Whether the loop reads and writes the user's 16-bit tensors itself
@@ -140,11 +139,9 @@ static int rows_16bit(const dgrad_plan_t *plan) {
 /* Elements from the input's first to its last (every stride >= 0):
  * what a 16-bit input is widened as, once per execution. */
 static int64_t input_span(const dgrad_plan_t *plan) {
-    const dgrad_problem_t *p = &plan->p;
-    const int64_t *is = plan->in.io_strides;
-    int64_t span = 1 + (p->N - 1) * is[0] + (p->Cin - 1) * is[1];
-    for (int i = 0; i < p->nsp; i++) span += (p->X[i] - 1) * is[2 + i];
-    return span;
+    int64_t in[5], wei[6], out[5];
+    canonical_dims(&plan->p, in, wei, out);
+    return span_of(2 + plan->p.nsp, in, plan->in.io_strides);
 }
 
 /* Whether an output row's lanes are its elements in order (channels
@@ -315,6 +312,7 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
     int l = p->nsp - 1;
     row_vectors_t rv = {.nvec = vectors_of(p),
             .w_last = weights_last(p),
+            .kernel = direct_blocks_kernels(plan).lanes_list[LIST_1][0],
             .lanes = lanes_of(p),
             .taps = p->K[l],
             .outer_taps = outer_kernel(p),
@@ -425,7 +423,6 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
     /* the whole chain is the epilogue (direct_row_vectors_applicable) */
     epilogue_t ep = {0};
     if (plan->post.fused) post_chain_epilogue(p, &ep);
-    lanes_list_fn fn = direct_blocks_kernels(plan).lanes_list[LIST_1][0];
     static const int64_t first = 0;
     for (int64_t r = 0; r < rv->rows_out; r++) {
         const int64_t *at = rv->terms_at + r * (nv + 1);
@@ -434,8 +431,8 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
                     dst = wide ? 16 * v
                             : contiguous ? rv->out_off[r] + 16 * v
                                          : rv->out_off[r];
-            fn(spread, rv->soff + at[v], at[v + 1] - at[v], &first, cig, w,
-                    rv->woff + at[v], 16, brow + 16 * v, ncols,
+            rv->kernel(spread, rv->soff + at[v], at[v + 1] - at[v], &first,
+                    cig, w, rv->woff + at[v], 16, brow + 16 * v, ncols,
                     wide || contiguous ? NULL : rv->colidx + 16 * v, &ep,
                     wide ? row : (float *)out, &dst, 1);
         }

@@ -698,7 +698,8 @@ int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
         int staged, int chosen);
 /* dgrad's own loop built for @p copy, a reduced copy of @p problem (or
  * NULL), copying its input rows exactly where the loop of @p problem
- * does (the rule's choice on @p copy otherwise), for timing. */
+ * does (the rule's choice on @p copy otherwise), for timing; NULL where
+ * that loop does not apply to @p problem. */
 dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
         const dgrad_problem_t *problem, const dgrad_plan_policy_t *policy,
         int staged, int avx2);

@@ -770,29 +770,25 @@ int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
  * its copy of 128 x 256 the copies fit the L2 budget and the loop beat
  * oneDNN's gemm; on the problem they do not fit and it took 82-99 ms
  * against 50-57, `dgrad bench --data-format NCX --weights-format OIX
- * g1mb1ic64ih512iw512oc3oh1030ow1030kh7kw7sh2sw2ph0pw0`, AMD EPYC Zen 4). */
+ * g1mb1ic64ih512iw512oc3oh1030ow1030kh7kw7sh2sw2ph0pw0`, AMD EPYC Zen 4).
+ * NULL where the loop does not apply to @p problem. */
 dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
         const dgrad_problem_t *problem, const dgrad_plan_policy_t *policy,
         int staged, int avx2) {
     dgrad_plan_t *own = build_direct(copy, policy, staged, avx2);
     if (!own || !problem) return own;
-    if (own->direct == DIRECT_ROW_VECTORS) {
-        /* it applies only up to a size, which a copy can be within where
-         * the problem is not; it copies no rows */
-        dgrad_plan_t *full = build_direct(problem, policy, staged, avx2);
-        if (full) {
-            plan_destroy(full);
-            return own;
-        }
+    /* a loop's limits are sizes, which a copy can be within where the
+     * problem is not (the row vectors loop's rows of 128 values): a loop
+     * that does not apply to the problem is not timed on its copy */
+    dgrad_plan_t *full = build_direct(problem, policy, staged, avx2);
+    if (!full) {
         plan_destroy(own);
         return NULL;
     }
-    if (policy->stage_rows) return own;
-    dgrad_plan_t *full = build_direct(problem, policy, staged, avx2);
-    if (!full) return own;
     int copies = full->direct_stage.slots > 0;
     plan_destroy(full);
-    if ((own->direct_stage.slots > 0) == copies) return own;
+    if (policy->stage_rows || (own->direct_stage.slots > 0) == copies)
+        return own;
     plan_destroy(own);
     dgrad_plan_policy_t as_problem = *policy;
     as_problem.stage_rows = copies ? 2 : 1;
