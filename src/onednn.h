@@ -71,12 +71,13 @@ typedef struct dgrad_plan_policy {
     int32_t stage_rows;
     /* Which of dgrad's own loops a plan of them is: each that applies,
      * timed (0; with own_loop 2, the first that applies: rows, depthwise,
-     * blocks, row vectors), or only the blocks one (3: tests,
-     * DGRAD_OWN_LOOP=blocks, which sets own_loop 2 as well; problems it
-     * does not apply to get the timed choice), or only the row vectors
-     * one (4: DGRAD_OWN_LOOP=row_vectors, likewise). Internally, also the
-     * loop a search builds again for the problem its reduced copy chose
-     * (1-4, plan_impl.h's DIRECT_*). */
+     * blocks, row vectors, phase pair), or only the blocks one (3:
+     * tests, DGRAD_OWN_LOOP=blocks, which sets own_loop 2 as well;
+     * problems it does not apply to get the timed choice), or only the
+     * row vectors one (4: DGRAD_OWN_LOOP=row_vectors, likewise), or only
+     * the phase pair one (5: DGRAD_OWN_LOOP=phase_pair, likewise).
+     * Internally, also the loop a search builds again for the problem its
+     * reduced copy chose (1-5, plan_impl.h's DIRECT_*). */
     int32_t own_loop_kind;
     /* The blocks loop's lanes form spreads a small input first
      * (direct_blocks.c) by its rule (0), never (1:

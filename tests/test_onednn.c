@@ -2099,6 +2099,116 @@ Test(onednn, own_loop_row_vectors) {
             DIRECT_EITHER, 0));
 }
 
+/* Whether the CPU runs the phase pair loop (direct_phase_pair.c). */
+static int phase_pair_cpu(void) {
+    return cpu_has_avx512f() && cpu_has_avx512bw() && cpu_has_avx512vl();
+}
+
+/* Whether the phase pair loop applies to @p s on activations in
+ * @p layout; where it does, it reads a 16-bit problem's tensors itself
+ * (no f32 copies). */
+static int phase_pair_applies(shape_t s, int layout) {
+    s.act_layout = layout;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    int applies = own && own->direct == DIRECT_PHASE_PAIR;
+    if (applies) cr_assert_not(own->staged);
+    if (own) plan_destroy(own);
+    return applies;
+}
+
+/* The phase pair loop (direct_phase_pair.c), 1D stride 2 on NCX rows,
+ * each case against the reference in every type, every weights layout,
+ * variable and prepared weights: masknet's taps (k7: shifts 0 to -3,
+ * the last with no odd tap) on 3 steps of a row one longer than natural,
+ * whose first and last steps pass the row's ends; dilation 2 with pad 2
+ * (shifts of both signs) on a cropped row; 2 groups of 4 output
+ * channels (3 vectors a step); 3 groups of 1 and 2 images; 2 channels
+ * whose odd phase is one step's 65th position; 64 input channels on a
+ * row long enough to be shared over threads (f32). An input of its own
+ * channel and image strides. Not NXC, not stride 3, not 2D, not 5
+ * channels a group, not 9 shifts. */
+Test(onednn, own_loop_phase_pair) {
+    policy()->own_loop_kind = DIRECT_PHASE_PAIR;
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t masknet = {.nsp = 1, .dt = dts[i], .N = 1, .G = 1,
+                .Cin = 8, .Cout = 3, .X = {150}, .K = {7}, .S = {2},
+                .D = {1}, .PB = {0}, .has_bias = i != 1};
+        set_natural_y(&masknet, -1);
+        shape_t dilated = {.nsp = 1, .dt = dts[i], .N = 1, .G = 1,
+                .Cin = 5, .Cout = 2, .X = {37}, .K = {3}, .S = {2},
+                .D = {2}, .PB = {2}, .has_bias = 1};
+        set_natural_y(&dilated, 15);
+        shape_t grouped = {.nsp = 1, .dt = dts[i], .N = 2, .G = 2,
+                .Cin = 6, .Cout = 8, .X = {50}, .K = {4}, .S = {2},
+                .D = {1}, .PB = {1}, .has_bias = i != 2};
+        set_natural_y(&grouped, -1);
+        shape_t single = {.nsp = 1, .dt = dts[i], .N = 2, .G = 3,
+                .Cin = 3, .Cout = 3, .X = {70}, .K = {5}, .S = {2},
+                .D = {1}, .PB = {2}, .has_bias = i != 0};
+        set_natural_y(&single, 0);
+        shape_t tail = {.nsp = 1, .dt = dts[i], .N = 1, .G = 1, .Cin = 4,
+                .Cout = 2, .X = {65}, .K = {2}, .S = {2}, .D = {1},
+                .PB = {0}};
+        set_natural_y(&tail, 0);
+        cr_assert_eq(masknet.Y[0], 306);
+        cr_assert_eq(dilated.Y[0], 60);
+        cr_assert_eq(tail.Y[0], 130);
+        shape_t cases[] = {masknet, dilated, grouped, single, tail};
+        for (int c = 0; c < 5; c++) {
+            cr_assert_eq(phase_pair_applies(cases[c], NCX), phase_pair_cpu(),
+                    "case %d", c);
+            cr_assert_not(phase_pair_applies(cases[c], NXC), "case %d", c);
+            if (phase_pair_cpu())
+                check_own_loop_as(cases[c], NCX, "dgrad:direct_phase_pair");
+        }
+        /* input channels 3 floats apart beyond their rows, images 5
+         * beyond theirs */
+        shape_t st = grouped;
+        st.act_layout = NCX;
+        dgrad_problem_t p = make_problem(&st);
+        p.in_strides[1] = st.X[0] + 3;
+        p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
+        dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+        cr_assert_eq(own && own->direct == DIRECT_PHASE_PAIR,
+                phase_pair_cpu());
+        if (own) plan_destroy(own);
+        check_problem_ex(&p, 1, 0);
+        check_problem_ex(&p, 1, 1);
+    }
+    shape_t forked = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 64,
+            .Cout = 3, .X = {800}, .K = {7}, .S = {2}, .D = {1}, .PB = {0},
+            .has_bias = 1};
+    set_natural_y(&forked, 0);
+    if (phase_pair_cpu())
+        check_own_loop_as(forked, NCX, "dgrad:direct_phase_pair");
+    /* where it does not apply */
+    shape_t s3 = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 2, .X = {20}, .K = {3}, .S = {3}, .D = {1}, .PB = {0}};
+    set_natural_y(&s3, 0);
+    cr_assert_not(phase_pair_applies(s3, NCX));
+    shape_t flat = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 2, .X = {3, 20}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {0, 0}};
+    set_natural_y(&flat, 0);
+    cr_assert_not(phase_pair_applies(flat, NCX));
+    shape_t five = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 5, .X = {20}, .K = {3}, .S = {2}, .D = {1}, .PB = {0}};
+    set_natural_y(&five, 0);
+    cr_assert_not(phase_pair_applies(five, NCX));
+    five.Cout = 4;
+    set_natural_y(&five, 0);
+    cr_assert_eq(phase_pair_applies(five, NCX), phase_pair_cpu());
+    shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 2, .X = {20}, .K = {17}, .S = {2}, .D = {1}, .PB = {0}};
+    set_natural_y(&wide, 0);
+    cr_assert_not(phase_pair_applies(wide, NCX));
+    wide.K[0] = 16;
+    set_natural_y(&wide, 0);
+    cr_assert_eq(phase_pair_applies(wide, NCX), phase_pair_cpu());
+}
+
 /* Lists of more than LISTS_MAX_BLOCKS blocks are not kept: the rows
  * make theirs on every execution (the input spread where the policy
  * asks, whatever its size; one line of 255 rows of 515 blocks, 131,325
@@ -2219,8 +2329,9 @@ static void check_weights_to_their_end(shape_t s, int kind,
  * (gather_avx512.h gather16): the weights' last element is read alone,
  * so that no word passes the tensor's end; every weights layout puts
  * the last element in another packed row and lane. The blocks loop
- * (direct_blocks_pack.c) and the row vectors loop
- * (direct_row_vectors.c), which gathers every 16-bit weight. */
+ * (direct_blocks_pack.c), the row vectors loop (direct_row_vectors.c)
+ * and the phase pair loop (direct_phase_pair.c), which gather every
+ * 16-bit weight. */
 Test(onednn, own_loop_16bit_weights_gathered_to_their_end) {
     shape_t s = {.nsp = 3, .N = 2, .G = 4, .Cin = 16, .Cout = 16,
             .X = {5, 5, 5}, .K = {3, 3, 3}, .S = {1, 1, 1}, .D = {1, 1, 1},
@@ -2234,6 +2345,12 @@ Test(onednn, own_loop_16bit_weights_gathered_to_their_end) {
     set_natural_y(&r, 0);
     check_weights_to_their_end(r, DIRECT_ROW_VECTORS,
             "dgrad:direct_row_vectors");
+    if (!phase_pair_cpu()) return;
+    shape_t pp = {.nsp = 1, .N = 1, .G = 2, .Cin = 6, .Cout = 6, .X = {20},
+            .K = {5}, .S = {2}, .D = {1}, .PB = {1}, .act_layout = NCX};
+    set_natural_y(&pp, 0);
+    check_weights_to_their_end(pp, DIRECT_PHASE_PAIR,
+            "dgrad:direct_phase_pair");
 }
 
 /* The blocks loop on NCX activations (the input read along strided

@@ -996,3 +996,52 @@ Test(post_ops_api, the_row_vectors_loop_carries_an_epilogue_chain) {
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
+
+/* The phase pair loop (direct_phase_pair.c) carries a chain its kernels
+ * apply whole (one LeakyReLU or Clamp) in registers before each store:
+ * 1D NCX of stride 2, masknet's taps (k7) on 2 rows of steps, each type,
+ * with and without a bias; checked against the reference. A chain past
+ * that is not its to carry: another plan runs the problem. */
+Test(post_ops_api, the_phase_pair_loop_carries_an_epilogue_chain) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    policy.own_loop_kind = DIRECT_PHASE_PAIR;
+    policy.chain_pass = 1;
+    dgrad_api_set_policy_for_testing(&policy);
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    int cpu = cpu_has_avx512f() && cpu_has_avx512bw() && cpu_has_avx512vl();
+    for (int j = 0; j < 7; j++) {
+        tester_t t;
+        tester_init(&t, j % 2 ? dgrad_op_conv_transpose
+                              : dgrad_op_convolution_backprop_data, 1);
+        t.channels_last = 0;
+        t.G = 1;
+        t.Cin = 5 + j;
+        t.Cout = 1 + j % 4;
+        t.dt = dts[j % 3];
+        t.bias = j % 2; /* ConvTranspose only */
+        t.X[0] = 70;
+        t.S[0] = 2;
+        t.K[0] = 7;
+        t.pb[0] = t.pe[0] = j % 3;
+        t.n_post = 1;
+        t.post[0] = j % 2 ? leaky : clamp;
+        if (j == 6) {
+            t.n_post = 2;
+            t.post[1] = (tester_post_op_t)POST("Tanh");
+        }
+        t.executions = 2;
+        t.seed = 2200u + (unsigned)j;
+        expect_pass(&t);
+        tester_case_t c;
+        char why[512];
+        cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
+        int ours = strstr(dgrad_compiled_op_impl_name(c.compiled),
+                           "direct_phase_pair")
+                != NULL;
+        tester_case_destroy(&c);
+        cr_assert_eq(ours, j < 6 && cpu, "case %d", j);
+        if (ours) expect_carrier(&t, "own loop", "direct_phase_pair");
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}

@@ -322,8 +322,9 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
     }
     const char *name = plan->direct == DIRECT_ROWS ? "dgrad:direct"
             : plan->direct == DIRECT_DEPTHWISE_CL      ? "dgrad:direct_dw"
-            : plan->direct == DIRECT_BLOCKS_CL ? "dgrad:direct_blocks"
-                                               : "dgrad:direct_row_vectors";
+            : plan->direct == DIRECT_BLOCKS_CL     ? "dgrad:direct_blocks"
+            : plan->direct == DIRECT_ROW_VECTORS ? "dgrad:direct_row_vectors"
+                                                 : "dgrad:direct_phase_pair";
     snprintf(plan->impl, sizeof plan->impl, "%s", name);
     if (!direct_taps_init(plan)) {
         plan_destroy(plan);

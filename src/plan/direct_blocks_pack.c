@@ -113,9 +113,7 @@ __attribute__((target("avx512f"))) static void pack_cols_init(
     const int64_t *ws = p->wei_strides;
     int l = p->nsp - 1;
     int64_t cog = p->Cout / p->G, nc = cols(p);
-    int64_t in[5], wei[6], out[5];
-    canonical_dims(p, in, wei, out);
-    pc->last = span_of(3 + p->nsp, wei, ws) - 1;
+    pc->last = weights_last_offset(p);
     /* column j = (b, g, o), o fastest: counted, not divided */
     int32_t bj = 0, gj = 0, oj = 0;
     for (int64_t c = 0; c < padded_cols(p) / 16; c++) {

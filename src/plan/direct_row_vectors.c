@@ -123,13 +123,6 @@ static int64_t weights_floats(const dgrad_problem_t *p) {
             * 16;
 }
 
-/* The offset of the user's weights' last element. */
-static int64_t weights_last(const dgrad_problem_t *p) {
-    int64_t in[5], wei[6], out[5];
-    canonical_dims(p, in, wei, out);
-    return span_of(3 + p->nsp, wei, p->wei_strides) - 1;
-}
-
 /* Whether the loop reads and writes the user's 16-bit tensors itself
  * (else they are f32, the user's or the plan's copies). */
 static int rows_16bit(const dgrad_plan_t *plan) {
@@ -231,7 +224,7 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
             && (!rows_16bit(plan) || input_span(plan) <= ROWV_MAX_FLOATS)
             && (p->Cin - 1) * is[1] + (p->X[l] - 1) * is[2 + l] <= INT32_MAX
             && (p->Cout - 1) * os[1] + (p->Y[l] - 1) * os[2 + l] <= INT32_MAX
-            && weights_last(p) <= INT32_MAX;
+            && weights_last_offset(p) <= INT32_MAX;
 #else
     (void)plan;
     return 0;
@@ -311,7 +304,7 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     row_vectors_t rv = {.nvec = vectors_of(p),
-            .w_last = weights_last(p),
+            .w_last = weights_last_offset(p),
             .kernel = direct_blocks_kernels(plan).lanes_list[LIST_1][0],
             .lanes = lanes_of(p),
             .taps = p->K[l],
@@ -344,23 +337,6 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
     return 1;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-/* @p nvec vectors of 16 floats at element offsets @p idx (-1: 0) of
- * @p src into @p dst: f32, or (@p dt 16-bit) widened, @p last the
- * offset of the tensor's last element (gather16). */
-__attribute__((target("avx512f"))) static void gather_runs(
-        const int32_t *idx, int64_t nvec, dgrad_data_type_t dt,
-        const void *src, int64_t last, float *dst) {
-    for (int64_t v = 0; v < nvec; v++) {
-        __m512i i = _mm512_loadu_si512(idx + 16 * v);
-        __mmask16 k = _mm512_cmpge_epi32_mask(i, _mm512_setzero_si512());
-        _mm512_storeu_ps(dst + 16 * v, dt == dgrad_f32
-                        ? _mm512_mask_i32gather_ps(_mm512_setzero_ps(), k, i,
-                                  src, 4)
-                        : gather16(dt, i, k, src, last));
-    }
-}
-#endif
 
 /* Packed weights: the user's weight behind each lane of each (vector,
  * kernel position, channel), 0 past the row. */
@@ -368,7 +344,7 @@ void direct_row_vectors_pack_weights(const dgrad_plan_t *plan,
         const void *user, float *packed) {
     const row_vectors_t *rv = plan->direct_row_vectors;
 #if defined(__x86_64__) && defined(__GNUC__)
-    gather_runs(rv->w_idx, weights_floats(&plan->p) / 16, plan->p.dt, user,
+    gather_vectors(rv->w_idx, weights_floats(&plan->p) / 16, plan->p.dt, user,
             rv->w_last, packed);
 #else
     (void)rv, (void)user, (void)packed;
@@ -397,7 +373,7 @@ static void spread_rows(const dgrad_plan_t *plan, const void *in,
         int64_t base = n * is[0];
         for (int i = 0; i < l; i++) base += pos[i] * is[2 + i];
 #if defined(__x86_64__) && defined(__GNUC__)
-        gather_runs(rv->spread_idx, per_row / 16, dgrad_f32, src + base, -1,
+        gather_vectors(rv->spread_idx, per_row / 16, dgrad_f32, src + base, -1,
                 spread + r * per_row);
 #else
         (void)src, (void)spread;

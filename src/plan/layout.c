@@ -196,6 +196,12 @@ int64_t span_of(int nd, const int64_t *dims, const int64_t *strides) {
     return last + 1;
 }
 
+int64_t weights_last_offset(const dgrad_problem_t *p) {
+    int64_t in[5], wei[6], out[5];
+    canonical_dims(p, in, wei, out);
+    return span_of(3 + p->nsp, wei, p->wei_strides) - 1;
+}
+
 dnnl_status_t md_nxc(md_t *md, md_ref_t like, dnnl_data_type_t dt) {
     static const dnnl_format_tag_t tags[] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
     int64_t dims[DNNL_MAX_NDIMS];

@@ -222,6 +222,8 @@ struct dgrad_plan {
     struct blocks_lists *direct_lists; /* the blocks loop's lists, or NULL */
     /* the row vectors loop's tables, or NULL */
     struct row_vectors *direct_row_vectors;
+    /* the phase pair loop's table, or NULL */
+    struct phase_pair *direct_phase_pair;
     direct_stage_t direct_stage;   /* the rows loop's staged input rows */
     int direct_threads;            /* threads its scratch has room for */
     int direct_avx2;               /* its kernels are AVX2 ones though the
@@ -310,6 +312,9 @@ dnnl_status_t md_act(md_t *md, md_ref_t io, dnnl_data_type_t dt,
 void canonical_dims(const dgrad_problem_t *p, int64_t in[5], int64_t wei[6],
         int64_t out[5]);
 int64_t span_of(int nd, const int64_t *dims, const int64_t *strides);
+/* The offset of the problem's weights' last element (every stride >= 0):
+ * what own loops that gather the weights check against (gather16). */
+int64_t weights_last_offset(const dgrad_problem_t *p);
 void dense_like(int nd, const int64_t *old_dims, const int64_t *old_strides,
         const int64_t *dims, int64_t *strides);
 int layouts_nested(const dgrad_problem_t *p);
@@ -436,14 +441,17 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
  * NCX (direct.c), along the channels of depthwise channels-last
  * (direct_dw.c), over blocks of S output pixels, channels-last along a
  * block, of few groups (direct_blocks.c), or whole short output rows
- * as vectors (direct_row_vectors.c). The direct_* functions serve all
- * four, by plan->direct (DIRECT_LAST: the last kind). */
+ * as vectors (direct_row_vectors.c), or both phases of stride 2 of 1D
+ * rows at once, each input run loaded once for every tap
+ * (direct_phase_pair.c). The direct_* functions serve all five, by
+ * plan->direct (DIRECT_LAST: the last kind). */
 enum {
     DIRECT_ROWS = 1,
     DIRECT_DEPTHWISE_CL = 2,
     DIRECT_BLOCKS_CL = 3,
     DIRECT_ROW_VECTORS = 4,
-    DIRECT_LAST = DIRECT_ROW_VECTORS
+    DIRECT_PHASE_PAIR = 5,
+    DIRECT_LAST = DIRECT_PHASE_PAIR
 };
 
 /* The loop of @p kind (DIRECT_*; 0: the first that applies) if it
@@ -604,6 +612,24 @@ void direct_row_vectors_pack_weights(const dgrad_plan_t *plan,
 /* The output from @p in, packed weights @p w and f32 @p bias (or NULL);
  * the chain, where the plan carries it, is the kernels' epilogue. */
 void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, void *out, char *scratch);
+
+/* -------------------------------------------------- direct_phase_pair.c */
+
+int direct_phase_pair_applicable(const dgrad_plan_t *plan);
+/* Scratch bytes of an execution (the threads share it): a 16-bit input
+ * widened. */
+size_t direct_phase_pair_scratch(const dgrad_plan_t *plan);
+size_t direct_phase_pair_weights_size(const dgrad_plan_t *plan);
+/* Its table (plan->direct_phase_pair), made once at plan creation. 0
+ * where memory ran out. */
+int direct_phase_pair_prepare(dgrad_plan_t *plan);
+void direct_phase_pair_pack_weights(const dgrad_plan_t *plan,
+        const void *user, float *packed);
+/* The output from @p in, packed weights @p w and f32 @p bias (or NULL),
+ * its steps shared over the threads; the chain, where the
+ * plan carries it, is the kernels' epilogue. */
+void direct_phase_pair_run(const dgrad_plan_t *plan, const void *in,
         const float *w, const float *bias, void *out, char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */

@@ -441,6 +441,12 @@ static const spec_t onnx_blocks_lists = {dgrad_op_conv_transpose, dgrad_f32,
 static const spec_t onnx_row_vectors = {dgrad_op_conv_transpose, dgrad_f32,
         {{"strides", "2,2"}, {"pads", "1,1,1,1"}}, {1, 3, 3, 3},
         {3, 2, 3, 3}, 4, 1, 0, 0, 0, {1, 2, 5, 5}, 0};
+/* masknet's taps (k7, stride 2) on a row of 40 of 8 -> 3 channels, NCX,
+ * a bias: with the phase pair loop asked for, its weights' table made at
+ * compile (direct_phase_pair.c), with AVX-512. */
+static const spec_t onnx_phase_pair = {dgrad_op_conv_transpose, dgrad_f32,
+        {{"strides", "2"}}, {1, 8, 40}, {8, 3, 7}, 3, 1, 0, 0, 0,
+        {1, 3, 85}, 0};
 static const spec_t graph_deferred = {dgrad_op_convolution_backward_data,
         dgrad_f32, {{"strides", "2,2"}, {"pads_begin", "1,1"}, {"pads_end", "1,1"},
                 {"data_format", "NCX"}, {"weights_format", "OIX"}},
@@ -855,7 +861,7 @@ Test(faults, phase_fold, .timeout = 600) {
 }
 
 /* Under @p policy with own loop kind @p kind (DGRAD_OWN_LOOP=blocks: 3,
- * =row_vectors: 4), @p spec compiles to @p impl; then its compile and
+ * =row_vectors: 4, =phase_pair: 5), @p spec compiles to @p impl; then its compile and
  * warm execution are swept in f32 and f16, with a bias and the scenario's
  * chain (@p what names them). */
 static void sweep_own_loop_kind(dgrad_plan_policy_t *policy, int kind,
@@ -939,6 +945,10 @@ Test(faults, own_loop, .timeout = 600) {
             "blocks lanes from lists");
     sweep_own_loop_kind(&policy, 4, onnx_row_vectors,
             "dgrad:direct_row_vectors", "row vectors");
+    /* The phase pair loop, its table made at compile (f16: the input
+     * widened into the execution's scratch, the output rounded by it). */
+    sweep_own_loop_kind(&policy, 5, onnx_phase_pair,
+            "dgrad:direct_phase_pair", "phase pair");
     scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
 }

@@ -1,0 +1,422 @@
+/*
+ * dgrad's own loop for 1D problems of stride 2 with few output channels
+ * per group on rows of unit stride (NCX): masknet's 64 -> 3 channels,
+ * k7 s2, one image of 512 positions. Output x = 2m + r (phase r); tap kw
+ * reaches phase r = (D kw - PB) mod 2 from input position m + s, its
+ * shift s = (r + PB - D kw) / 2. Taps of both phases share shifts (k7:
+ * shifts 0, -1, -2, -3, each read by an even tap and, but for -3, an
+ * odd one), so a step of up to 64 positions of both phases loads each
+ * input row's run at each shift once, and every load feeds the FMAs of
+ * both phases and every output channel of the group: 16 loads and 21
+ * weights for 84 FMAs an input channel at k7 and 3 channels. The two
+ * phases' accumulators are interleaved by permutes into the output row,
+ * rounded as stored for 16-bit types, the chain's epilogue applied.
+ *
+ * Why a loop of its own: the rows loop (direct.c) keeps a term per
+ * (tap, input channel) and loads each run once per term (448 terms a
+ * step for masknet's 3 channels, 5 loads a 6 FMAs, plus each term's
+ * bookkeeping), and shares rows over threads, of which masknet has one
+ * (the 3 channels are one block). Here the steps are what the threads
+ * share, so a single row runs on both cores.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "dtype.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "gather_avx512.h"
+#include "rows_avx512.h"
+#endif
+
+/* Shifts of a row at most (taps of both phases: up to 16 at D = 1), and
+ * output channels of a group at most (accumulators: 2 phases x 3 x 4
+ * vectors at 3 channels). */
+#define PP_MAX_SHIFTS 8
+#define PP_MAX_CHANNELS 4
+/* Elements of a 16-bit input at most (widened into scratch once per
+ * execution). */
+#define PP_MAX_WIDENED ((int64_t)1 << 24)
+
+/* Multiply-adds from which the steps are shared over threads (below,
+ * the calling thread runs them all): masknet's 6.9e5 took 15 us on one
+ * thread and 17-19 on two, twice its length 40-42 against 29-37, eight
+ * times 158-170 against 68-97 (`OMP_NUM_THREADS=1|2
+ * DGRAD_OWN_LOOP=phase_pair dgrad bench --no-raw --data-format NCX
+ * mb1_g1oc3ic64_ow1030iw512kw7sw2dw0pw0`, iw 1024, 4096, alternating,
+ * Sapphire Rapids VM). */
+#define PP_FORK_MACS 1e6
+
+/* The shifts of the problem's taps, and the tap behind each (shift,
+ * phase), or -1. */
+typedef struct pp_shifts {
+    int n;
+    int64_t s[PP_MAX_SHIFTS];
+    int64_t tap[PP_MAX_SHIFTS][2];
+} pp_shifts_t;
+
+/* 0 where the taps have more than PP_MAX_SHIFTS shifts. */
+static int shifts_of(const dgrad_problem_t *p, pp_shifts_t *sh) {
+    sh->n = 0;
+    sh->s[0] = 0; /* K >= 1 sets it; read by least_shift */
+    for (int64_t kw = 0; kw < p->K[0]; kw++) {
+        int64_t v = p->D[0] * kw - p->PB[0], r = ((v % 2) + 2) % 2,
+                s = (r - v) / 2;
+        int u = 0;
+        while (u < sh->n && sh->s[u] != s) u++;
+        if (u == sh->n) {
+            if (sh->n == PP_MAX_SHIFTS) return 0;
+            sh->s[u] = s;
+            sh->tap[u][0] = sh->tap[u][1] = -1;
+            sh->n++;
+        }
+        sh->tap[u][r] = kw;
+    }
+    return 1;
+}
+
+static int64_t least_shift(const pp_shifts_t *sh) {
+    int64_t m = sh->s[0];
+    for (int u = 1; u < sh->n; u++)
+        if (sh->s[u] < m) m = sh->s[u];
+    return m;
+}
+
+static int64_t greatest_shift(const pp_shifts_t *sh) {
+    int64_t m = sh->s[0];
+    for (int u = 1; u < sh->n; u++)
+        if (sh->s[u] > m) m = sh->s[u];
+    return m;
+}
+
+static int64_t cig_of(const dgrad_problem_t *p) {
+    return p->Cin / p->G;
+}
+
+static int64_t cog_of(const dgrad_problem_t *p) {
+    return p->Cout / p->G;
+}
+
+/* Vectors of 16 positions a phase per step for a group of @p cb output
+ * channels: 2 x cb x that many accumulators. */
+static int64_t step_vectors(int64_t cb) {
+    return cb <= 3 ? 4 : 3;
+}
+
+/* Steps of a row: of the even phase's positions (the odd one has as
+ * many or one fewer). */
+static int64_t steps_of(const dgrad_problem_t *p) {
+    int64_t per = 16 * step_vectors(cog_of(p));
+    return ((p->Y[0] + 1) / 2 + per - 1) / per;
+}
+
+/* Whether the loop reads the user's 16-bit input (widened once per
+ * execution; f32 rows are read in place). */
+static int input_16bit(const dgrad_plan_t *plan) {
+    return plan->p.dt != dgrad_f32 && !plan->staged;
+}
+
+/* Elements from the input's first to its last (every stride >= 0): what
+ * a 16-bit input is widened as. */
+static int64_t input_span(const dgrad_plan_t *plan) {
+    int64_t in[5], wei[6], out[5];
+    canonical_dims(&plan->p, in, wei, out);
+    return span_of(2 + plan->p.nsp, in, plan->in.io_strides);
+}
+
+size_t direct_phase_pair_scratch(const dgrad_plan_t *plan) {
+    return input_16bit(plan) ? (size_t)input_span(plan) * sizeof(float) : 0;
+}
+
+/* The type the loop reads and writes (the plan's f32 copies where it
+ * stages the user's tensors). */
+static dgrad_data_type_t io_type(const dgrad_plan_t *plan) {
+    return plan->staged ? dgrad_f32 : plan->p.dt;
+}
+
+int direct_phase_pair_applicable(const dgrad_plan_t *plan) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
+    pp_shifts_t sh;
+    epilogue_t ep;
+    if (!cpu_has_avx512f() || !cpu_has_avx512bw() || !cpu_has_avx512vl()
+            || plan->direct_avx2 || p->nsp != 1 || p->S[0] != 2
+            || cog_of(p) > PP_MAX_CHANNELS || p->K[0] > 2 * PP_MAX_SHIFTS
+            || !shifts_of(p, &sh)
+            || (p->n_post_ops
+                    && post_chain_epilogue(p, &ep) < p->n_post_ops))
+        return 0;
+    /* rows of unit stride, every other stride >= 0; the weights' offsets
+     * in 32 bits (each stride bounded first: no product overflows) */
+    for (int i = 0; i < 2; i++)
+        if (is[i] < 0 || os[i] < 0) return 0;
+    for (int i = 0; i < 4; i++)
+        if (p->wei_strides[i] < 0 || p->wei_strides[i] > INT32_MAX) return 0;
+    return is[2] == 1 && os[2] == 1 && weights_last_offset(p) <= INT32_MAX
+            && (!input_16bit(plan) || input_span(plan) <= PP_MAX_WIDENED);
+#else
+    (void)plan;
+    return 0;
+#endif
+}
+
+/* Packed weights: per group and input channel, per shift, the even
+ * phase's weight of each output channel, then the odd one's (0 where
+ * the phase has no tap at that shift); whole vectors of 16. */
+static int64_t weights_floats(const dgrad_problem_t *p,
+        const pp_shifts_t *sh) {
+    return (p->G * cig_of(p) * sh->n * 2 * cog_of(p) + 15) / 16 * 16;
+}
+
+/* The plan's table (direct_phase_pair_prepare; one allocation,
+ * plan_destroy frees it): the shifts, and the user's weight behind each
+ * packed one (-1: 0), which an execution gathers. */
+typedef struct phase_pair {
+    pp_shifts_t sh;
+    int64_t w_last, wn;
+    int32_t w_idx[];
+} phase_pair_t;
+
+size_t direct_phase_pair_weights_size(const dgrad_plan_t *plan) {
+    pp_shifts_t sh;
+    if (!shifts_of(&plan->p, &sh)) return 0;
+    return (size_t)weights_floats(&plan->p, &sh) * sizeof(float);
+}
+
+int direct_phase_pair_prepare(dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *ws = p->wei_strides;
+    int64_t cig = cig_of(p), cog = cog_of(p);
+    pp_shifts_t sh;
+    shifts_of(p, &sh);
+    int64_t wn = weights_floats(p, &sh);
+    phase_pair_t *pp = allocated(
+            dgrad_malloc(sizeof *pp + (size_t)wn * sizeof(int32_t)));
+    if (!pp) return 0;
+    pp->sh = sh;
+    pp->w_last = weights_last_offset(p);
+    pp->wn = wn;
+    int32_t *idx = pp->w_idx;
+    for (int64_t g = 0; g < p->G; g++)
+        for (int64_t ci = 0; ci < cig; ci++)
+            for (int u = 0; u < sh.n; u++)
+                for (int r = 0; r < 2; r++)
+                    for (int64_t co = 0; co < cog; co++) {
+                        int64_t kw = sh.tap[u][r];
+                        *idx++ = kw < 0 ? -1
+                                        : (int32_t)(g * ws[0] + ci * ws[1]
+                                                  + co * ws[2] + kw * ws[3]);
+                    }
+    while (idx < pp->w_idx + wn) *idx++ = -1;
+    plan->direct_phase_pair = pp;
+    return 1;
+}
+
+void direct_phase_pair_pack_weights(const dgrad_plan_t *plan,
+        const void *user, float *packed) {
+    const phase_pair_t *pp = plan->direct_phase_pair;
+#if defined(__x86_64__) && defined(__GNUC__)
+    gather_vectors(pp->w_idx, pp->wn / 16, plan->p.dt, user, pp->w_last,
+            packed);
+#else
+    (void)pp, (void)user, (void)packed;
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* What a step reads besides its position. */
+typedef struct pp_step {
+    const float *at;     /* the first input row's element at the step */
+    int64_t pitch;       /* floats from one input row to the next */
+    int masked;          /* a run of the step passes a row's ends (those
+                            lanes masked: zeros) */
+    int64_t cig, X, len; /* input channels, input row, output row */
+    const float *w;      /* the group's packed weights */
+    const float *bias;   /* the group's first channel's */
+    const epilogue_t *ep;
+    const pp_shifts_t *sh;
+    void *dst[PP_MAX_CHANNELS]; /* the group's output rows */
+} pp_step_t;
+
+/* One input channel's runs into the accumulators: LOAD(u, v) loads
+ * vector v of shift u's run. */
+#define PP_CHANNEL(CB, PV, LOAD)                                              \
+    for (int u = 0; u < sh->n; u++, wc += 2 * (CB)) {                         \
+        __m512 x[PV];                                                         \
+        _Pragma("GCC unroll 4") for (int v = 0; v < (PV); v++) x[v] =         \
+                LOAD(u, v);                                                   \
+        _Pragma("GCC unroll 2") for (int r = 0; r < 2; r++) {                 \
+            if (!has[u][r]) continue;                                         \
+            _Pragma("GCC unroll 4") for (int c = 0; c < (CB); c++) {          \
+                __m512 wv = _mm512_set1_ps(wc[r * (CB) + c]);                 \
+                _Pragma("GCC unroll 4") for (int v = 0; v < (PV); v++)        \
+                    acc[r][c][v] = _mm512_fmadd_ps(wv, x[v], acc[r][c][v]);   \
+            }                                                                 \
+        }                                                                     \
+    }
+#define PP_LOAD(u, v) _mm512_loadu_ps(row + sh->s[u] + 16 * (v))
+#define PP_MLOAD(u, v) _mm512_maskz_loadu_ps(mk[u][v], row + sh->s[u] + 16 * (v))
+
+/* The step of 16 PV positions a phase from @p m0 on, for a group of CB
+ * output channels, from the step's f32 rows, stored into rows of type OT:
+ * per input channel and shift, PV loads feed the FMAs of each phase
+ * with a tap there and of every channel. */
+#define DEFINE_PP_STEP(OT, CB, PV)                                            \
+    AVX512 static void pp_step_##OT##_##CB(const pp_step_t *a, int64_t m0) { \
+        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
+                3, 18, 2, 17, 1, 16, 0);                                      \
+        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
+                27, 11, 26, 10, 25, 9, 24, 8);                                \
+        const pp_shifts_t *sh = a->sh;                                        \
+        __m512 acc[2][CB][PV];                                                \
+        _Pragma("GCC unroll 4") for (int c = 0; c < (CB); c++)                \
+            _Pragma("GCC unroll 4") for (int v = 0; v < (PV); v++)            \
+                acc[0][c][v] = acc[1][c][v] = _mm512_set1_ps(a->bias[c]);     \
+        int has[PP_MAX_SHIFTS][2];                                            \
+        __mmask16 mk[PP_MAX_SHIFTS][PV];                                      \
+        for (int u = 0; u < sh->n; u++) {                                     \
+            has[u][0] = sh->tap[u][0] >= 0;                                   \
+            has[u][1] = sh->tap[u][1] >= 0;                                   \
+            for (int v = 0; v < (PV); v++)                                    \
+                mk[u][v] = lanes(m0 + 16 * v + sh->s[u], 0, a->X);            \
+        }                                                                     \
+        const float *wc = a->w, *row = a->at;                                 \
+        if (a->masked)                                                        \
+            for (int64_t ci = 0; ci < a->cig; ci++, row += a->pitch) {        \
+                PP_CHANNEL(CB, PV, PP_MLOAD)                                  \
+            }                                                                 \
+        else                                                                  \
+            for (int64_t ci = 0; ci < a->cig; ci++, row += a->pitch) {        \
+                PP_CHANNEL(CB, PV, PP_LOAD)                                   \
+            }                                                                 \
+        _Pragma("GCC unroll 4") for (int v = 0; v < (PV); v++) {              \
+            int64_t x = 2 * (m0 + 16 * v), left = a->len - x;                 \
+            if (left <= 0) break;                                             \
+            _Pragma("GCC unroll 4") for (int c = 0; c < (CB); c++) {          \
+                __m512 e = _mm512_permutex2var_ps(acc[0][c][v], lo,           \
+                               acc[1][c][v]),                                 \
+                       o = _mm512_permutex2var_ps(acc[0][c][v], hi,           \
+                               acc[1][c][v]);                                 \
+                if (a->ep->on) {                                              \
+                    e = epilogue(a->ep, e);                                   \
+                    o = epilogue(a->ep, o);                                   \
+                }                                                             \
+                store32_##OT(a->dst[c], x, e, o, left);                       \
+            }                                                                 \
+        }                                                                     \
+    }
+#define DEFINE_PP_TYPE(OT)                                                    \
+    DEFINE_PP_STEP(OT, 1, 4)                                                  \
+    DEFINE_PP_STEP(OT, 2, 4)                                                  \
+    DEFINE_PP_STEP(OT, 3, 4)                                                  \
+    DEFINE_PP_STEP(OT, 4, 3)
+DEFINE_PP_TYPE(f32)
+DEFINE_PP_TYPE(bf16)
+DEFINE_PP_TYPE(f16)
+typedef void (*pp_step_fn)(const pp_step_t *, int64_t);
+
+/* By type index (0 f32, 1 bf16, 2 f16) and channels of a group. */
+static const pp_step_fn pp_steps[3][PP_MAX_CHANNELS] = {
+        {pp_step_f32_1, pp_step_f32_2, pp_step_f32_3, pp_step_f32_4},
+        {pp_step_bf16_1, pp_step_bf16_2, pp_step_bf16_3, pp_step_bf16_4},
+        {pp_step_f16_1, pp_step_f16_2, pp_step_f16_3, pp_step_f16_4}};
+
+/* What every step of an execution shares. */
+typedef struct pp_run {
+    const dgrad_plan_t *plan;
+    const char *in;
+    char *out;
+    const float *w, *bias;
+    epilogue_t ep;
+    const pp_shifts_t *sh;
+    pp_step_fn step;
+    int64_t steps, smin, smax;
+    /* a 16-bit input widened (in_16bit), the threads' shares of its span */
+    const void *in_16bit;
+    int64_t span;
+} pp_run_t;
+
+/* Thread @p th of @p nth widens its share of a 16-bit input's span. */
+static void pp_widen(void *arg, int th, int nth) {
+    const pp_run_t *r = arg;
+    if (!r->in_16bit) return;
+    int64_t begin, end;
+    direct_share_of(r->span, th, nth, &begin, &end);
+    size_t es = dgrad_data_type_size(r->plan->p.dt);
+    convert_run_to_f32(r->plan->p.dt,
+            (const char *)r->in_16bit + (size_t)begin * es,
+            (float *)(void *)r->in + begin, end - begin);
+}
+
+/* Step @p rest % steps of (image, group) rest / steps. */
+static void pp_row_step(void *arg, int64_t rest, const int64_t *y,
+        int64_t run, char *scratch) {
+    static const float zeros[PP_MAX_CHANNELS];
+    const pp_run_t *r = arg;
+    const dgrad_plan_t *plan = r->plan;
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
+    int64_t es = (int64_t)dgrad_data_type_size(io_type(plan));
+    int64_t cig = cig_of(p), cog = cog_of(p);
+    int64_t step = rest % r->steps, g = rest / r->steps % p->G,
+            n = rest / r->steps / p->G;
+    (void)y, (void)run, (void)scratch;
+    /* the input as f32: the user's, or widened with the same strides */
+    const float *in = (const float *)(const void *)r->in
+            + n * is[0] + g * cig * is[1];
+    int64_t m0 = step * 16 * step_vectors(cog);
+    pp_step_t a = {.at = in + m0,
+            .pitch = is[1],
+            .masked = m0 + r->smin < 0
+                    || m0 + 16 * step_vectors(cog) + r->smax > p->X[0],
+            .cig = cig,
+            .X = p->X[0],
+            .len = p->Y[0],
+            .w = r->w + g * cig * r->sh->n * 2 * cog,
+            .bias = r->bias ? r->bias + g * cog : zeros,
+            .ep = &r->ep,
+            .sh = r->sh};
+    for (int64_t c = 0; c < cog; c++)
+        a.dst[c] = r->out + (n * os[0] + (g * cog + c) * os[1]) * es;
+    r->step(&a, m0);
+}
+#endif
+
+void direct_phase_pair_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, void *out, char *scratch) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const dgrad_problem_t *p = &plan->p;
+    dgrad_data_type_t dt = io_type(plan);
+    int type = dt == dgrad_f32 ? 0 : dt == dgrad_bf16 ? 1 : 2;
+    pp_run_t r = {.plan = plan,
+            .in = in,
+            .out = out,
+            .w = w,
+            .bias = bias,
+            .step = pp_steps[type][cog_of(p) - 1],
+            .sh = &plan->direct_phase_pair->sh,
+            .steps = steps_of(p),
+            .smin = least_shift(&plan->direct_phase_pair->sh),
+            .smax = greatest_shift(&plan->direct_phase_pair->sh)};
+    /* the whole chain is the epilogue (direct_phase_pair_applicable) */
+    if (plan->post.fused) post_chain_epilogue(p, &r.ep);
+    double macs = (double)p->N * (double)p->X[0] * (double)p->Cout
+            * (double)cig_of(p) * (double)p->K[0];
+    if (input_16bit(plan)) {
+        r.in_16bit = in;
+        r.span = input_span(plan);
+        r.in = scratch;
+    }
+    direct_for_rows_after(plan, p->N * p->G * r.steps, 0,
+            macs >= PP_FORK_MACS ? macs : 0, 0, scratch, pp_widen, 1,
+            pp_row_step, &r);
+#else
+    (void)plan, (void)in, (void)w, (void)bias, (void)out, (void)scratch;
+#endif
+}
