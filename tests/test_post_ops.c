@@ -952,6 +952,31 @@ Test(post_ops_api, a_chain_a_step_could_carry_runs_as_a_pass_when_faster) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* Case @p j of an epilogue-chain test of own loop @p loop (its impl
+ * name's part): one LeakyReLU or Clamp, cases 0-5, which the loop
+ * carries where the CPU runs it (@p cpu), or that and a Tanh, case 6,
+ * which it does not (another plan runs it); checked against the
+ * reference either way. */
+static void expect_epilogue_chain(tester_t *t, int j, unsigned seed,
+        const char *loop, int cpu) {
+    t->n_post = 1;
+    t->post[0] = j % 2 ? leaky : clamp;
+    if (j == 6) {
+        t->n_post = 2;
+        t->post[1] = (tester_post_op_t)POST("Tanh");
+    }
+    t->executions = 2;
+    t->seed = seed + (unsigned)j;
+    expect_pass(t);
+    tester_case_t c;
+    char why[512];
+    cr_assert(tester_case_create(&c, t, why, sizeof why), "%s", why);
+    int ours = strstr(dgrad_compiled_op_impl_name(c.compiled), loop) != NULL;
+    tester_case_destroy(&c);
+    cr_assert_eq(ours, j < 6 && cpu, "%s, case %d", loop, j);
+    if (ours) expect_carrier(t, "own loop", loop);
+}
+
 /* The row vectors loop (direct_row_vectors.c) carries a chain its
  * kernels apply whole (one LeakyReLU or Clamp) in registers before each
  * store: 1D to 3D, each type, channels-last and NCX (the vectors
@@ -975,24 +1000,8 @@ Test(post_ops_api, the_row_vectors_loop_carries_an_epilogue_chain) {
             t.K[i] = 3;
             t.pb[i] = t.pe[i] = 1;
         }
-        t.n_post = 1;
-        t.post[0] = j % 2 ? leaky : clamp;
-        if (j == 6) {
-            t.n_post = 2;
-            t.post[1] = (tester_post_op_t)POST("Tanh");
-        }
-        t.executions = 2;
-        t.seed = 2100u + (unsigned)j;
-        expect_pass(&t);
-        tester_case_t c;
-        char why[512];
-        cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
-        int ours = strstr(dgrad_compiled_op_impl_name(c.compiled),
-                           "direct_row_vectors")
-                != NULL;
-        tester_case_destroy(&c);
-        cr_assert_eq(ours, j < 6 && cpu_has_avx512f(), "case %d", j);
-        if (ours) expect_carrier(&t, "own loop", "direct_row_vectors");
+        expect_epilogue_chain(&t, j, 2100u, "direct_row_vectors",
+                cpu_has_avx512f());
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
@@ -1024,24 +1033,7 @@ Test(post_ops_api, the_phase_pair_loop_carries_an_epilogue_chain) {
         t.S[0] = 2;
         t.K[0] = 7;
         t.pb[0] = t.pe[0] = j % 3;
-        t.n_post = 1;
-        t.post[0] = j % 2 ? leaky : clamp;
-        if (j == 6) {
-            t.n_post = 2;
-            t.post[1] = (tester_post_op_t)POST("Tanh");
-        }
-        t.executions = 2;
-        t.seed = 2200u + (unsigned)j;
-        expect_pass(&t);
-        tester_case_t c;
-        char why[512];
-        cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
-        int ours = strstr(dgrad_compiled_op_impl_name(c.compiled),
-                           "direct_phase_pair")
-                != NULL;
-        tester_case_destroy(&c);
-        cr_assert_eq(ours, j < 6 && cpu, "case %d", j);
-        if (ours) expect_carrier(&t, "own loop", "direct_phase_pair");
+        expect_epilogue_chain(&t, j, 2200u, "direct_phase_pair", cpu);
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
