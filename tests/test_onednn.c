@@ -2122,9 +2122,10 @@ static int phase_pair_applies(shape_t s, int layout) {
  * variable and prepared weights: masknet's taps (k7: shifts 0 to -3,
  * the last with no odd tap) on 3 steps of a row one longer than natural,
  * whose first and last steps pass the row's ends; dilation 2 with pad 2
- * (shifts of both signs) on a cropped row; 2 groups of 4 output
- * channels (3 vectors a step); 3 groups of 1 and 2 images; 2 channels
- * whose odd phase is one step's 65th position; 64 input channels on a
+ * (shifts of both signs, every tap in the even phase: odd positions
+ * hold the bias alone) on a cropped row; 2 groups of 4 output channels
+ * (3 vectors a step); 3 groups of 1 and 2 images; 2 channels on 65
+ * positions a phase (a second step of one position); 64 input channels on a
  * row long enough to be shared over threads (f32). An input of its own
  * channel and image strides. Not NXC, not stride 3, not 2D, not 5
  * channels a group, not 9 shifts. */
