@@ -2126,7 +2126,7 @@ static int phase_pair_applies(shape_t s, int layout) {
  * hold the bias alone) on a cropped row; 2 groups of 4 output channels
  * (3 vectors a step); 3 groups of 1 and 2 images; 2 channels on 65
  * positions a phase (a second step of one position); 64 input channels on a
- * row long enough to be shared over threads (f32). An input of its own
+ * row long enough to be shared over threads. An input of its own
  * channel and image strides. Not NXC, not stride 3, not 2D, not 5
  * channels a group, not 9 shifts. */
 Test(onednn, own_loop_phase_pair) {
@@ -2178,12 +2178,15 @@ Test(onednn, own_loop_phase_pair) {
         check_problem_ex(&p, 1, 0);
         check_problem_ex(&p, 1, 1);
     }
-    shape_t forked = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 64,
-            .Cout = 3, .X = {800}, .K = {7}, .S = {2}, .D = {1}, .PB = {0},
-            .has_bias = 1};
-    set_natural_y(&forked, 0);
-    if (phase_pair_cpu())
+    /* shared over threads: a 16-bit input widened by each thread's
+     * share before the steps */
+    for (int i = 0; i < 3 && phase_pair_cpu(); i++) {
+        shape_t forked = {.nsp = 1, .dt = dts[i], .N = 1, .G = 1,
+                .Cin = 64, .Cout = 3, .X = {800}, .K = {7}, .S = {2},
+                .D = {1}, .PB = {0}, .has_bias = 1};
+        set_natural_y(&forked, 0);
         check_own_loop_as(forked, NCX, "dgrad:direct_phase_pair");
+    }
     /* where it does not apply */
     shape_t s3 = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
             .Cout = 2, .X = {20}, .K = {3}, .S = {3}, .D = {1}, .PB = {0}};

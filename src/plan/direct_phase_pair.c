@@ -52,18 +52,18 @@
  * Sapphire Rapids VM). */
 #define PP_FORK_MACS 1e6
 
-/* The shifts of the problem's taps, and the tap behind each (shift,
- * phase), or -1. */
+/* The shifts of the problem's taps, the tap behind each (shift, phase)
+ * or -1, and the least and greatest shift. */
 typedef struct pp_shifts {
     int n;
     int64_t s[PP_MAX_SHIFTS];
     int64_t tap[PP_MAX_SHIFTS][2];
+    int64_t smin, smax;
 } pp_shifts_t;
 
 /* 0 where the taps have more than PP_MAX_SHIFTS shifts. */
 static int shifts_of(const dgrad_problem_t *p, pp_shifts_t *sh) {
     sh->n = 0;
-    sh->s[0] = 0; /* K >= 1 sets it; read by least_shift */
     for (int64_t kw = 0; kw < p->K[0]; kw++) {
         int64_t v = p->D[0] * kw - p->PB[0], r = ((v % 2) + 2) % 2,
                 s = (r - v) / 2;
@@ -73,25 +73,13 @@ static int shifts_of(const dgrad_problem_t *p, pp_shifts_t *sh) {
             if (sh->n == PP_MAX_SHIFTS) return 0;
             sh->s[u] = s;
             sh->tap[u][0] = sh->tap[u][1] = -1;
+            sh->smin = sh->n && sh->smin < s ? sh->smin : s;
+            sh->smax = sh->n && sh->smax > s ? sh->smax : s;
             sh->n++;
         }
         sh->tap[u][r] = kw;
     }
     return 1;
-}
-
-static int64_t least_shift(const pp_shifts_t *sh) {
-    int64_t m = sh->s[0];
-    for (int u = 1; u < sh->n; u++)
-        if (sh->s[u] < m) m = sh->s[u];
-    return m;
-}
-
-static int64_t greatest_shift(const pp_shifts_t *sh) {
-    int64_t m = sh->s[0];
-    for (int u = 1; u < sh->n; u++)
-        if (sh->s[u] > m) m = sh->s[u];
-    return m;
 }
 
 static int64_t cig_of(const dgrad_problem_t *p) {
@@ -121,16 +109,8 @@ static int input_16bit(const dgrad_plan_t *plan) {
     return plan->p.dt != dgrad_f32 && !plan->staged;
 }
 
-/* Elements from the input's first to its last (every stride >= 0): what
- * a 16-bit input is widened as. */
-static int64_t input_span(const dgrad_plan_t *plan) {
-    int64_t in[5], wei[6], out[5];
-    canonical_dims(&plan->p, in, wei, out);
-    return span_of(2 + plan->p.nsp, in, plan->in.io_strides);
-}
-
 size_t direct_phase_pair_scratch(const dgrad_plan_t *plan) {
-    return input_16bit(plan) ? (size_t)input_span(plan) * sizeof(float) : 0;
+    return input_16bit(plan) ? (size_t)input_span_of(plan) * sizeof(float) : 0;
 }
 
 /* The type the loop reads and writes (the plan's f32 copies where it
@@ -159,7 +139,7 @@ int direct_phase_pair_applicable(const dgrad_plan_t *plan) {
     for (int i = 0; i < 4; i++)
         if (p->wei_strides[i] < 0 || p->wei_strides[i] > INT32_MAX) return 0;
     return is[2] == 1 && os[2] == 1 && weights_last_offset(p) <= INT32_MAX
-            && (!input_16bit(plan) || input_span(plan) <= PP_MAX_WIDENED);
+            && (!input_16bit(plan) || input_span_of(plan) <= PP_MAX_WIDENED);
 #else
     (void)plan;
     return 0;
@@ -252,7 +232,7 @@ typedef struct pp_step {
         _Pragma("GCC unroll 4") for (int v = 0; v < (PV); v++) x[v] =         \
                 LOAD(u, v);                                                   \
         _Pragma("GCC unroll 2") for (int r = 0; r < 2; r++) {                 \
-            if (!has[u][r]) continue;                                         \
+            if (sh->tap[u][r] < 0) continue;                                  \
             _Pragma("GCC unroll 4") for (int c = 0; c < (CB); c++) {          \
                 __m512 wv = _mm512_set1_ps(wc[r * (CB) + c]);                 \
                 _Pragma("GCC unroll 4") for (int v = 0; v < (PV); v++)        \
@@ -261,7 +241,8 @@ typedef struct pp_step {
         }                                                                     \
     }
 #define PP_LOAD(u, v) _mm512_loadu_ps(row + sh->s[u] + 16 * (v))
-#define PP_MLOAD(u, v) _mm512_maskz_loadu_ps(mk[u][v], row + sh->s[u] + 16 * (v))
+#define PP_MLOAD(u, v)                                                        \
+    _mm512_maskz_loadu_ps(mk[u][v], row + sh->s[u] + 16 * (v))
 
 /* The step of 16 PV positions a phase from @p m0 on, for a group of CB
  * output channels, from the step's f32 rows, stored into rows of type OT:
@@ -278,20 +259,16 @@ typedef struct pp_step {
         _Pragma("GCC unroll 4") for (int c = 0; c < (CB); c++)                \
             _Pragma("GCC unroll 4") for (int v = 0; v < (PV); v++)            \
                 acc[0][c][v] = acc[1][c][v] = _mm512_set1_ps(a->bias[c]);     \
-        int has[PP_MAX_SHIFTS][2];                                            \
-        __mmask16 mk[PP_MAX_SHIFTS][PV];                                      \
-        for (int u = 0; u < sh->n; u++) {                                     \
-            has[u][0] = sh->tap[u][0] >= 0;                                   \
-            has[u][1] = sh->tap[u][1] >= 0;                                   \
-            for (int v = 0; v < (PV); v++)                                    \
-                mk[u][v] = lanes(m0 + 16 * v + sh->s[u], 0, a->X);            \
-        }                                                                     \
         const float *wc = a->w, *row = a->at;                                 \
-        if (a->masked)                                                        \
+        if (a->masked) {                                                      \
+            __mmask16 mk[PP_MAX_SHIFTS][PV];                                  \
+            for (int u = 0; u < sh->n; u++)                                   \
+                for (int v = 0; v < (PV); v++)                                \
+                    mk[u][v] = lanes(m0 + 16 * v + sh->s[u], 0, a->X);        \
             for (int64_t ci = 0; ci < a->cig; ci++, row += a->pitch) {        \
                 PP_CHANNEL(CB, PV, PP_MLOAD)                                  \
             }                                                                 \
-        else                                                                  \
+        } else                                                                \
             for (int64_t ci = 0; ci < a->cig; ci++, row += a->pitch) {        \
                 PP_CHANNEL(CB, PV, PP_LOAD)                                   \
             }                                                                 \
@@ -336,7 +313,7 @@ typedef struct pp_run {
     epilogue_t ep;
     const pp_shifts_t *sh;
     pp_step_fn step;
-    int64_t steps, smin, smax;
+    int64_t steps;
     /* a 16-bit input widened (in_16bit), the threads' shares of its span */
     const void *in_16bit;
     int64_t span;
@@ -373,8 +350,8 @@ static void pp_row_step(void *arg, int64_t rest, const int64_t *y,
     int64_t m0 = step * 16 * step_vectors(cog);
     pp_step_t a = {.at = in + m0,
             .pitch = is[1],
-            .masked = m0 + r->smin < 0
-                    || m0 + 16 * step_vectors(cog) + r->smax > p->X[0],
+            .masked = m0 + r->sh->smin < 0
+                    || m0 + 16 * step_vectors(cog) + r->sh->smax > p->X[0],
             .cig = cig,
             .X = p->X[0],
             .len = p->Y[0],
@@ -401,16 +378,14 @@ void direct_phase_pair_run(const dgrad_plan_t *plan, const void *in,
             .bias = bias,
             .step = pp_steps[type][cog_of(p) - 1],
             .sh = &plan->direct_phase_pair->sh,
-            .steps = steps_of(p),
-            .smin = least_shift(&plan->direct_phase_pair->sh),
-            .smax = greatest_shift(&plan->direct_phase_pair->sh)};
+            .steps = steps_of(p)};
     /* the whole chain is the epilogue (direct_phase_pair_applicable) */
     if (plan->post.fused) post_chain_epilogue(p, &r.ep);
     double macs = (double)p->N * (double)p->X[0] * (double)p->Cout
             * (double)cig_of(p) * (double)p->K[0];
     if (input_16bit(plan)) {
         r.in_16bit = in;
-        r.span = input_span(plan);
+        r.span = input_span_of(plan);
         r.in = scratch;
     }
     direct_for_rows_after(plan, p->N * p->G * r.steps, 0,

@@ -129,14 +129,6 @@ static int rows_16bit(const dgrad_plan_t *plan) {
     return !plan->staged && plan->p.dt != dgrad_f32;
 }
 
-/* Elements from the input's first to its last (every stride >= 0):
- * what a 16-bit input is widened as, once per execution. */
-static int64_t input_span(const dgrad_plan_t *plan) {
-    int64_t in[5], wei[6], out[5];
-    canonical_dims(&plan->p, in, wei, out);
-    return span_of(2 + plan->p.nsp, in, plan->in.io_strides);
-}
-
 /* Whether an output row's lanes are its elements in order (channels
  * contiguous, pixels Cout apart): vectors are stored, not scattered. */
 static int row_contiguous(const dgrad_plan_t *plan) {
@@ -221,7 +213,7 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
         if (is[i] < 0 || is[i] > INT32_MAX) return 0;
     return os[1] >= 0 && os[2 + l] >= 0 && os[1] <= INT32_MAX
             && os[2 + l] <= INT32_MAX
-            && (!rows_16bit(plan) || input_span(plan) <= ROWV_MAX_FLOATS)
+            && (!rows_16bit(plan) || input_span_of(plan) <= ROWV_MAX_FLOATS)
             && (p->Cin - 1) * is[1] + (p->X[l] - 1) * is[2 + l] <= INT32_MAX
             && (p->Cout - 1) * os[1] + (p->Y[l] - 1) * os[2 + l] <= INT32_MAX
             && weights_last_offset(p) <= INT32_MAX;
@@ -236,7 +228,7 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
 size_t direct_row_vectors_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     return ((size_t)(spread_floats(p) + 3 * vectors_of(p) * 16
-                            + (rows_16bit(plan) ? input_span(plan) : 0))
+                            + (rows_16bit(plan) ? input_span_of(plan) : 0))
                            * sizeof(float)
                    + 63)
             / 64 * 64;
@@ -366,7 +358,7 @@ static void spread_rows(const dgrad_plan_t *plan, const void *in,
             pos[DGRAD_MAX_SPATIAL] = {0}, n = 0;
     const float *src = in;
     if (rows_16bit(plan)) {
-        convert_run_to_f32(p->dt, in, widened, input_span(plan));
+        convert_run_to_f32(p->dt, in, widened, input_span_of(plan));
         src = widened;
     }
     for (int64_t r = 0; r < rv->rows_in; r++) {

@@ -196,6 +196,12 @@ int64_t span_of(int nd, const int64_t *dims, const int64_t *strides) {
     return last + 1;
 }
 
+int64_t input_span_of(const dgrad_plan_t *plan) {
+    int64_t in[5], wei[6], out[5];
+    canonical_dims(&plan->p, in, wei, out);
+    return span_of(2 + plan->p.nsp, in, plan->in.io_strides);
+}
+
 int64_t weights_last_offset(const dgrad_problem_t *p) {
     int64_t in[5], wei[6], out[5];
     canonical_dims(p, in, wei, out);

@@ -312,6 +312,10 @@ dnnl_status_t md_act(md_t *md, md_ref_t io, dnnl_data_type_t dt,
 void canonical_dims(const dgrad_problem_t *p, int64_t in[5], int64_t wei[6],
         int64_t out[5]);
 int64_t span_of(int nd, const int64_t *dims, const int64_t *strides);
+/* Elements from the plan's input's first to its last on its io layout
+ * (every stride >= 0): what own loops widen a 16-bit input as, once per
+ * execution. */
+int64_t input_span_of(const dgrad_plan_t *plan);
 /* The offset of the problem's weights' last element (every stride >= 0):
  * what own loops that gather the weights check against (gather16). */
 int64_t weights_last_offset(const dgrad_problem_t *p);
