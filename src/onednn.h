@@ -87,6 +87,10 @@ typedef struct dgrad_plan_policy {
      * with 3 (DGRAD_SPREAD_INPUT=shared: one copy the threads share,
      * where the rule spreads; tests). */
     int32_t spread_input;
+    /* The projection (projection.c) is timed against the best plan of
+     * the other strategies (1), never offered (0: DGRAD_PROJECTION=0), or
+     * taken wherever it applies (2: tests, DGRAD_PROJECTION=only). */
+    int32_t projection;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the

@@ -2213,6 +2213,120 @@ Test(onednn, own_loop_phase_pair) {
     cr_assert_eq(phase_pair_applies(wide, NCX), phase_pair_cpu());
 }
 
+/* Whether the projection (projection.c) builds for @p s on activations
+ * in @p layout and weights in @p wei, weights packed or not; where it
+ * does, the plan against the reference, weights variable and prepared. */
+static int check_projection(shape_t s, int layout, int wei, int packed) {
+    s.act_layout = layout;
+    s.wei_layout = wei;
+    dgrad_problem_t p = make_problem(&s);
+    int applies = 0;
+    cr_assert_eq(engine_init(), dnnl_success); /* made at a first plan */
+    for (int staged = 0; staged < 2; staged++) {
+        dgrad_plan_t *mm = build_projection(&p, policy(), staged, packed);
+        if (!mm) continue;
+        applies = 1;
+        cr_assert(!strncmp(dgrad_plan_impl_name(mm), "matmul:", 7), "%s",
+                dgrad_plan_impl_name(mm));
+        cr_assert_eq(mm->projection, layout == NCX ? PROJECTION_CHANNEL_MAJOR
+                                                   : PROJECTION_TAP_MAJOR);
+        cr_assert_eq(step_exists(&mm->wei.reorder), packed
+                && !md_equal(md_ref(&mm->wei.io_md), md_ref(&mm->wei.conv_md)));
+        check_plan_ex(&p, mm, 1, 0);
+        check_plan_ex(&p, mm, 1, 1);
+        plan_destroy(mm);
+    }
+    return applies;
+}
+
+/* The projection (projection.c): one input position, output the
+ * kernel's footprint, as one matmul on views of the user's tensors, in
+ * every type (16-bit through f32 copies where oneDNN has no matmul in
+ * the type), with and without a bias, weights read in place and packed:
+ * 2D as DCGAN's first layer (the stride says nothing with one input
+ * position), 1D, 3D with a kernel axis of 1 (dilation then free), an
+ * input whose images are 3 elements apart beyond their channels. It
+ * applies to NCX with channel-major weights and NXC with tap-major ones,
+ * not to the crossed pairs (no one stride over both); not with 2
+ * positions, a pad, an output past the footprint, dilation gaps or 2
+ * groups. Chosen by policy projection 2 where it applies. */
+Test(onednn, projection) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t dcgan = {.nsp = 2, .dt = dts[i], .N = 3, .G = 1, .Cin = 5,
+                .Cout = 4, .X = {1, 1}, .K = {4, 3}, .S = {1, 2},
+                .D = {1, 1}, .PB = {0, 0}, .has_bias = i != 1};
+        shape_t line = {.nsp = 1, .dt = dts[i], .N = 2, .G = 1, .Cin = 7,
+                .Cout = 3, .X = {1}, .K = {5}, .S = {3}, .D = {1},
+                .PB = {0}, .has_bias = i != 2};
+        shape_t cube = {.nsp = 3, .dt = dts[i], .N = 1, .G = 1, .Cin = 3,
+                .Cout = 2, .X = {1, 1, 1}, .K = {2, 1, 3}, .S = {1, 1, 1},
+                .D = {1, 3, 1}, .PB = {0, 0, 0}, .has_bias = 1};
+        shape_t cases[] = {dcgan, line, cube};
+        for (int c = 0; c < 3; c++) {
+            set_natural_y(&cases[c], 0);
+            for (int packed = 0; packed < 2; packed++) {
+                cr_assert(check_projection(cases[c], NCX, WEI_CANONICAL,
+                                  packed), "case %d packed %d", c, packed);
+                cr_assert(check_projection(cases[c], NXC, WEI_XIO, packed),
+                        "case %d packed %d", c, packed);
+                cr_assert(check_projection(cases[c], NXC, WEI_KFIRST,
+                                  packed), "case %d packed %d", c, packed);
+                cr_assert_not(check_projection(cases[c], NCX, WEI_XIO,
+                                      packed), "case %d", c);
+                cr_assert_not(check_projection(cases[c], NXC, WEI_CANONICAL,
+                                      packed), "case %d", c);
+            }
+        }
+        /* chosen where it applies, any dimension's input strides */
+        policy()->projection = 2;
+        for (int layout = NCX; layout <= NXC; layout++) {
+            shape_t st = dcgan;
+            set_natural_y(&st, 0);
+            st.act_layout = layout;
+            st.wei_layout = layout == NCX ? WEI_CANONICAL : WEI_XIO;
+            dgrad_problem_t p = make_problem(&st);
+            p.in_strides[0] = st.Cin + 3;
+            dgrad_plan_t *plan = NULL;
+            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                 policy(), &plan),
+                    dgrad_success, "%s", dgrad_last_error_message());
+            cr_assert(!strncmp(dgrad_plan_impl_name(plan), "matmul:", 7),
+                    "%s", dgrad_plan_impl_name(plan));
+            dgrad_plan_release(plan);
+            check_problem_ex(&p, 1, 0);
+            check_problem_ex(&p, 1, 1);
+        }
+        policy()->projection = 1;
+    }
+    /* where it does not apply */
+    shape_t base = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 4,
+            .Cout = 4, .X = {1, 1}, .K = {3, 3}, .S = {1, 1}, .D = {1, 1},
+            .PB = {0, 0}};
+    set_natural_y(&base, 0);
+    cr_assert(check_projection(base, NCX, WEI_CANONICAL, 0));
+    shape_t two = base, pad = base, tail = base, gaps = base, groups = base;
+    two.X[1] = 2;
+    set_natural_y(&two, 0);
+    /* a pad, and one past the natural end (output padding, below the
+     * stride): the footprint's size, shifted */
+    pad.PB[0] = 1;
+    pad.S[0] = 2;
+    pad.Y[0] = natural(&pad, 0) - 1 + 1;
+    cr_assert_eq(pad.Y[0], pad.K[0]);
+    tail.Y[1]++;
+    gaps.D[0] = 2; /* cropped to the footprint's size */
+    gaps.Y[0] = natural(&gaps, 0) - (gaps.K[0] - 1);
+    cr_assert_eq(gaps.Y[0], gaps.K[0]);
+    groups.G = 2;
+    shape_t no[] = {two, pad, tail, gaps, groups};
+    for (int c = 0; c < 5; c++) {
+        cr_assert_not(check_projection(no[c], NCX, WEI_CANONICAL, 0),
+                "case %d", c);
+        check_all_layouts(no[c]);
+    }
+}
+
 /* Lists of more than LISTS_MAX_BLOCKS blocks are not kept: the rows
  * make theirs on every execution (the input spread where the policy
  * asks, whatever its size; one line of 255 rows of 515 blocks, 131,325

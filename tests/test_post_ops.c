@@ -1037,3 +1037,59 @@ Test(post_ops_api, the_phase_pair_loop_carries_an_epilogue_chain) {
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
+
+/* The projection (projection.c) writes the output with its bias in one
+ * matmul and takes no chain: the chain runs as a pass after it (oneDNN's
+ * binary primitive or dgrad's loop), an
+ * operand per channel, a Clamp and a full operand (in place on every
+ * third case), in 1D to 3D, each type, NCX with IOX weights and
+ * channels-last with XIO, variable and constant weights; checked
+ * against the reference. */
+Test(post_ops_api, the_projection_runs_its_chain_as_a_pass) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.projection = 2;
+    dgrad_api_set_policy_for_testing(&policy);
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int j = 0; j < 6; j++) {
+        tester_t t;
+        int graph = j % 2;
+        tester_init(&t, graph ? dgrad_op_convolution_backward_data
+                              : dgrad_op_conv_transpose, 1 + j % 3);
+        t.channels_last = graph;
+        t.weights_xio = graph;
+        t.N = 2;
+        t.Cin = 5;
+        t.Cout = 3 + j;
+        t.dt = dts[j % 3];
+        t.bias = !graph;
+        t.constant_weights = j >= 3;
+        t.executions = 2;
+        for (int i = 0; i < t.nsp; i++) {
+            t.X[i] = 1;
+            t.K[i] = 2 + (i + j) % 3;
+            t.S[i] = 1 + j % 2;
+        }
+        t.n_post = 3;
+        t.post[0] = (tester_post_op_t)POST("Add");
+        t.post[0].broadcast = 0x1;
+        t.post[1] = (tester_post_op_t){"Clamp", {{"min", "-6"},
+                {"max", "6"}}, 0, 0, 0};
+        t.post[2] = (tester_post_op_t)POST("Add");
+        t.in_place = j % 3 == 2;
+        t.seed = 2300u + (unsigned)j;
+        expect_pass(&t);
+        tester_case_t c;
+        char why[512];
+        cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s", why);
+        const char *carrier = dgrad_compiled_op_chain_carrier(c.compiled);
+        cr_expect(!strncmp(dgrad_compiled_op_impl_name(c.compiled),
+                          "matmul:", 7), "case %d: %s", j,
+                dgrad_compiled_op_impl_name(c.compiled));
+        /* oneDNN's binary primitive, or dgrad's loop where oneDNN has
+         * none for the chain */
+        cr_expect(!strcmp(carrier, "pass") || !strcmp(carrier, "own pass"),
+                "case %d: chain on %s", j, carrier);
+        tester_case_destroy(&c);
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}

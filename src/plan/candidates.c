@@ -104,7 +104,7 @@ static dnnl_status_t candidate_pd(const dgrad_plan_t *tmpl, int staged,
 /* A plan whose output box is the whole output: the fold and dgrad's own
  * loop compute every output element themselves (zero or the bias where
  * no term reaches), so nothing is left to fill. */
-static dgrad_plan_t *plan_alloc_whole_box(const dgrad_problem_t *problem,
+dgrad_plan_t *plan_alloc_whole_box(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy) {
     dgrad_plan_t *plan = plan_alloc(problem, policy, 0);
     if (!plan) return NULL;

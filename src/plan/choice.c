@@ -104,7 +104,7 @@ static int env_setting(atomic_int *cache, const char *name, const char *w1,
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
                       pass = -1, stage = -1, blocks = -1, spread = -1,
-                      spread_shared = -1, phase_pair = -1;
+                      spread_shared = -1, phase_pair = -1, projection = -1;
     int b = env_setting(&blocks, "DGRAD_OWN_LOOP", "blocks", DIRECT_BLOCKS_CL,
             "row_vectors", DIRECT_ROW_VECTORS, 0);
     if (!b)
@@ -123,13 +123,15 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     if (!sp)
         sp = env_setting(&spread_shared, "DGRAD_SPREAD_INPUT", "shared", 3,
                 NULL, 0, 0);
+    int pr = env_setting(&projection, "DGRAD_PROJECTION", "0", 0, "only", 2,
+            1);
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
      * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0, f, o, k, c, s, b, sp};
+            0, f, o, k, c, s, b, sp, pr};
     return p;
 }
 
@@ -202,6 +204,37 @@ typedef struct choosing {
     const char *what;
 } choosing_t;
 
+/* The projection's plans (projection.c), weights read where they are
+ * and packed, in the compute type and on f32 copies, each timed against
+ * @p best in alternating runs; the fastest kept. */
+static dgrad_plan_t *challenge_with_projection(choosing_t *c,
+        dgrad_plan_t *best, double *best_ms) {
+    for (int staged = c->staged; staged < 2; staged++) {
+        if (staged && !c->staged && c->problem->dt == dgrad_f32) break;
+        for (int packed = 0; packed < 2; packed++) {
+            dgrad_plan_t *mm = build_projection(c->problem, c->policy, staged,
+                    packed);
+            if (mm)
+                best = challenge_with(c->problem, c->policy,
+                        c->weights_constant, best, mm, best_ms);
+        }
+    }
+    return best;
+}
+
+/* The projection's first plan that builds, where it applies (policy
+ * projection 2). */
+static dgrad_plan_t *build_projection_only(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy) {
+    for (int staged = 0; staged < 2; staged++)
+        for (int packed = 0; packed < 2; packed++) {
+            dgrad_plan_t *mm = build_projection(problem, policy, staged,
+                    packed);
+            if (mm) return mm;
+        }
+    return NULL;
+}
+
 /* Untimed, without groups or post-ops: a few microseconds whatever the
  * layout. With a chain, a step more or fewer decides (the chain on the
  * step writing the output, or a pass of its own: a primitive's fork and
@@ -262,6 +295,8 @@ static dgrad_plan_t *choose_untimed(choosing_t *c) {
     if (best && c->policy->own_loop)
         best = challenge_with_direct(c->problem, NULL, c->policy,
                 c->weights_constant, best, &ms);
+    if (best && c->policy->projection)
+        best = challenge_with_projection(c, best, &ms);
     return best;
 }
 
@@ -310,6 +345,8 @@ static dgrad_plan_t *choose_timed(choosing_t *c) {
     if (best && c->policy->own_loop)
         best = challenge_with_direct(c->problem, NULL, c->policy,
                 c->weights_constant, best, &ms);
+    if (best && c->policy->projection)
+        best = challenge_with_projection(c, best, &ms);
     return best;
 }
 
@@ -469,7 +506,10 @@ static dgrad_status_t plan_choose(const dgrad_problem_t *problem,
     }
     dgrad_plan_t *best = NULL;
     const char *choice = "ranking";
-    if (policy->own_loop == 2
+    if (policy->projection == 2
+            && (best = build_projection_only(problem, policy))) {
+        choice = "projection";
+    } else if (policy->own_loop == 2
             && (best = build_direct_only(problem, policy))) {
         choice = "own loop";
     } else if (policy->layout_search) {

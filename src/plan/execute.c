@@ -122,7 +122,7 @@ static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
  * output, from the primitive's result: the caller's buffer is written by
  * one step only, the last, so a failure before it leaves it untouched). */
 static int writes_user_output(const dgrad_plan_t *plan) {
-    if (plan->direct) return !plan->staged;
+    if (plan->direct || plan->projection) return !plan->staged;
     if (plan->fold.mode) return plan->fold.writes_output;
     return !step_exists(&plan->out.reorder) && !plan->staged
             && !plan->p.has_bias;
@@ -209,7 +209,7 @@ static void step_mds(const dgrad_plan_t *plan, int id, md_ref_t md[N_SLOTS]) {
         md[0] = md_ref(&plan->in.conv_md);
         md[1] = md_ref(&plan->wei.conv_md);
         md[2] = md_ref(&plan->out.conv_md);
-        if (plan->fold.mode && plan->p.has_bias)
+        if ((plan->fold.mode || plan->projection) && plan->p.has_bias)
             md[3] = md_ref(&plan->bias_md);
     } else {
         step = &plan->bias_add;
@@ -484,13 +484,17 @@ static dnnl_status_t run_conv(exec_ctx_t *c, const void *in,
 }
 
 /* The folded forward convolution, its bias (if any) the output channel's
- * for each phase. */
+ * for each phase; or the projection's matmul, its bias the output
+ * channel's for each column. */
 static dnnl_status_t run_fold_conv(exec_ctx_t *c, const void *in,
         const void *wei, const void *bias, void *out) {
     const int arg[4] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST,
             DNNL_ARG_BIAS};
     const void *ptr[4] = {in, wei, out, c->bias_f32};
-    if (bias) fold_bias(c->plan, bias, c->bias_f32);
+    if (bias && c->plan->projection)
+        projection_bias(c->plan, bias, c->bias_f32);
+    else if (bias)
+        fold_bias(c->plan, bias, c->bias_f32);
     return run_step(c, S_CONV, &c->plan->conv, bias ? 4 : 3, arg, ptr);
 }
 
@@ -546,11 +550,11 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     }
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
-    if (s == dnnl_success && plan->fold.mode)
+    if (s == dnnl_success && (plan->fold.mode || plan->projection))
         s = run_fold_conv(c, conv_in, conv_wei, bias, conv_out);
     else if (s == dnnl_success)
         s = run_conv(c, conv_in, conv_wei, conv_out);
-    if (s == dnnl_success && bias && !plan->fold.mode) {
+    if (s == dnnl_success && bias && !plan->fold.mode && !plan->projection) {
         /* Into the user's box when no reorder or conversion follows. */
         void *biased = step_exists(&plan->out.reorder) || plan->staged ? conv_out
                                                               : out_box;

@@ -224,6 +224,9 @@ struct dgrad_plan {
     struct row_vectors *direct_row_vectors;
     /* the phase pair loop's table, or NULL */
     struct phase_pair *direct_phase_pair;
+    /* The convolution step is the projection's matmul (projection.c), its
+     * columns in this order (PROJECTION_*); 0: not the projection. */
+    int projection;
     direct_stage_t direct_stage;   /* the rows loop's staged input rows */
     int direct_threads;            /* threads its scratch has room for */
     int direct_avx2;               /* its kernels are AVX2 ones though the
@@ -262,6 +265,9 @@ typedef struct cand_pd {
      * the output could carry it (timed against carrying: search). */
     int chain_passed;
 } cand_pd_t;
+
+/* Column orders of the projection's product (projection.c). */
+enum { PROJECTION_CHANNEL_MAJOR = 1, PROJECTION_TAP_MAJOR = 2 };
 
 /* Layout candidates per output geometry (candidates.c), and of the
  * folded forward convolution (source on its io layout or channels-last,
@@ -374,6 +380,18 @@ void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded);
 /* The folded convolution again on its chosen layouts, carrying @p attr
  * (post-ops): replaces the step when oneDNN builds the same kernel, else
  * dnnl_unimplemented (step unchanged). */
+/* The projection's plan (projection.c): one matmul on 2-D views of the
+ * user's tensors (@p staged: of f32 copies), the weights read where they
+ * are or (@p packed) reordered into the matmul's layout; NULL where it
+ * does not apply or oneDNN offers no optimized matmul. */
+dgrad_plan_t *build_projection(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int packed);
+/* The bias of each column of the projection's product: its channel's. */
+void projection_bias(const dgrad_plan_t *plan, const void *bias,
+        float *cols);
+/* A plan whose output box is the whole output (candidates.c). */
+dgrad_plan_t *plan_alloc_whole_box(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy);
 dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
         const_dnnl_primitive_attr_t attr);
 /* Its pd only (dnnl_unimplemented for another kernel). */
@@ -733,6 +751,9 @@ int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
 dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
         const dgrad_problem_t *problem, const dgrad_plan_policy_t *policy,
         int staged, int avx2);
+dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms);
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
         int weights_constant, dgrad_plan_t *best, double *best_ms);

@@ -686,10 +686,11 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
     return keep_one ? one : all;
 }
 
-/* @p best (timed at @p best_ms), or dgrad's own loop (direct.c) where it
- * applies and runs faster on scratch buffers (a close call decided by
- * alternating runs, as in search); frees the other. */
-static dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
+/* @p best (timed at @p best_ms), or @p own (a plan of dgrad's own loop,
+ * direct.c, or the projection, projection.c) where it runs faster on
+ * scratch buffers (a close call decided by alternating runs, as in
+ * search); frees the other. */
+dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms) {
     probe_bufs_t bufs;
@@ -707,10 +708,11 @@ static dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
         ok = runoff(pl, w, &bufs, 3, runs, t);
     }
     if (layout_search_verbose())
-        fprintf(stderr, "dgrad layout search: %s%s%s %.4f ms, dgrad's own "
-                "loop%s%s %.4f ms\n", best->impl,
+        fprintf(stderr, "dgrad layout search: %s%s%s %.4f ms, %s%s%s "
+                "%.4f ms\n", best->impl,
                 best->direct && best->staged ? " (f32 copies)" : "",
                 best->direct_avx2 ? " (AVX2 kernels)" : "", t[0],
+                own->direct ? "dgrad's own loop" : own->impl,
                 own->staged ? " (f32 copies)" : "",
                 own->direct_avx2 ? " (AVX2 kernels)" : "", t[1]);
     free(w[0].own);

@@ -447,6 +447,11 @@ static const spec_t onnx_row_vectors = {dgrad_op_conv_transpose, dgrad_f32,
 static const spec_t onnx_phase_pair = {dgrad_op_conv_transpose, dgrad_f32,
         {{"strides", "2"}}, {1, 8, 40}, {8, 3, 7}, 3, 1, 0, 0, 0,
         {1, 3, 85}, 0};
+/* One input position, the output the kernel's footprint: the
+ * projection (projection.c). */
+static const spec_t onnx_projection = {dgrad_op_conv_transpose, dgrad_f32,
+        {{NULL, NULL}}, {2, 6, 1, 1}, {6, 5, 4, 4}, 4, 1, 0, 0, 0,
+        {2, 5, 4, 4}, 0};
 static const spec_t graph_deferred = {dgrad_op_convolution_backward_data,
         dgrad_f32, {{"strides", "2,2"}, {"pads_begin", "1,1"}, {"pads_end", "1,1"},
                 {"data_format", "NCX"}, {"weights_format", "OIX"}},
@@ -949,6 +954,51 @@ Test(faults, own_loop, .timeout = 600) {
      * widened into the execution's scratch, the output rounded by it). */
     sweep_own_loop_kind(&policy, 5, onnx_phase_pair,
             "dgrad:direct_phase_pair", "phase pair");
+    scenario_post_op = NULL;
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
+/* The projection (projection.c) wherever it applies: its matmul and the
+ * f32 copies around it fail over like every other step, at compile and
+ * at first and cached execute, with a bias, a chain (a pass after it,
+ * which may leave the op's result where it fails) and constant
+ * weights. */
+Test(faults, projection, .timeout = 600) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.projection = 2;
+    dgrad_api_set_policy_for_testing(&policy);
+    char impl[64];
+    compiled_says(onnx_projection, dgrad_compiled_op_impl_name, impl,
+            sizeof impl);
+    cr_assert(!strncmp(impl, "matmul:", 7), "%s", impl);
+    sweep_core("compile (projection, bias)", onnx_projection, fresh,
+            act_compile, verify_by_executing, undo_compiled,
+            EXPECT_FAILURES);
+    sweep_core("first execute (projection, bias)", onnx_projection,
+            compiled_fresh, act_execute, verify_output, undo_none,
+            EXPECT_FAILURES);
+    sweep_core("cached execute (projection, bias)", onnx_projection,
+            compiled_warm, act_execute, verify_output, undo_none,
+            EXPECT_RUNTIME_ONLY);
+    sweep_core("cached execute (projection, f16 bias)",
+            with(onnx_projection, dgrad_f16, 1, 0), compiled_warm,
+            act_execute, verify_output, undo_none, EXPECT_RUNTIME_ONLY);
+    sweep_core("constant weights (projection)",
+            with(onnx_projection, dgrad_f32, 0, 1), fresh,
+            act_compile_execute, verify_output, undo_compiled,
+            EXPECT_FAILURES);
+    scenario_post_op = "ReLU";
+    char carrier[32];
+    cr_assert_str_eq(compiled_says(onnx_projection,
+                             dgrad_compiled_op_chain_carrier, carrier,
+                             sizeof carrier),
+            "pass");
+    sweep_core("compile (projection, bias, ReLU)", onnx_projection, fresh,
+            act_compile, verify_by_executing, undo_compiled,
+            EXPECT_FAILURES);
+    sweep_core("cached execute (projection, bias, ReLU)", onnx_projection,
+            compiled_warm, act_execute, verify_output, undo_none,
+            EXPECT_RUNTIME_POST_PASS);
     scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
 }
