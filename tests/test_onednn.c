@@ -2278,25 +2278,29 @@ Test(onednn, projection) {
                                       packed), "case %d", c);
             }
         }
-        /* chosen where it applies, any dimension's input strides */
-        policy()->projection = 2;
-        for (int layout = NCX; layout <= NXC; layout++) {
-            shape_t st = dcgan;
-            set_natural_y(&st, 0);
-            st.act_layout = layout;
-            st.wei_layout = layout == NCX ? WEI_CANONICAL : WEI_XIO;
-            dgrad_problem_t p = make_problem(&st);
-            p.in_strides[0] = st.Cin + 3;
-            dgrad_plan_t *plan = NULL;
-            cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
-                                 policy(), &plan),
-                    dgrad_success, "%s", dgrad_last_error_message());
-            cr_assert(!strncmp(dgrad_plan_impl_name(plan), "matmul:", 7),
-                    "%s", dgrad_plan_impl_name(plan));
-            dgrad_plan_release(plan);
-            check_problem_ex(&p, 1, 0);
-            check_problem_ex(&p, 1, 1);
-        }
+        /* never offered, then chosen where it applies (the policy's
+         * knob is part of the plan cache's key), with images 3 elements
+         * apart beyond their channels */
+        for (int layout = NCX; layout <= NXC; layout++)
+            for (int knob = 0; knob <= 2; knob += 2) {
+                policy()->projection = knob;
+                shape_t st = dcgan;
+                set_natural_y(&st, 0);
+                st.act_layout = layout;
+                st.wei_layout = layout == NCX ? WEI_CANONICAL : WEI_XIO;
+                dgrad_problem_t p = make_problem(&st);
+                p.in_strides[0] = st.Cin + 3;
+                dgrad_plan_t *plan = NULL;
+                cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable,
+                                     policy(), &plan),
+                        dgrad_success, "%s", dgrad_last_error_message());
+                cr_assert_eq(!strncmp(dgrad_plan_impl_name(plan), "matmul:",
+                                     7), knob == 2, "%s",
+                        dgrad_plan_impl_name(plan));
+                dgrad_plan_release(plan);
+                check_problem_ex(&p, 1, 0);
+                check_problem_ex(&p, 1, 1);
+            }
         policy()->projection = 1;
     }
     /* where it does not apply */
