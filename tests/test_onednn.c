@@ -2213,6 +2213,11 @@ Test(onednn, own_loop_phase_pair) {
     cr_assert_eq(phase_pair_applies(wide, NCX), phase_pair_cpu());
 }
 
+/* Packed projection plans on oneDNN's brgemm matmul, and those of them
+ * whose weights are reordered (the packing exercised, not a copy of the
+ * in-place plan). */
+static int projection_packed_brg, projection_packed_reordered;
+
 /* Whether the projection (projection.c) builds for @p s on activations
  * in @p layout and weights in @p wei, weights packed or not; where it
  * does, the plan against the reference, weights variable and prepared. */
@@ -2232,6 +2237,10 @@ static int check_projection(shape_t s, int layout, int wei, int packed) {
                                                    : PROJECTION_TAP_MAJOR);
         cr_assert_eq(step_exists(&mm->wei.reorder), packed
                 && !md_equal(md_ref(&mm->wei.io_md), md_ref(&mm->wei.conv_md)));
+        if (packed && strstr(dgrad_plan_impl_name(mm), "brg")) {
+            projection_packed_brg++;
+            projection_packed_reordered += step_exists(&mm->wei.reorder);
+        }
         check_plan_ex(&p, mm, 1, 0);
         check_plan_ex(&p, mm, 1, 1);
         plan_destroy(mm);
@@ -2303,6 +2312,8 @@ Test(onednn, projection) {
             }
         policy()->projection = 1;
     }
+    if (projection_packed_brg)
+        cr_assert_gt(projection_packed_reordered, 0);
     /* where it does not apply */
     shape_t base = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 4,
             .Cout = 4, .X = {1, 1}, .K = {3, 3}, .S = {1, 1}, .D = {1, 1},

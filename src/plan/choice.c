@@ -204,39 +204,40 @@ typedef struct choosing {
     const char *what;
 } choosing_t;
 
-/* The projection's plans (projection.c), weights read where they are
- * and packed, in the compute type and on f32 copies, each timed against
- * @p best in alternating runs; the fastest kept. A bias rides on the
- * matmul, which adds it before rounding, so a 16-bit problem with one
- * is tried in its type too. */
+/* Variant @p v (0-3) of the projection's plan (projection.c): on f32
+ * copies from 2 on, weights packed on odd ones; NULL where it does not
+ * build or where copies add nothing (f32 on layouts oneDNN holds). A
+ * bias rides on the matmul, which adds it before rounding, so a 16-bit
+ * problem with one is tried in its type too. */
+#define PROJECTION_VARIANTS 4
+static dgrad_plan_t *projection_variant(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int v) {
+    if (v >= 2 && problem->dt == dgrad_f32 && layouts_nested(problem))
+        return NULL;
+    return build_projection(problem, policy, v / 2, v % 2);
+}
+
+/* Each variant of the projection's plan timed against @p best in
+ * alternating runs; the fastest kept. */
 static dgrad_plan_t *challenge_with_projection(choosing_t *c,
         dgrad_plan_t *best, double *best_ms) {
-    for (int staged = 0; staged < 2; staged++) {
-        if (staged && c->problem->dt == dgrad_f32
-                && layouts_nested(c->problem))
-            break;
-        for (int packed = 0; packed < 2; packed++) {
-            dgrad_plan_t *mm = build_projection(c->problem, c->policy, staged,
-                    packed);
-            if (mm)
-                best = challenge_with(c->problem, c->policy,
-                        c->weights_constant, best, mm, best_ms);
-        }
+    for (int v = 0; v < PROJECTION_VARIANTS; v++) {
+        dgrad_plan_t *mm = projection_variant(c->problem, c->policy, v);
+        if (mm)
+            best = challenge_with(c->problem, c->policy, c->weights_constant,
+                    best, mm, best_ms);
     }
     return best;
 }
 
-/* The projection's first plan that builds, where it applies (policy
+/* The projection's first variant that builds, where it applies (policy
  * projection 2). */
 static dgrad_plan_t *build_projection_only(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy) {
-    for (int staged = 0; staged < 2; staged++)
-        for (int packed = 0; packed < 2; packed++) {
-            dgrad_plan_t *mm = build_projection(problem, policy, staged,
-                    packed);
-            if (mm) return mm;
-        }
-    return NULL;
+    dgrad_plan_t *mm = NULL;
+    for (int v = 0; v < PROJECTION_VARIANTS && !mm; v++)
+        mm = projection_variant(problem, policy, v);
+    return mm;
 }
 
 /* Untimed, without groups or post-ops: a few microseconds whatever the

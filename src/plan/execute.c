@@ -113,6 +113,13 @@ static void fill_border(const dgrad_plan_t *plan, const void *bias,
     }
 }
 
+/* The convolution step is a forward primitive that adds the bias itself
+ * (SRC, WEIGHTS, DST, BIAS): the folded convolution or the projection's
+ * matmul; else a backward-data convolution, the bias added after it. */
+static int step_adds_bias(const dgrad_plan_t *plan) {
+    return plan->fold.mode || plan->projection;
+}
+
 static const tensor_path_t *path_of(const dgrad_plan_t *plan, int t) {
     return t == T_IN ? &plan->in : t == T_WEI ? &plan->wei : &plan->out;
 }
@@ -209,7 +216,7 @@ static void step_mds(const dgrad_plan_t *plan, int id, md_ref_t md[N_SLOTS]) {
         md[0] = md_ref(&plan->in.conv_md);
         md[1] = md_ref(&plan->wei.conv_md);
         md[2] = md_ref(&plan->out.conv_md);
-        if ((plan->fold.mode || plan->projection) && plan->p.has_bias)
+        if (step_adds_bias(plan) && plan->p.has_bias)
             md[3] = md_ref(&plan->bias_md);
     } else {
         step = &plan->bias_add;
@@ -550,11 +557,11 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     }
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
-    if (s == dnnl_success && (plan->fold.mode || plan->projection))
+    if (s == dnnl_success && step_adds_bias(plan))
         s = run_fold_conv(c, conv_in, conv_wei, bias, conv_out);
     else if (s == dnnl_success)
         s = run_conv(c, conv_in, conv_wei, conv_out);
-    if (s == dnnl_success && bias && !plan->fold.mode && !plan->projection) {
+    if (s == dnnl_success && bias && !step_adds_bias(plan)) {
         /* Into the user's box when no reorder or conversion follows. */
         void *biased = step_exists(&plan->out.reorder) || plan->staged ? conv_out
                                                               : out_box;

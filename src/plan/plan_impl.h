@@ -377,6 +377,15 @@ dnnl_status_t create_fold_pd(const dgrad_plan_t *plan, dnnl_data_type_t dt,
 dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
         const_dnnl_primitive_desc_t pd, const char **what);
 void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded);
+/* The folded convolution again on its chosen layouts, carrying @p attr
+ * (post-ops): replaces the step when oneDNN builds the same kernel, else
+ * dnnl_unimplemented (step unchanged). */
+dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr);
+/* Its pd only (dnnl_unimplemented for another kernel). */
+dnnl_status_t fold_conv_pd(const dgrad_plan_t *plan,
+        const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd);
+void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 /* The projection's plan (projection.c): one matmul on 2-D views of the
  * user's tensors (@p staged: of f32 copies), the weights read where they
  * are or (@p packed) reordered into the matmul's layout; NULL where it
@@ -389,15 +398,6 @@ void projection_bias(const dgrad_plan_t *plan, const void *bias,
 /* A plan whose output box is the whole output (candidates.c). */
 dgrad_plan_t *plan_alloc_whole_box(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy);
-/* The folded convolution again on its chosen layouts, carrying @p attr
- * (post-ops): replaces the step when oneDNN builds the same kernel, else
- * dnnl_unimplemented (step unchanged). */
-dnnl_status_t fold_conv_with_attr(dgrad_plan_t *plan,
-        const_dnnl_primitive_attr_t attr);
-/* Its pd only (dnnl_unimplemented for another kernel). */
-dnnl_status_t fold_conv_pd(const dgrad_plan_t *plan,
-        const_dnnl_primitive_attr_t attr, dnnl_primitive_desc_t *pd);
-void fold_bias(const dgrad_plan_t *plan, const void *bias, float *folded);
 
 /* --------------------------------------------------------- post_pass.c */
 
