@@ -427,6 +427,11 @@ const char *dgrad_compiled_op_chain_carrier(const dgrad_compiled_op_t *c) {
                              : dgrad_plan_chain_carrier(c->variants->plan);
 }
 
+const char *dgrad_compiled_op_weights_step(const dgrad_compiled_op_t *c) {
+    return !c || c->deferred ? "none"
+                             : dgrad_plan_weights_step(c->variants->plan);
+}
+
 const char *dgrad_compiled_op_impl_name(const dgrad_compiled_op_t *compiled) {
     if (!compiled) return "none";
     if (compiled->deferred) return "deferred";

@@ -23,4 +23,8 @@ const char *dgrad_compiled_op_in_place_mode(const dgrad_compiled_op_t *c);
  * for a deferred op). */
 const char *dgrad_compiled_op_chain_carrier(const dgrad_compiled_op_t *c);
 
+/* For tests: dgrad_plan_weights_step of the compiled op's plan ("none"
+ * for a deferred op). */
+const char *dgrad_compiled_op_weights_step(const dgrad_compiled_op_t *c);
+
 #endif

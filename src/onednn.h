@@ -91,6 +91,11 @@ typedef struct dgrad_plan_policy {
      * the other strategies (1), never offered (0: DGRAD_PROJECTION=0), or
      * taken wherever it applies (2: tests, DGRAD_PROJECTION=only). */
     int32_t projection;
+    /* Small reorders into the plan's buffers (weights, input) run as
+     * dgrad's own scatter where it was timed faster than oneDNN's reorder
+     * (1), never (0: DGRAD_SMALL_COPY=0), or wherever it can (2: tests,
+     * DGRAD_SMALL_COPY=always); small_copy.c. */
+    int32_t small_copy;
 } dgrad_plan_policy_t;
 
 /* The defaults; layout_search is 0 when DGRAD_LAYOUT_SEARCH=0 is in the
@@ -167,6 +172,13 @@ const char *dgrad_plan_in_place_mode(const dgrad_plan_t *plan);
  * output after the plan), "own pass" (dgrad's loop after the plan), or
  * "none" (no chain). For tests. */
 const char *dgrad_plan_chain_carrier(const dgrad_plan_t *plan);
+
+/* What brings the user's weights into the plan's layout at each
+ * execution: a oneDNN reorder's implementation name, "dgrad:scatter"
+ * (small_copy.c), "dgrad:fold scatter" (the fold's own, fused), or "none"
+ * (the weights are read as given, or the plan packs them in its own
+ * loop). For tests. */
+const char *dgrad_plan_weights_step(const dgrad_plan_t *plan);
 
 /* Whether the plan runs on one OpenMP thread (microsecond problems where
  * that measured faster). For tests. */

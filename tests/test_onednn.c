@@ -254,6 +254,9 @@ static void check_plan_on(const dgrad_problem_t *p, const dgrad_plan_t *plan,
         size_t size = dgrad_plan_prepared_weights_size(plan);
         prep = aligned_alloc(64, (size + 63) / 64 * 64);
         cr_assert(prep);
+        /* NaN in every type: preparing writes every byte the plan
+         * reads, padding and zeros included. */
+        memset(prep, 0xff, size);
         cr_assert_eq(dgrad_plan_prepare_weights(plan, b->wei, prep),
                 dgrad_success, "%s", dgrad_last_error_message());
         wei = prep;
@@ -2340,6 +2343,82 @@ Test(onednn, projection) {
                 "case %d", c);
         check_all_layouts(no[c]);
     }
+}
+
+/* The scatter (small_copy.c) wherever the policy offers it, planned by
+ * ranking so that the plans are oneDNN's blocked kernels: in backward-
+ * data plans (their weights, and inputs brought into channel blocks)
+ * and in folded ones, where it also folds the weights itself
+ * (fuse_weights) unless the plan computes on f32 copies. Each plan's
+ * output is the reference's, with user and prepared weights, in every
+ * layout and type; some plans must have taken the scatter and some
+ * folded ones the fused scatter, and under policy 0 none (the knob is
+ * part of the plan cache's key). */
+static int scatter_steps(const dgrad_plan_t *plan) {
+    return (plan->in.reorder.own == OWN_COPY_SCATTER)
+            + (plan->wei.reorder.own == OWN_COPY_SCATTER);
+}
+
+Test(onednn, small_copy_in_plans) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    int scattered[2] = {0, 0}, fused = 0;
+    policy()->layout_search = 0;
+    policy()->own_loop = 0;
+    policy()->projection = 0;
+    for (int knob = 2; knob >= 0; knob -= 2)
+        for (int fold = 0; fold <= 2; fold += 2)
+            for (int i = 0; i < 3; i++) {
+                policy()->small_copy = knob;
+                policy()->phase_fold = fold;
+                shape_t line = {.nsp = 1, .dt = dts[i], .N = 1, .G = 1,
+                        .Cin = 16, .Cout = 3, .X = {9}, .K = {7},
+                        .S = {2}, .D = {1}, .PB = {0}, .has_bias = i == 0};
+                shape_t grouped = {.nsp = 2, .dt = dts[i], .N = 2, .G = 2,
+                        .Cin = 4, .Cout = 6, .X = {4, 5}, .K = {3, 2},
+                        .S = {2, 2}, .D = {1, 2}, .PB = {1, 0}};
+                shape_t cube = {.nsp = 3, .dt = dts[i], .N = 1, .G = 1,
+                        .Cin = 3, .Cout = 5, .X = {3, 2, 3},
+                        .K = {2, 3, 2}, .S = {2, 1, 2}, .D = {1, 1, 1},
+                        .PB = {0, 1, 0}, .has_bias = 1};
+                /* folded: 16 forward channels and 16 inputs fill the
+                 * kernel's blocks (no padding), and the second phase has
+                 * one tap of a window of two (a zero the scatter writes) */
+                shape_t full = {.nsp = 1, .dt = dts[i], .N = 1, .G = 1,
+                        .Cin = 16, .Cout = 8, .X = {6}, .K = {3},
+                        .S = {2}, .D = {1}, .PB = {0}};
+                shape_t shapes[] = {line, grouped, cube, full};
+                for (int c = 0; c < 4; c++) {
+                    set_natural_y(&shapes[c], 0);
+                    for (int a = NCX; a <= NXC; a++)
+                        for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++) {
+                            shapes[c].act_layout = a;
+                            shapes[c].wei_layout = w;
+                            dgrad_problem_t p = make_problem(&shapes[c]);
+                            dgrad_plan_t *plan = NULL;
+                            cr_assert_eq(dgrad_plan_get(&p,
+                                                 dgrad_weights_variable,
+                                                 policy(), &plan),
+                                    dgrad_success, "%s",
+                                    dgrad_last_error_message());
+                            int n = scatter_steps(plan);
+                            cr_assert(knob || !n, "%s",
+                                    dgrad_plan_impl_name(plan));
+                            scattered[fold / 2] += n;
+                            if (plan->fold.weights_fused) {
+                                cr_assert_eq(knob, 2);
+                                cr_assert_not(plan->staged);
+                                fused++;
+                            }
+                            check_plan_ex(&p, plan, 1, 0);
+                            check_plan_ex(&p, plan, 1, 1);
+                            dgrad_plan_release(plan);
+                        }
+                }
+            }
+    cr_log_info("scatter steps %d (backward data), %d (folded), of them "
+                "fused %d", scattered[0], scattered[1], fused);
+    cr_assert_gt(scattered[0], 0);
+    cr_assert_gt(fused, 0);
 }
 
 /* Lists of more than LISTS_MAX_BLOCKS blocks are not kept: the rows

@@ -85,6 +85,7 @@ static void key_make(plan_key_t *k, const dgrad_problem_t *p,
     key_put(k, pol->own_loop_kind);
     key_put(k, pol->spread_input);
     key_put(k, pol->projection);
+    key_put(k, pol->small_copy);
 }
 
 static int key_equal(const plan_key_t *a, const plan_key_t *b) {

@@ -104,7 +104,8 @@ static int env_setting(atomic_int *cache, const char *name, const char *w1,
 dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
                       pass = -1, stage = -1, blocks = -1, spread = -1,
-                      spread_shared = -1, phase_pair = -1, projection = -1;
+                      spread_shared = -1, phase_pair = -1, projection = -1,
+                      small_copy = -1;
     int b = env_setting(&blocks, "DGRAD_OWN_LOOP", "blocks", DIRECT_BLOCKS_CL,
             "row_vectors", DIRECT_ROW_VECTORS, 0);
     if (!b)
@@ -124,6 +125,8 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
         sp = env_setting(&spread_shared, "DGRAD_SPREAD_INPUT", "shared", 3,
                 NULL, 0, 0);
     int pr = env_setting(&projection, "DGRAD_PROJECTION", "0", 0, "only", 2,
+            1),
+        sc = env_setting(&small_copy, "DGRAD_SMALL_COPY", "0", 0, "always", 2,
             1);
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
@@ -131,7 +134,7 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
-            0, f, o, k, c, s, b, sp, pr};
+            0, f, o, k, c, s, b, sp, pr, sc};
     return p;
 }
 

@@ -424,6 +424,11 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
         *conv_ptr = conv;
         return dnnl_success;
     }
+    if (plan->fold.weights_fused && t == T_WEI) {
+        small_copy_run(&tp->reorder, user, conv);
+        *conv_ptr = conv;
+        return dnnl_success;
+    }
     if (plan->fold.mode && t == T_WEI) {
         void *folded = step_exists(&tp->reorder) ? c->stage[t] : conv;
         fold_weights(plan, user, folded);

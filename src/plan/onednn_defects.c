@@ -504,7 +504,7 @@ dnnl_status_t own_copy_make(step_t *step, md_ref_t from, md_ref_t to) {
     }
     dnnl_primitive_destroy(step->prim);
     step->prim = NULL;
-    step->own = 1;
+    step->own = OWN_COPY_PADDED;
     step->scratch_bytes = 0;
     step->n_chunks = 1;
     chunking_free(&step->chunks);
@@ -530,6 +530,10 @@ void own_reorder_run(const step_t *step, const void *from, void *to) {
     const md_layout_t *f = &step->own_from, *t = &step->own_to;
     size_t es = dnnl_data_type_size(f->dt);
     int nd = t->ndims;
+    if (step->own == OWN_COPY_SCATTER) {
+        small_copy_run(step, from, to);
+        return;
+    }
     /* Every index of the padded outer axes; padding gets zeros, as
      * oneDNN's reorders leave it. */
     int64_t outer = 1;

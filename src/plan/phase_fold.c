@@ -31,6 +31,7 @@
 #include "plan_impl.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -313,6 +314,8 @@ static int phase_views(const dgrad_plan_t *plan, int64_t ph, int piece,
     return s == dnnl_success ? 0 : -1;
 }
 
+static dnnl_status_t fuse_weights(dgrad_plan_t *plan);
+
 /* The plan's steps around the forward pd: the input reorder (if its io
  * layout is not the pd's), the folded weights' reorder from their plain
  * layout, the convolution, one reorder per piece of each phase. */
@@ -338,6 +341,7 @@ dnnl_status_t build_fold_primitives(dgrad_plan_t *plan,
     plan->prepared_weights_bytes = md_size(md_ref(&plan->wei.conv_md));
     /* Sizes the execute path needs, computed once (see primitives.c). */
     f->weights_bytes = md_size(md_ref(&plan->wei.io_md));
+    if (s == dnnl_success) s = fuse_weights(plan);
     if (s != dnnl_success) return s;
     f->writes_output = fold_writes_output(plan);
     int pieces = f->writes_output ? 0 : 1 << p->nsp, n = 0;
@@ -390,18 +394,19 @@ static int64_t tap_of(const dgrad_problem_t *p, const fold_t *f, int i,
     return k < p->K[i] ? k : -1;
 }
 
-/* Folds user weights (problem layout and type) into the plain layout of
- * plan->wei.io_md, in its type: zero where a window position holds no tap
- * and, dense, off the diagonal blocks. */
-void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded) {
+/* Folds weights in the user's layout (elements of @p user_dt) into the
+ * plain layout of plan->wei.io_md, in elements of @p dt: zero where a
+ * window position holds no tap and, dense, off the diagonal blocks. */
+static void fold_weights_as(const dgrad_plan_t *plan, const void *user,
+        dgrad_data_type_t user_dt, void *folded, dgrad_data_type_t dt) {
     const dgrad_problem_t *p = &plan->p;
     const fold_t *f = &plan->fold;
-    dgrad_data_type_t dt = plan->staged ? dgrad_f32 : p->dt;
     size_t es = dgrad_data_type_size(dt);
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, win = 1;
     int64_t ic_total = f->mode == FOLD_GROUPED ? icg : p->Cin;
     for (int i = 0; i < p->nsp; i++) win *= f->W[i];
-    memset(folded, 0, f->weights_bytes);
+    memset(folded, 0, (size_t)(f->weights_bytes / dgrad_data_type_size(
+            plan->staged ? dgrad_f32 : p->dt)) * es);
     const int64_t *ws = p->wei_strides; /* [G, Cin/G, Cout/G, K...] */
     for (int64_t ph = 0; ph < f->P; ph++) {
         int64_t r[DGRAD_MAX_SPATIAL];
@@ -426,18 +431,71 @@ void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded) {
                             ? oc * icg : oc * ic_total + g * icg;
                     int64_t src = g * ws[0] + co * ws[2] + src_k;
                     int64_t dst = row * win + w;
-                    if (dt == p->dt && es == 4) {
+                    if (dt == user_dt && es == 4) {
                         for (int64_t ci = 0; ci < icg; ci++)
                             ((float *)folded)[dst + ci * win] =
                                     ((const float *)user)[src + ci * ws[1]];
                     } else {
                         for (int64_t ci = 0; ci < icg; ci++)
                             dgrad_store(folded, dt, dst + ci * win,
-                                    dgrad_load(user, p->dt, src + ci * ws[1]));
+                                    dgrad_load(user, user_dt, src + ci * ws[1]));
                     }
                 }
         }
     }
+}
+
+void fold_weights(const dgrad_plan_t *plan, const void *user, void *folded) {
+    fold_weights_as(plan, user, plan->p.dt, folded,
+            plan->staged ? dgrad_f32 : plan->p.dt);
+}
+
+/* Where the folded weights' reorder is dgrad's scatter (small_copy.c),
+ * one scatter from the user's weights straight into the kernel's layout
+ * takes the fold and the reorder's place: the fold applied to an image
+ * of the user's offsets (offset + 1, exact in f32) tells which user
+ * element each folded element holds, if any. The destination is zeroed
+ * first at each run: the window positions with no tap are zeros too. */
+static dnnl_status_t fuse_weights(dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    step_t *step = &plan->wei.reorder;
+    /* A plan on f32 copies of 16-bit tensors converts: no copy. */
+    if (step->own != OWN_COPY_SCATTER
+            || dnnl_data_type_size(step->own_to.dt)
+                    != dgrad_data_type_size(p->dt))
+        return dnnl_success;
+    int64_t span = 1, dims[3 + DGRAD_MAX_SPATIAL] = {p->G, p->Cin / p->G,
+            p->Cout / p->G};
+    for (int i = 0; i < p->nsp; i++) dims[3 + i] = p->K[i];
+    for (int a = 0; a < 3 + p->nsp; a++) span += (dims[a] - 1) * p->wei_strides[a];
+    if (span > ((int64_t)1 << 24)) return dnnl_success;
+    size_t folded_n = plan->fold.weights_bytes / dgrad_data_type_size(p->dt);
+    float *image = allocated(dgrad_malloc((size_t)span * sizeof(float)));
+    float *folded = allocated(dgrad_malloc(folded_n * sizeof(float)));
+    if (!image || !folded) {
+        free(image);
+        free(folded);
+        return dnnl_out_of_memory;
+    }
+    for (int64_t i = 0; i < span; i++) image[i] = (float)(i + 1);
+    fold_weights_as(plan, image, dgrad_f32, folded, dgrad_f32);
+    int32_t *pair = step->own_pairs;
+    int64_t m = 0;
+    for (int64_t j = 0; j < step->own_count; j++) {
+        float v = folded[pair[2 * j]];
+        if (v == 0) continue;
+        pair[2 * m] = (int32_t)v - 1;
+        pair[2 * m + 1] = pair[2 * j + 1];
+        m++;
+    }
+    free(image);
+    free(folded);
+    step->own_count = m;
+    step->own_to_padded = 1;
+    small_copy_sort(step);
+    snprintf(step->impl, sizeof step->impl, "dgrad:fold scatter");
+    plan->fold.weights_fused = 1;
+    return dnnl_success;
 }
 
 /* The bias of each forward output channel: its output channel's. */

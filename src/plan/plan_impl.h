@@ -37,10 +37,19 @@ typedef struct chunking {
  * buffer comes from each execute and executes can run concurrently). */
 typedef struct step {
     dnnl_primitive_t prim;
-    /* A reorder oneDNN got wrong here (onednn_defects.c), run by dgrad's
-     * own copy between these layouts instead; prim is NULL. */
+    /* Run by dgrad's own copy between these layouts instead of a
+     * primitive (prim NULL): OWN_COPY_PADDED where oneDNN's reorder is
+     * wrong here (onednn_defects.c), OWN_COPY_SCATTER where a small one
+     * was slower (small_copy.c); 0: a primitive. */
     int own;
     md_layout_t own_from, own_to;
+    /* The scatter's (source, destination) element offsets, own_count
+     * pairs in the source's order; its destination's bytes, and whether
+     * that has padding to zero first. */
+    int32_t *own_pairs;
+    int64_t own_count;
+    size_t own_to_bytes;
+    int own_to_padded;
     /* Per axis, the element offset each index adds in either layout
      * (blocked addressing is a sum over axes): own_tab[a] holds
      * from-offsets then to-offsets for the dims[a] indices of axis a;
@@ -169,6 +178,9 @@ typedef struct fold {
     int64_t nq[DGRAD_MAX_SPATIAL], pl[DGRAD_MAX_SPATIAL];
     int64_t pr[DGRAD_MAX_SPATIAL];
     size_t weights_bytes; /* of the folded weights (plain, wei.io_md) */
+    /* The weights' step scatters the user's weights into the kernel's
+     * layout itself (fuse_weights): no folded copy. */
+    int weights_fused;
     /* One phase computing exactly the output (fold_writes_output): the
      * convolution writes the caller's layout itself, no copies. */
     int writes_output;
@@ -694,6 +706,20 @@ void own_reorder_run(const step_t *step, const void *from, void *to);
 static inline int step_exists(const step_t *s) {
     return s->prim != NULL || s->own;
 }
+
+/* ------------------------------------------------------- small_copy.c */
+
+enum { OWN_COPY_PADDED = 1, OWN_COPY_SCATTER = 2 };
+/* After @p step's reorder from @p from to @p to was made (and made safe):
+ * turns it into dgrad's scatter where the policy and the timing say so
+ * (small_copy.c). The destination must be a whole buffer of the plan's
+ * (its padding is zeroed, the rest written). */
+dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
+        md_ref_t from, md_ref_t to);
+/* The scatter of @p step (own OWN_COPY_SCATTER), on the calling thread. */
+void small_copy_run(const step_t *step, const void *from, void *to);
+/* Sorts @p step's pairs by source offset (after they were changed). */
+void small_copy_sort(step_t *step);
 
 /* ------------------------------------------------------------ chunks.c */
 

@@ -167,6 +167,10 @@ dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
     chunking_free(&ch);
     if (s == dnnl_success) s = make_step(&t->reorder, pd, &plan->scratch_size);
     if (s == dnnl_success) s = reorder_make_safe(&t->reorder, from, to);
+    /* Into the plan's conv buffer (never the user's output): small ones
+     * may run as dgrad's scatter. */
+    if (s == dnnl_success && !to_io)
+        s = small_copy_offer(plan, &t->reorder, from, to);
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(chunk_pd);
     return s;
@@ -387,6 +391,8 @@ void step_free(step_t *step) {
         free(step->own_tab[a]);
         step->own_tab[a] = NULL;
     }
+    free(step->own_pairs);
+    step->own_pairs = NULL;
     md_free(&step->scratch_md);
     chunking_free(&step->chunks);
 }

@@ -1003,6 +1003,42 @@ Test(faults, projection, .timeout = 600) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* Small reorders as dgrad's scatter (small_copy.c): timed against
+ * oneDNN's at compile (its scratch buffers, stream and memory objects),
+ * and forced into a folded plan, where it folds the weights itself; each
+ * fails over at compile, first and cached execute, with constant
+ * weights. */
+Test(faults, small_copy, .timeout = 600) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 0;
+    policy.projection = 0;
+    policy.phase_fold = 0;
+    policy.small_copy = 1;
+    dgrad_api_set_policy_for_testing(&policy);
+    sweep_core("compile (reorders timed against the scatter)",
+            nhwc(onnx_timed), fresh, act_compile, verify_by_executing,
+            undo_compiled, EXPECT_FAILURES);
+    policy.phase_fold = 2;
+    policy.small_copy = 2;
+    dgrad_api_set_policy_for_testing(&policy);
+    char step[64];
+    cr_assert_str_eq(compiled_says(onnx_small,
+                             dgrad_compiled_op_weights_step, step,
+                             sizeof step),
+            "dgrad:fold scatter");
+    sweep_core("compile (fold scatter)", onnx_small, fresh, act_compile,
+            verify_by_executing, undo_compiled, EXPECT_FAILURES);
+    sweep_core("first execute (fold scatter, bias)",
+            with(onnx_small, dgrad_f32, 1, 0), compiled_fresh, act_execute,
+            verify_output, undo_none, EXPECT_FAILURES);
+    sweep_core("cached execute (fold scatter)", onnx_small, compiled_warm,
+            act_execute, verify_output, undo_none, EXPECT_RUNTIME_ONLY);
+    sweep_core("constant weights (fold scatter)",
+            with(onnx_small, dgrad_f32, 0, 1), fresh, act_compile_execute,
+            verify_output, undo_compiled, EXPECT_FAILURES);
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
 /* ------------------------------------------------------------ in place */
 
 /* The output buffer as the operand of an Add (dgrad.h,

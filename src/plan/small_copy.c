@@ -1,0 +1,216 @@
+/*
+ * Small reorders into a plan's own buffers, as dgrad's own scatter.
+ *
+ * A plan whose weights are not constant reorders them into the kernel's
+ * layout at every execution, and the input too where its layout is not
+ * the kernel's. On tensors of a few KB oneDNN's reorder costs more than
+ * its work: for masknet's 1,344 bf16 weights, oneDNN 2.6's `jit:uni`
+ * reorder took 1.6 us on one thread and 2.8-4.3 on two, a scatter of the
+ * elements to offsets computed once 0.6-1.0 (Intel Sapphire Rapids;
+ * `build-rel/dgrad_fresh_weights`, bench/README.md "Weights written at
+ * each execution"). The scatter zeroes the destination's padding, then
+ * puts each element of the source at its place, on the calling thread.
+ *
+ * Where it is offered: a reorder into the plan's conv buffer (never into
+ * the user's output, whose bytes outside the box must stay), of at most
+ * SMALL_COPY_MAX_BYTES either side, between blocked layouts of one
+ * 2-byte or 4-byte type. Where it is taken: where it ran faster than
+ * oneDNN's reorder at planning (the policy's small_copy 1), or wherever
+ * it is offered (2: tests, DGRAD_SMALL_COPY=always); never with 0
+ * (DGRAD_SMALL_COPY=0), nor with 1 when planning is untimed
+ * (DGRAD_LAYOUT_SEARCH=0). Both are timed on scratch buffers under the
+ * plan's thread count, each round taking turns, the best round of each
+ * kept. The scatter reads the source in its memory order from a table
+ * of (source, destination) offsets made once: per-axis offsets summed
+ * per element ran 2.8 us on masknet's weights, the table 0.6.
+ *
+ * A folded plan whose weights' reorder became the scatter folds the
+ * weights in the same scatter (phase_fold.c, fuse_weights).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "plan_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "alloc.h"
+
+/* Larger reorders keep oneDNN's: its kernels are threaded and vectorized,
+ * and the scratch buffers of the timing stay small. */
+#define SMALL_COPY_MAX_BYTES ((size_t)64 << 10)
+#define SMALL_COPY_ROUNDS 5
+#define SMALL_COPY_CALLS 8
+
+static double now_us(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e6 * (double)t.tv_sec + 1e-3 * (double)t.tv_nsec;
+}
+
+void small_copy_run(const step_t *step, const void *from, void *to) {
+    const int32_t *pair = step->own_pairs;
+    int64_t n = step->own_count;
+    if (step->own_to_padded) memset(to, 0, step->own_to_bytes);
+    if (dnnl_data_type_size(step->own_to.dt) == 2) {
+        const uint16_t *f = from;
+        uint16_t *t = to;
+        for (int64_t j = 0; j < n; j++) t[pair[2 * j + 1]] = f[pair[2 * j]];
+    } else {
+        const uint32_t *f = from;
+        uint32_t *t = to;
+        for (int64_t j = 0; j < n; j++) t[pair[2 * j + 1]] = f[pair[2 * j]];
+    }
+}
+
+static int by_source(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The (source, destination) offset of every element, in the order of
+ * the source's memory, from the step's per-axis tables (own_copy_make). */
+static dnnl_status_t make_pairs(step_t *step) {
+    const md_layout_t *t = &step->own_to;
+    int nd = t->ndims;
+    int64_t n = 1, idx[MAX_NDIMS] = {0};
+    for (int a = 0; a < nd; a++) n *= t->dims[a];
+    step->own_pairs = allocated(dgrad_malloc((size_t)(n > 0 ? 2 * n : 1)
+            * sizeof *step->own_pairs));
+    if (!step->own_pairs) return dnnl_out_of_memory;
+    step->own_count = n;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t fo = step->own_from.offset0, to_off = t->offset0;
+        for (int a = 0; a < nd; a++) {
+            fo += step->own_tab[a][idx[a]];
+            to_off += step->own_tab[a][t->padded_dims[a] + idx[a]];
+        }
+        step->own_pairs[2 * j] = (int32_t)fo;
+        step->own_pairs[2 * j + 1] = (int32_t)to_off;
+        for (int a = nd - 1; a >= 0 && ++idx[a] == t->dims[a]; a--)
+            idx[a] = 0;
+    }
+    small_copy_sort(step);
+    return dnnl_success;
+}
+
+/* Reads in ascending order: the source streams through the cache, the
+ * writes land in a destination a few KB large. */
+void small_copy_sort(step_t *step) {
+    qsort(step->own_pairs, (size_t)step->own_count,
+            2 * sizeof *step->own_pairs, by_source);
+}
+
+/* Whether the scatter can stand in for a reorder from @p from to @p to. */
+static int offered(const dgrad_plan_t *plan, const step_t *step,
+        md_ref_t from, md_ref_t to) {
+    md_layout_t f, t;
+    int knob = plan->policy.small_copy;
+    /* Untimed planning (layout_search 0) keeps oneDNN's reorder, as it
+     * keeps oneDNN's first implementation of everything. */
+    if (knob == 0 || (knob == 1 && !plan->policy.layout_search)
+            || step->own || step->n_chunks > 1
+            || !step->prim || !md_layout(from, &f) || !md_layout(to, &t))
+        return 0;
+    size_t es = dnnl_data_type_size(t.dt);
+    return f.ndims == t.ndims && t.ndims <= MAX_NDIMS && f.dt == t.dt
+            && (es == 2 || es == 4) && t.offset0 == 0
+            && md_size(from) <= SMALL_COPY_MAX_BYTES
+            && md_size(to) <= SMALL_COPY_MAX_BYTES;
+}
+
+/* The best of SMALL_COPY_ROUNDS rounds, in microseconds per call, of
+ * oneDNN's reorder (@p times[0]) and of the scatter (@p times[1]) from
+ * @p fbuf to @p tbuf. */
+static dnnl_status_t time_both(const step_t *step, const step_t *scatter,
+        md_ref_t from, md_ref_t to, char *fbuf, char *tbuf, char *sbuf,
+        double *times) {
+    dnnl_memory_t m[3] = {NULL, NULL, NULL};
+    dnnl_stream_t stream = NULL;
+    dnnl_status_t s = ACQUIRE(dnnl_stream_create(&stream, engine,
+            dnnl_stream_default_flags));
+    if (s == dnnl_success)
+        s = ACQUIRE(dnnl_memory_create(&m[0], from, engine, fbuf));
+    if (s == dnnl_success)
+        s = ACQUIRE(dnnl_memory_create(&m[1], to, engine, tbuf));
+    if (s == dnnl_success && sbuf)
+        s = ACQUIRE(dnnl_memory_create(&m[2], md_ref(&step->scratch_md),
+                engine, sbuf));
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m[0]}, {DNNL_ARG_TO, m[1]},
+            {DNNL_ARG_SCRATCHPAD, m[2]}};
+    times[0] = times[1] = INFINITY;
+    for (int r = -1; r < SMALL_COPY_ROUNDS && s == dnnl_success; r++) {
+        /* Round -1 warms both up, untimed. */
+        double t0 = now_us();
+        for (int i = 0; i < SMALL_COPY_CALLS && s == dnnl_success; i++)
+            s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim, stream,
+                    sbuf ? 3 : 2, args));
+        if (s == dnnl_success) s = dnnl_stream_wait(stream);
+        double t1 = now_us();
+        for (int i = 0; i < SMALL_COPY_CALLS && s == dnnl_success; i++)
+            small_copy_run(scatter, fbuf, tbuf);
+        double t2 = now_us();
+        if (r >= 0 && (t1 - t0) / SMALL_COPY_CALLS < times[0])
+            times[0] = (t1 - t0) / SMALL_COPY_CALLS;
+        if (r >= 0 && (t2 - t1) / SMALL_COPY_CALLS < times[1])
+            times[1] = (t2 - t1) / SMALL_COPY_CALLS;
+    }
+    if (s != dnnl_success) planning_fail(s);
+    for (int i = 0; i < 3; i++) dnnl_memory_destroy(m[i]);
+    dnnl_stream_destroy(stream);
+    return s;
+}
+
+const char *dgrad_plan_weights_step(const dgrad_plan_t *plan) {
+    return plan && step_exists(&plan->wei.reorder) ? plan->wei.reorder.impl
+                                                   : "none";
+}
+
+dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
+        md_ref_t from, md_ref_t to) {
+    if (!offered(plan, step, from, to)) return dnnl_success;
+    step_t scatter = {0};
+    dnnl_status_t s = own_copy_make(&scatter, from, to);
+    if (s == dnnl_success) s = make_pairs(&scatter);
+    if (s == dnnl_success) {
+        int64_t padded = 1, count = 1;
+        for (int a = 0; a < scatter.own_to.ndims; a++) {
+            padded *= scatter.own_to.padded_dims[a];
+            count *= scatter.own_to.dims[a];
+        }
+        scatter.own = OWN_COPY_SCATTER;
+        scatter.own_to_padded = padded != count;
+        scatter.own_to_bytes = md_size(to);
+        snprintf(scatter.impl, sizeof scatter.impl, "dgrad:scatter");
+    }
+    double times[2] = {INFINITY, 0};
+    if (s == dnnl_success && plan->policy.small_copy == 1) {
+        size_t fb = md_size(from), tb = md_size(to);
+        char *fbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, fb + ALIGNMENT));
+        char *tbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, tb + ALIGNMENT));
+        char *sbuf = step->scratch_bytes ? allocated(dgrad_aligned_alloc(
+                ALIGNMENT, step->scratch_bytes + ALIGNMENT)) : NULL;
+        s = fbuf && tbuf && (sbuf || !step->scratch_bytes)
+                ? dnnl_success : dnnl_out_of_memory;
+        if (s == dnnl_success) {
+            memset(fbuf, 0, fb);
+            s = time_both(step, &scatter, from, to, fbuf, tbuf, sbuf, times);
+        }
+        free(fbuf);
+        free(tbuf);
+        free(sbuf);
+        if (s == dnnl_success && layout_search_verbose())
+            fprintf(stderr, "dgrad layout search: %zu bytes: reorder %s "
+                    "%.2f us, dgrad:scatter %.2f us\n", tb, step->impl,
+                    times[0], times[1]);
+    }
+    if (s == dnnl_success && times[1] < times[0]) {
+        step_free(step);
+        *step = scatter;
+    } else {
+        step_free(&scatter);
+    }
+    return s;
+}
