@@ -696,6 +696,11 @@ const char *dgrad_plan_choice(const dgrad_plan_t *plan) {
     return plan && plan->choice ? plan->choice : "none";
 }
 
+const char *dgrad_plan_weights_step(const dgrad_plan_t *plan) {
+    return plan && step_exists(&plan->wei.reorder) ? plan->wei.reorder.impl
+                                                   : "none";
+}
+
 int dgrad_plan_single_thread(const dgrad_plan_t *plan) {
     return plan ? plan->single_thread : 0;
 }

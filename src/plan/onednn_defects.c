@@ -427,45 +427,21 @@ dnnl_status_t reorder_check(const step_t *step, md_ref_t from, md_ref_t to) {
     size_t fb = md_size(from), tb = md_size(to);
     if ((es != 4 && es != 2) || fb > CHECK_MAX_BYTES || tb > CHECK_MAX_BYTES)
         return dnnl_success;
-    char *fbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, fb + ALIGNMENT));
-    char *tbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, tb + ALIGNMENT));
-    char *sbuf = step->scratch_bytes ? allocated(dgrad_aligned_alloc(
-            ALIGNMENT, step->scratch_bytes + ALIGNMENT)) : NULL;
-    dnnl_memory_t m[3] = {NULL, NULL, NULL};
-    dnnl_stream_t stream = NULL;
-    dnnl_status_t s = fbuf && tbuf && (sbuf || !step->scratch_bytes)
-            ? dnnl_success : dnnl_out_of_memory;
+    scratch_reorder_t r;
+    dnnl_status_t s = scratch_reorder_make(&r, step, from, to);
     if (s == dnnl_success) {
         for (int64_t o = 0; o < (int64_t)(fb / es); o++)
-            store_bits(fbuf, o, es, pattern(o, es));
-        memset(tbuf, 0xff, tb); /* NaN in every type */
-        s = ACQUIRE(dnnl_stream_create(&stream, engine,
-                dnnl_stream_default_flags));
+            store_bits(r.from, o, es, pattern(o, es));
+        memset(r.to, 0xff, tb); /* NaN in every type */
+        s = scratch_reorder_run(&r, step);
     }
-    if (s == dnnl_success) s = ACQUIRE(dnnl_memory_create(&m[0], from, engine, fbuf));
-    if (s == dnnl_success) s = ACQUIRE(dnnl_memory_create(&m[1], to, engine, tbuf));
-    if (s == dnnl_success && sbuf)
-        s = ACQUIRE(dnnl_memory_create(&m[2], md_ref(&step->scratch_md),
-                engine, sbuf));
-    if (s == dnnl_success) {
-        dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m[0]}, {DNNL_ARG_TO, m[1]},
-                {DNNL_ARG_SCRATCHPAD, m[2]}};
-        s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim, stream,
-                sbuf ? 3 : 2, args));
-        if (s == dnnl_success) s = dnnl_stream_wait(stream);
-        if (s != dnnl_success) planning_fail(s);
-    }
-    if (s == dnnl_success && !destination_right(&f, &t, fbuf, tbuf, es)) {
+    if (s == dnnl_success && !destination_right(&f, &t, r.from, r.to, es)) {
         if (layout_search_verbose())
             fprintf(stderr, "dgrad layout search: reorder %s gives wrong "
                     "results here: refused\n", step->impl);
         s = dnnl_unimplemented;
     }
-    for (int i = 0; i < 3; i++) dnnl_memory_destroy(m[i]);
-    dnnl_stream_destroy(stream);
-    free(fbuf);
-    free(tbuf);
-    free(sbuf);
+    scratch_reorder_free(&r);
     return s;
 }
 

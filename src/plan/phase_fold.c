@@ -394,6 +394,12 @@ static int64_t tap_of(const dgrad_problem_t *p, const fold_t *f, int i,
     return k < p->K[i] ? k : -1;
 }
 
+/* Elements of the folded weights (wei.io_md, in the plan's compute type). */
+static size_t folded_count(const dgrad_plan_t *plan) {
+    return plan->fold.weights_bytes / dgrad_data_type_size(
+            plan->staged ? dgrad_f32 : plan->p.dt);
+}
+
 /* Folds weights in the user's layout (elements of @p user_dt) into the
  * plain layout of plan->wei.io_md, in elements of @p dt: zero where a
  * window position holds no tap and, dense, off the diagonal blocks. */
@@ -405,8 +411,7 @@ static void fold_weights_as(const dgrad_plan_t *plan, const void *user,
     int64_t cg = p->Cout / p->G, icg = p->Cin / p->G, win = 1;
     int64_t ic_total = f->mode == FOLD_GROUPED ? icg : p->Cin;
     for (int i = 0; i < p->nsp; i++) win *= f->W[i];
-    memset(folded, 0, (size_t)(f->weights_bytes / dgrad_data_type_size(
-            plan->staged ? dgrad_f32 : p->dt)) * es);
+    memset(folded, 0, folded_count(plan) * es);
     const int64_t *ws = p->wei_strides; /* [G, Cin/G, Cout/G, K...] */
     for (int64_t ph = 0; ph < f->P; ph++) {
         int64_t r[DGRAD_MAX_SPATIAL];
@@ -464,12 +469,9 @@ static dnnl_status_t fuse_weights(dgrad_plan_t *plan) {
             || dnnl_data_type_size(step->own_to.dt)
                     != dgrad_data_type_size(p->dt))
         return dnnl_success;
-    int64_t span = 1, dims[3 + DGRAD_MAX_SPATIAL] = {p->G, p->Cin / p->G,
-            p->Cout / p->G};
-    for (int i = 0; i < p->nsp; i++) dims[3 + i] = p->K[i];
-    for (int a = 0; a < 3 + p->nsp; a++) span += (dims[a] - 1) * p->wei_strides[a];
+    int64_t span = weights_last_offset(p) + 1;
     if (span > ((int64_t)1 << 24)) return dnnl_success;
-    size_t folded_n = plan->fold.weights_bytes / dgrad_data_type_size(p->dt);
+    size_t folded_n = folded_count(plan);
     float *image = allocated(dgrad_malloc((size_t)span * sizeof(float)));
     float *folded = allocated(dgrad_malloc(folded_n * sizeof(float)));
     if (!image || !folded) {

@@ -357,6 +357,26 @@ dnnl_status_t user_scratchpad_attr(dnnl_primitive_attr_t *attr);
 dnnl_status_t make_step(step_t *step, dnnl_primitive_desc_t pd,
         size_t *scratch_size);
 dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t, int to_io);
+/* A reorder step on scratch buffers of its own, outside any execution
+ * context: planning runs it to check it (onednn_defects.c) or to time it
+ * (small_copy.c). */
+typedef struct scratch_reorder {
+    char *from, *to, *scratch; /* md_size(from), md_size(to), the step's */
+    dnnl_stream_t stream;
+    dnnl_memory_t mem[3];
+    dnnl_exec_arg_t args[3];
+    int nargs;
+} scratch_reorder_t;
+/* Allocates @p r's buffers (contents undefined) and binds @p step's
+ * operands to them; on failure @p r holds what was made, for
+ * scratch_reorder_free. */
+dnnl_status_t scratch_reorder_make(scratch_reorder_t *r, const step_t *step,
+        md_ref_t from, md_ref_t to);
+/* Runs @p step once on @p r's buffers (a fallible point of the
+ * fault-injection build, reported to the planning) and waits. */
+dnnl_status_t scratch_reorder_run(const scratch_reorder_t *r,
+        const step_t *step);
+void scratch_reorder_free(scratch_reorder_t *r);
 /* Makes @p pd (owned, destroyed here) into the plan's @p step in place
  * of the one it had, when @p s (the pd's creation) succeeded; the old
  * step stays on any failure, which is returned. */
@@ -753,6 +773,9 @@ dgrad_plan_t *build_direct(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int avx2);
 
 /* ------------------------------------------------------------ timing.c */
+
+/* The monotonic clock every timing of the layer reads, in ms. */
+double now_ms(void);
 
 /* Plans timed faster than this are also tried on one thread. */
 #define SINGLE_THREAD_MAX_MS 0.1

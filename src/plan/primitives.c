@@ -176,6 +176,50 @@ dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
     return s;
 }
 
+dnnl_status_t scratch_reorder_make(scratch_reorder_t *r, const step_t *step,
+        md_ref_t from, md_ref_t to) {
+    memset(r, 0, sizeof *r);
+    r->from = allocated(dgrad_aligned_alloc(ALIGNMENT, md_size(from) + ALIGNMENT));
+    r->to = allocated(dgrad_aligned_alloc(ALIGNMENT, md_size(to) + ALIGNMENT));
+    r->scratch = step->scratch_bytes ? allocated(dgrad_aligned_alloc(
+            ALIGNMENT, step->scratch_bytes + ALIGNMENT)) : NULL;
+    dnnl_status_t s = r->from && r->to && (r->scratch || !step->scratch_bytes)
+            ? dnnl_success : dnnl_out_of_memory;
+    if (s == dnnl_success)
+        s = ACQUIRE(dnnl_stream_create(&r->stream, engine,
+                dnnl_stream_default_flags));
+    if (s == dnnl_success)
+        s = ACQUIRE(dnnl_memory_create(&r->mem[0], from, engine, r->from));
+    if (s == dnnl_success)
+        s = ACQUIRE(dnnl_memory_create(&r->mem[1], to, engine, r->to));
+    if (s == dnnl_success && r->scratch)
+        s = ACQUIRE(dnnl_memory_create(&r->mem[2], md_ref(&step->scratch_md),
+                engine, r->scratch));
+    const int arg[3] = {DNNL_ARG_FROM, DNNL_ARG_TO, DNNL_ARG_SCRATCHPAD};
+    for (int i = 0; i < 3; i++)
+        r->args[i] = (dnnl_exec_arg_t){arg[i], r->mem[i]};
+    r->nargs = r->scratch ? 3 : 2;
+    return s;
+}
+
+dnnl_status_t scratch_reorder_run(const scratch_reorder_t *r,
+        const step_t *step) {
+    dnnl_status_t s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim,
+            r->stream, r->nargs, r->args));
+    if (s == dnnl_success) s = dnnl_stream_wait(r->stream);
+    if (s != dnnl_success) planning_fail(s);
+    return s;
+}
+
+void scratch_reorder_free(scratch_reorder_t *r) {
+    for (int i = 0; i < 3; i++) dnnl_memory_destroy(r->mem[i]);
+    dnnl_stream_destroy(r->stream);
+    free(r->from);
+    free(r->to);
+    free(r->scratch);
+    memset(r, 0, sizeof *r);
+}
+
 /* Candidate layouts of the [1, Cout, 1...] bias for the binary add, by
  * spatial rank. oneDNN's jit binary wants src1 in the same blocked format
  * as src0 (a plain src1 against an nChw16c src0 falls back to ref:any,

@@ -34,7 +34,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "alloc.h"
 
@@ -43,12 +42,6 @@
 #define SMALL_COPY_MAX_BYTES ((size_t)64 << 10)
 #define SMALL_COPY_ROUNDS 5
 #define SMALL_COPY_CALLS 8
-
-static double now_us(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return 1e6 * (double)t.tv_sec + 1e-3 * (double)t.tv_nsec;
-}
 
 void small_copy_run(const step_t *step, const void *from, void *to) {
     const int32_t *pair = step->own_pairs;
@@ -92,6 +85,11 @@ static dnnl_status_t make_pairs(step_t *step) {
         for (int a = nd - 1; a >= 0 && ++idx[a] == t->dims[a]; a--)
             idx[a] = 0;
     }
+    /* The pairs are all the scatter reads. */
+    for (int a = 0; a < MAX_NDIMS; a++) {
+        free(step->own_tab[a]);
+        step->own_tab[a] = NULL;
+    }
     small_copy_sort(step);
     return dnnl_success;
 }
@@ -122,50 +120,29 @@ static int offered(const dgrad_plan_t *plan, const step_t *step,
 }
 
 /* The best of SMALL_COPY_ROUNDS rounds, in microseconds per call, of
- * oneDNN's reorder (@p times[0]) and of the scatter (@p times[1]) from
- * @p fbuf to @p tbuf. */
+ * oneDNN's reorder (@p times[0]) and of the scatter (@p times[1]), both
+ * on @p r's buffers. */
 static dnnl_status_t time_both(const step_t *step, const step_t *scatter,
-        md_ref_t from, md_ref_t to, char *fbuf, char *tbuf, char *sbuf,
-        double *times) {
-    dnnl_memory_t m[3] = {NULL, NULL, NULL};
-    dnnl_stream_t stream = NULL;
-    dnnl_status_t s = ACQUIRE(dnnl_stream_create(&stream, engine,
-            dnnl_stream_default_flags));
-    if (s == dnnl_success)
-        s = ACQUIRE(dnnl_memory_create(&m[0], from, engine, fbuf));
-    if (s == dnnl_success)
-        s = ACQUIRE(dnnl_memory_create(&m[1], to, engine, tbuf));
-    if (s == dnnl_success && sbuf)
-        s = ACQUIRE(dnnl_memory_create(&m[2], md_ref(&step->scratch_md),
-                engine, sbuf));
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, m[0]}, {DNNL_ARG_TO, m[1]},
-            {DNNL_ARG_SCRATCHPAD, m[2]}};
+        const scratch_reorder_t *r, double *times) {
+    dnnl_status_t s = dnnl_success;
     times[0] = times[1] = INFINITY;
-    for (int r = -1; r < SMALL_COPY_ROUNDS && s == dnnl_success; r++) {
+    for (int round = -1; round < SMALL_COPY_ROUNDS && s == dnnl_success;
+            round++) {
         /* Round -1 warms both up, untimed. */
-        double t0 = now_us();
+        double t0 = now_ms();
         for (int i = 0; i < SMALL_COPY_CALLS && s == dnnl_success; i++)
-            s = DGRAD_FALLIBLE(dnnl_primitive_execute(step->prim, stream,
-                    sbuf ? 3 : 2, args));
-        if (s == dnnl_success) s = dnnl_stream_wait(stream);
-        double t1 = now_us();
+            s = scratch_reorder_run(r, step);
+        double t1 = now_ms();
         for (int i = 0; i < SMALL_COPY_CALLS && s == dnnl_success; i++)
-            small_copy_run(scatter, fbuf, tbuf);
-        double t2 = now_us();
-        if (r >= 0 && (t1 - t0) / SMALL_COPY_CALLS < times[0])
-            times[0] = (t1 - t0) / SMALL_COPY_CALLS;
-        if (r >= 0 && (t2 - t1) / SMALL_COPY_CALLS < times[1])
-            times[1] = (t2 - t1) / SMALL_COPY_CALLS;
+            small_copy_run(scatter, r->from, r->to);
+        double t2 = now_ms();
+        double us = 1e3 / SMALL_COPY_CALLS;
+        if (round >= 0) {
+            times[0] = fmin(times[0], (t1 - t0) * us);
+            times[1] = fmin(times[1], (t2 - t1) * us);
+        }
     }
-    if (s != dnnl_success) planning_fail(s);
-    for (int i = 0; i < 3; i++) dnnl_memory_destroy(m[i]);
-    dnnl_stream_destroy(stream);
     return s;
-}
-
-const char *dgrad_plan_weights_step(const dgrad_plan_t *plan) {
-    return plan && step_exists(&plan->wei.reorder) ? plan->wei.reorder.impl
-                                                   : "none";
 }
 
 dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
@@ -187,24 +164,17 @@ dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
     }
     double times[2] = {INFINITY, 0};
     if (s == dnnl_success && plan->policy.small_copy == 1) {
-        size_t fb = md_size(from), tb = md_size(to);
-        char *fbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, fb + ALIGNMENT));
-        char *tbuf = allocated(dgrad_aligned_alloc(ALIGNMENT, tb + ALIGNMENT));
-        char *sbuf = step->scratch_bytes ? allocated(dgrad_aligned_alloc(
-                ALIGNMENT, step->scratch_bytes + ALIGNMENT)) : NULL;
-        s = fbuf && tbuf && (sbuf || !step->scratch_bytes)
-                ? dnnl_success : dnnl_out_of_memory;
+        scratch_reorder_t r;
+        s = scratch_reorder_make(&r, step, from, to);
         if (s == dnnl_success) {
-            memset(fbuf, 0, fb);
-            s = time_both(step, &scatter, from, to, fbuf, tbuf, sbuf, times);
+            memset(r.from, 0, md_size(from));
+            s = time_both(step, &scatter, &r, times);
         }
-        free(fbuf);
-        free(tbuf);
-        free(sbuf);
+        scratch_reorder_free(&r);
         if (s == dnnl_success && layout_search_verbose())
             fprintf(stderr, "dgrad layout search: %zu bytes: reorder %s "
-                    "%.2f us, dgrad:scatter %.2f us\n", tb, step->impl,
-                    times[0], times[1]);
+                    "%.2f us, dgrad:scatter %.2f us\n", md_size(to),
+                    step->impl, times[0], times[1]);
     }
     if (s == dnnl_success && times[1] < times[0]) {
         step_free(step);

@@ -18,7 +18,7 @@
 #include "alloc.h"
 #include "dtype.h"
 
-static double now_ms(void) {
+double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
