@@ -132,9 +132,10 @@ int main(int argc, char **argv) {
         return 2;
     }
     for (int i = 0; argc == 7 && i < 5; i++) {
-        v[i] = strtoll(argv[2 + i], NULL, 10);
-        if (v[i] < 1 || v[i] > 4096) {
-            fprintf(stderr, "dgrad_fresh_weights: %s is not in 1..4096\n",
+        char *end = NULL;
+        v[i] = strtoll(argv[2 + i], &end, 10);
+        if (end == argv[2 + i] || *end || v[i] < 1 || v[i] > 4096) {
+            fprintf(stderr, "dgrad_fresh_weights: %s is not a whole number in 1..4096\n",
                     argv[2 + i]);
             return 2;
         }
