@@ -2120,18 +2120,36 @@ static int phase_pair_applies(shape_t s, int layout) {
     return applies;
 }
 
-/* The phase pair loop (direct_phase_pair.c), 1D stride 2 on NCX rows,
- * each case against the reference in every type, every weights layout,
- * variable and prepared weights: masknet's taps (k7: shifts 0 to -3,
+/* A problem of its own strides planned as the phase pair loop, checked
+ * against the reference with variable and prepared weights. */
+static void check_phase_pair_problem(const dgrad_problem_t *p) {
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_phase_pair");
+    dgrad_plan_release(plan);
+    check_problem_ex(p, 1, 0);
+    check_problem_ex(p, 1, 1);
+}
+
+/* The phase pair loop (direct_phase_pair.c), 1D stride 2, on NCX rows
+ * and on NXC (the input transposed into channel rows in scratch, the
+ * output stored a channel stride apart), each case against the
+ * reference in every type, every weights layout, variable and prepared
+ * weights: masknet's taps (k7: shifts 0 to -3,
  * the last with no odd tap) on 3 steps of a row one longer than natural,
  * whose first and last steps pass the row's ends; dilation 2 with pad 2
  * (shifts of both signs, every tap in the even phase: odd positions
  * hold the bias alone) on a cropped row; 2 groups of 4 output channels
  * (3 vectors a step); 3 groups of 1 and 2 images; 2 channels on 65
- * positions a phase (a second step of one position); 64 input channels on a
- * row long enough to be shared over threads. An input of its own
- * channel and image strides. Not NXC, not stride 3, not 2D, not 5
- * channels a group, not 9 shifts. */
+ * positions a phase (a second step of one position); 20 input channels
+ * (NXC: a whole block of 16 and one of 4) on 37 positions (two blocks,
+ * the second of 5); 64 input channels on a row long enough to be shared
+ * over threads. An NCX input of its own channel and image strides; an
+ * NXC one with positions and images apart beyond their channels; an NCX
+ * input with an NXC output and the other way round. Not where neither
+ * positions nor channels are of unit stride, not stride 3, not 2D, not
+ * 5 channels a group, not 9 shifts. */
 Test(onednn, own_loop_phase_pair) {
     policy()->own_loop_kind = DIRECT_PHASE_PAIR;
     dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
@@ -2156,17 +2174,22 @@ Test(onednn, own_loop_phase_pair) {
                 .Cout = 2, .X = {65}, .K = {2}, .S = {2}, .D = {1},
                 .PB = {0}};
         set_natural_y(&tail, 0);
+        shape_t blocks = {.nsp = 1, .dt = dts[i], .N = 2, .G = 1,
+                .Cin = 20, .Cout = 3, .X = {37}, .K = {3}, .S = {2},
+                .D = {1}, .PB = {1}, .has_bias = 1};
+        set_natural_y(&blocks, 1);
         cr_assert_eq(masknet.Y[0], 306);
         cr_assert_eq(dilated.Y[0], 60);
         cr_assert_eq(tail.Y[0], 130);
-        shape_t cases[] = {masknet, dilated, grouped, single, tail};
-        for (int c = 0; c < 5; c++) {
-            cr_assert_eq(phase_pair_applies(cases[c], NCX), phase_pair_cpu(),
-                    "case %d", c);
-            cr_assert_not(phase_pair_applies(cases[c], NXC), "case %d", c);
-            if (phase_pair_cpu())
-                check_own_loop_as(cases[c], NCX, "dgrad:direct_phase_pair");
-        }
+        shape_t cases[] = {masknet, dilated, grouped, single, tail, blocks};
+        for (int c = 0; c < 6; c++)
+            for (int layout = NCX; layout <= NXC; layout++) {
+                cr_assert_eq(phase_pair_applies(cases[c], layout),
+                        phase_pair_cpu(), "case %d layout %d", c, layout);
+                if (phase_pair_cpu())
+                    check_own_loop_as(cases[c], layout,
+                            "dgrad:direct_phase_pair");
+            }
         /* input channels 3 floats apart beyond their rows, images 5
          * beyond theirs */
         shape_t st = grouped;
@@ -2178,8 +2201,29 @@ Test(onednn, own_loop_phase_pair) {
         cr_assert_eq(own && own->direct == DIRECT_PHASE_PAIR,
                 phase_pair_cpu());
         if (own) plan_destroy(own);
-        check_problem_ex(&p, 1, 0);
-        check_problem_ex(&p, 1, 1);
+        if (!phase_pair_cpu()) continue;
+        check_phase_pair_problem(&p);
+        /* that input with an NXC output */
+        shape_t nxc = st;
+        nxc.act_layout = NXC;
+        dgrad_problem_t q = make_problem(&nxc);
+        memcpy(p.out_strides, q.out_strides, sizeof p.out_strides);
+        check_phase_pair_problem(&p);
+        /* an NXC input with positions 3 elements apart beyond their
+         * channels, images 5 beyond theirs, into an NCX output */
+        q.in_strides[2] = st.Cin + 3;
+        q.in_strides[0] = st.X[0] * q.in_strides[2] + 5;
+        dgrad_problem_t ncx_out = make_problem(&st);
+        memcpy(q.out_strides, ncx_out.out_strides, sizeof q.out_strides);
+        check_phase_pair_problem(&q);
+        /* neither positions nor channels of unit stride: not on the
+         * user's tensors (a 16-bit problem's f32 copies are dense) */
+        q.in_strides[1] = 2;
+        q.in_strides[2] = 2 * st.Cin;
+        q.in_strides[0] = st.X[0] * q.in_strides[2];
+        own = build_direct(&q, policy(), 0, 0);
+        cr_assert(!own || own->direct != DIRECT_PHASE_PAIR);
+        if (own) plan_destroy(own);
     }
     /* shared over threads: a 16-bit input widened by each thread's
      * share before the steps */
@@ -2189,6 +2233,7 @@ Test(onednn, own_loop_phase_pair) {
                 .D = {1}, .PB = {0}, .has_bias = 1};
         set_natural_y(&forked, 0);
         check_own_loop_as(forked, NCX, "dgrad:direct_phase_pair");
+        check_own_loop_as(forked, NXC, "dgrad:direct_phase_pair");
     }
     /* where it does not apply */
     shape_t s3 = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,

@@ -17,6 +17,8 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "transpose_avx512.h"
+
 /* 16 values of 16-bit type @p dt as f32 (exact). */
 __attribute__((target("avx512f"))) static inline __m512 widen16(
         dgrad_data_type_t dt, const uint16_t *h) {
@@ -25,36 +27,6 @@ __attribute__((target("avx512f"))) static inline __m512 widen16(
             ? _mm512_cvtph_ps(v)
             : _mm512_castsi512_ps(
                     _mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
-}
-
-/* 16 vectors of 16 floats transposed in registers: lane j of @p r[i]
- * becomes lane i of @p r[j] (pairs interleaved, then pairs of pairs,
- * then 128-bit quarters twice). */
-__attribute__((target("avx512f"))) static inline void transpose16(
-        __m512 r[16]) {
-    __m512 t[16], u[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {
-        u[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-        u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
-        u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-        u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
-    }
-    for (int i = 0; i < 4; i++) {
-        t[i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0x88);
-        t[4 + i] = _mm512_shuffle_f32x4(u[i], u[4 + i], 0xdd);
-        t[8 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0x88);
-        t[12 + i] = _mm512_shuffle_f32x4(u[8 + i], u[12 + i], 0xdd);
-    }
-    for (int i = 0; i < 4; i++) {
-        r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
-        r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
-        r[4 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0x88);
-        r[12 + i] = _mm512_shuffle_f32x4(t[4 + i], t[12 + i], 0xdd);
-    }
 }
 
 /* Whether an image's input positions are one run along each channel

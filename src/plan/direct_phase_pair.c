@@ -12,6 +12,19 @@
  * phases' accumulators are interleaved by permutes into the output row,
  * rounded as stored for 16-bit types, the chain's epilogue applied.
  *
+ * The steps read channel rows of f32: the user's f32 rows in place, a
+ * 16-bit input widened into scratch with its own strides, or a
+ * channels-last (NXC) input transposed into dense channel rows in
+ * scratch, 16 positions x 16 channels at a time in registers (a 16-bit
+ * one widened on the way). A channels-last output gets each channel's
+ * 32 positions of a store rounded into a buffer as a row's are, then
+ * put a channel stride apart. masknet in NXC took 19-32 us in f16
+ * and 19-30 in f32, against 35-55 and 30-53 for oneDNN's f32 kernels
+ * (on f32 copies in f16: oneDNN 2.6 has none for f16) and raw's 31-45;
+ * the same loop on NCX took 15-18 us in f16 (`dgrad bench --raw-layout
+ * preferred --data-format NXC|NCX --dt f16|f32`, bench/README.md,
+ * twenty-seventh look).
+ *
  * Why a loop of its own: the rows loop (direct.c) keeps a term per
  * (tap, input channel) and loads each run once per term (448 terms a
  * step for masknet's 3 channels, 5 loads a 6 FMAs, plus each term's
@@ -32,6 +45,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "gather_avx512.h"
 #include "rows_avx512.h"
+#include "transpose_avx512.h"
 #endif
 
 /* Shifts of a row at most (taps of both phases: up to 16 at D = 1), and
@@ -39,8 +53,8 @@
  * vectors at 3 channels). */
 #define PP_MAX_SHIFTS 8
 #define PP_MAX_CHANNELS 4
-/* Elements of a 16-bit input at most (widened into scratch once per
- * execution). */
+/* Elements of an input copied into scratch at most (a 16-bit one
+ * widened, a channels-last one transposed, once per execution). */
 #define PP_MAX_WIDENED ((int64_t)1 << 24)
 
 /* Multiply-adds from which the steps are shared over threads (below,
@@ -103,14 +117,30 @@ static int64_t steps_of(const dgrad_problem_t *p) {
     return ((p->Y[0] + 1) / 2 + per - 1) / per;
 }
 
-/* Whether the loop reads the user's 16-bit input (widened once per
- * execution; f32 rows are read in place). */
-static int input_16bit(const dgrad_plan_t *plan) {
-    return plan->p.dt != dgrad_f32 && !plan->staged;
+/* How the steps read the input: its f32 rows in place (the user's, or
+ * the plan's f32 copy where it stages), a 16-bit input's rows widened
+ * into scratch with the same strides, or a channels-last input (rows not
+ * of unit stride) transposed into dense f32 channel rows in scratch. */
+typedef enum { PP_IN_PLACE, PP_IN_WIDENED, PP_IN_TRANSPOSED } pp_input_t;
+
+static pp_input_t input_mode(const dgrad_plan_t *plan) {
+    if (plan->in.io_strides[2] != 1) return PP_IN_TRANSPOSED;
+    return plan->p.dt != dgrad_f32 && !plan->staged ? PP_IN_WIDENED
+                                                     : PP_IN_PLACE;
+}
+
+/* Floats of the input's copy in scratch (0: read in place). */
+static int64_t input_copy_floats(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    switch (input_mode(plan)) {
+    case PP_IN_WIDENED: return input_span_of(plan);
+    case PP_IN_TRANSPOSED: return p->N * p->Cin * p->X[0];
+    default: return 0;
+    }
 }
 
 size_t direct_phase_pair_scratch(const dgrad_plan_t *plan) {
-    return input_16bit(plan) ? (size_t)input_span_of(plan) * sizeof(float) : 0;
+    return (size_t)input_copy_floats(plan) * sizeof(float);
 }
 
 /* The type the loop reads and writes (the plan's f32 copies where it
@@ -132,14 +162,17 @@ int direct_phase_pair_applicable(const dgrad_plan_t *plan) {
             || (p->n_post_ops
                     && post_chain_epilogue(p, &ep) < p->n_post_ops))
         return 0;
-    /* rows of unit stride, every other stride >= 0; the weights' offsets
-     * in 32 bits (each stride bounded first: no product overflows) */
-    for (int i = 0; i < 2; i++)
+    /* strides >= 0, output positions apart (a channels-last input's
+     * channels of unit stride: its copy loads them as vectors); the
+     * weights' offsets in 32 bits (each stride bounded first: no product
+     * overflows) */
+    for (int i = 0; i < 3; i++)
         if (is[i] < 0 || os[i] < 0) return 0;
     for (int i = 0; i < 4; i++)
         if (p->wei_strides[i] < 0 || p->wei_strides[i] > INT32_MAX) return 0;
-    return is[2] == 1 && os[2] == 1 && weights_last_offset(p) <= INT32_MAX
-            && (!input_16bit(plan) || input_span_of(plan) <= PP_MAX_WIDENED);
+    return os[2] >= 1 && (is[2] == 1 || is[1] == 1)
+            && weights_last_offset(p) <= INT32_MAX
+            && input_copy_floats(plan) <= PP_MAX_WIDENED;
 #else
     (void)plan;
     return 0;
@@ -217,6 +250,7 @@ typedef struct pp_step {
     int masked;          /* a run of the step passes a row's ends (those
                             lanes masked: zeros) */
     int64_t cig, X, len; /* input channels, input row, output row */
+    int64_t ostride;     /* elements between an output row's positions */
     const float *w;      /* the group's packed weights */
     const float *bias;   /* the group's first channel's */
     const epilogue_t *ep;
@@ -243,6 +277,22 @@ typedef struct pp_step {
 #define PP_LOAD(u, v) _mm512_loadu_ps(row + sh->s[u] + 16 * (v))
 #define PP_MLOAD(u, v)                                                        \
     _mm512_maskz_loadu_ps(mk[u][v], row + sh->s[u] + 16 * (v))
+
+/* store32_##OT's 32 positions into a row whose positions lie @p stride
+ * elements apart (a channels-last output): rounded into a buffer as a
+ * row's are, then put in place one by one. */
+#define DEFINE_PP_STORE_STRIDED(OT, ET)                                       \
+    AVX512 static void store32_strided_##OT(void *row, int64_t stride,       \
+            int64_t x, __m512 a, __m512 b, int64_t left) {                   \
+        ET buf[32];                                                           \
+        store32_##OT(buf, 0, a, b, left);                                     \
+        ET *to = (ET *)row + x * stride;                                      \
+        for (int64_t i = 0; i < (left < 32 ? left : 32); i++)                 \
+            to[i * stride] = buf[i];                                          \
+    }
+DEFINE_PP_STORE_STRIDED(f32, float)
+DEFINE_PP_STORE_STRIDED(bf16, uint16_t)
+DEFINE_PP_STORE_STRIDED(f16, uint16_t)
 
 /* The step of 16 PV positions a phase from @p m0 on, for a group of CB
  * output channels, from the step's f32 rows, stored into rows of type OT:
@@ -284,7 +334,11 @@ typedef struct pp_step {
                     e = epilogue(a->ep, e);                                   \
                     o = epilogue(a->ep, o);                                   \
                 }                                                             \
-                store32_##OT(a->dst[c], x, e, o, left);                       \
+                if (a->ostride == 1)                                          \
+                    store32_##OT(a->dst[c], x, e, o, left);                   \
+                else                                                          \
+                    store32_strided_##OT(a->dst[c], a->ostride, x, e, o,      \
+                            left);                                            \
             }                                                                 \
         }                                                                     \
     }
@@ -314,21 +368,61 @@ typedef struct pp_run {
     const pp_shifts_t *sh;
     pp_step_fn step;
     int64_t steps;
-    /* a 16-bit input widened (in_16bit), the threads' shares of its span */
-    const void *in_16bit;
-    int64_t span;
+    int64_t is[3]; /* the strides of the rows the steps read (in) */
+    /* an input copied into scratch (input_mode): the one it came from */
+    pp_input_t mode;
+    const void *user_in;
 } pp_run_t;
 
 /* Thread @p th of @p nth widens its share of a 16-bit input's span. */
-static void pp_widen(void *arg, int th, int nth) {
-    const pp_run_t *r = arg;
-    if (!r->in_16bit) return;
+static void pp_widen(const pp_run_t *r, int th, int nth) {
     int64_t begin, end;
-    direct_share_of(r->span, th, nth, &begin, &end);
+    direct_share_of(input_span_of(r->plan), th, nth, &begin, &end);
     size_t es = dgrad_data_type_size(r->plan->p.dt);
     convert_run_to_f32(r->plan->p.dt,
-            (const char *)r->in_16bit + (size_t)begin * es,
+            (const char *)r->user_in + (size_t)begin * es,
             (float *)(void *)r->in + begin, end - begin);
+}
+
+/* Thread @p th of @p nth transposes its share of a channels-last input's
+ * blocks of 16 positions x 16 channels (a 16-bit one widened) into the
+ * dense channel rows of r->in. */
+AVX512 static void pp_transpose(const pp_run_t *r, int th, int nth) {
+    const dgrad_plan_t *plan = r->plan;
+    const dgrad_problem_t *p = &plan->p;
+    const int64_t *is = plan->in.io_strides;
+    dgrad_data_type_t dt = io_type(plan);
+    size_t es = dgrad_data_type_size(dt);
+    int64_t X = p->X[0], C = p->Cin, xb = (X + 15) / 16, cb = (C + 15) / 16;
+    int64_t begin, end;
+    direct_share_of(p->N * xb * cb, th, nth, &begin, &end);
+    for (int64_t b = begin; b < end; b++) {
+        int64_t c0 = b % cb * 16, x0 = b / cb % xb * 16, n = b / cb / xb;
+        int64_t nc = C - c0 < 16 ? C - c0 : 16, nx = X - x0 < 16 ? X - x0 : 16;
+        __mmask16 kc = (__mmask16)((1u << nc) - 1),
+                  kx = (__mmask16)((1u << nx) - 1);
+        const char *from = (const char *)r->user_in
+                + (size_t)(n * is[0] + x0 * is[2] + c0) * es;
+        __m512 v[16];
+        for (int64_t j = 0; j < 16; j++) {
+            const void *at = from + (size_t)(j * is[2]) * es;
+            v[j] = j >= nx              ? _mm512_setzero_ps()
+                    : dt == dgrad_f32  ? mload_f32(kc, at)
+                    : dt == dgrad_bf16 ? mload_bf16(kc, at)
+                                       : mload_f16(kc, at);
+        }
+        transpose16(v);
+        float *row = (float *)(void *)r->in + (n * C + c0) * X + x0;
+        for (int64_t c = 0; c < nc; c++)
+            _mm512_mask_storeu_ps(row + c * X, kx, v[c]);
+    }
+}
+
+/* Thread @p th of @p nth's share of the input's copy, before any step. */
+static void pp_bring_in(void *arg, int th, int nth) {
+    const pp_run_t *r = arg;
+    if (r->mode == PP_IN_WIDENED) pp_widen(r, th, nth);
+    if (r->mode == PP_IN_TRANSPOSED) pp_transpose(r, th, nth);
 }
 
 /* Step @p rest % steps of (image, group) rest / steps. */
@@ -338,13 +432,13 @@ static void pp_row_step(void *arg, int64_t rest, const int64_t *y,
     const pp_run_t *r = arg;
     const dgrad_plan_t *plan = r->plan;
     const dgrad_problem_t *p = &plan->p;
-    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
+    const int64_t *is = r->is, *os = plan->out.io_strides;
     int64_t es = (int64_t)dgrad_data_type_size(io_type(plan));
     int64_t cig = cig_of(p), cog = cog_of(p);
     int64_t step = rest % r->steps, g = rest / r->steps % p->G,
             n = rest / r->steps / p->G;
     (void)y, (void)run, (void)scratch;
-    /* the input as f32: the user's, or widened with the same strides */
+    /* the input as f32: in place, or its copy (r->is) */
     const float *in = (const float *)(const void *)r->in
             + n * is[0] + g * cig * is[1];
     int64_t m0 = step * 16 * step_vectors(cog);
@@ -355,6 +449,7 @@ static void pp_row_step(void *arg, int64_t rest, const int64_t *y,
             .cig = cig,
             .X = p->X[0],
             .len = p->Y[0],
+            .ostride = os[2],
             .w = r->w + g * cig * r->sh->n * 2 * cog,
             .bias = r->bias ? r->bias + g * cog : zeros,
             .ep = &r->ep,
@@ -378,18 +473,25 @@ void direct_phase_pair_run(const dgrad_plan_t *plan, const void *in,
             .bias = bias,
             .step = pp_steps[type][cog_of(p) - 1],
             .sh = &plan->direct_phase_pair->sh,
-            .steps = steps_of(p)};
+            .steps = steps_of(p),
+            .is = {plan->in.io_strides[0], plan->in.io_strides[1],
+                    plan->in.io_strides[2]},
+            .mode = input_mode(plan)};
     /* the whole chain is the epilogue (direct_phase_pair_applicable) */
     if (plan->post.fused) post_chain_epilogue(p, &r.ep);
     double macs = (double)p->N * (double)p->X[0] * (double)p->Cout
             * (double)cig_of(p) * (double)p->K[0];
-    if (input_16bit(plan)) {
-        r.in_16bit = in;
-        r.span = input_span_of(plan);
+    if (r.mode != PP_IN_PLACE) {
+        r.user_in = in;
         r.in = scratch;
     }
+    if (r.mode == PP_IN_TRANSPOSED) {
+        r.is[2] = 1;
+        r.is[1] = p->X[0];
+        r.is[0] = p->Cin * p->X[0];
+    }
     direct_for_rows_after(plan, p->N * p->G * r.steps, 0,
-            macs >= PP_FORK_MACS ? macs : 0, 0, scratch, pp_widen, 1,
+            macs >= PP_FORK_MACS ? macs : 0, 0, scratch, pp_bring_in, 1,
             pp_row_step, &r);
 #else
     (void)plan, (void)in, (void)w, (void)bias, (void)out, (void)scratch;
