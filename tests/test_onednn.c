@@ -291,6 +291,18 @@ static void check_problem_ex(const dgrad_problem_t *p, int integers,
     dgrad_plan_release(plan);
 }
 
+/* @p p planned as @p impl (variable weights), then checked against the
+ * reference with variable and prepared weights. */
+static void check_problem_as(const dgrad_problem_t *p, const char *impl) {
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    cr_assert_str_eq(dgrad_plan_impl_name(plan), impl);
+    dgrad_plan_release(plan);
+    check_problem_ex(p, 1, 0);
+    check_problem_ex(p, 1, 1);
+}
+
 static void check_shape(const shape_t *s) {
     dgrad_problem_t p = make_problem(s);
     check_problem_ex(&p, 1, 0);
@@ -1156,14 +1168,7 @@ static void check_own_loop_as(shape_t s, int layout, const char *impl) {
     for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++) {
         s.wei_layout = w;
         dgrad_problem_t p = make_problem(&s);
-        dgrad_plan_t *plan = NULL;
-        cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(),
-                             &plan),
-                dgrad_success, "%s", dgrad_last_error_message());
-        cr_assert_str_eq(dgrad_plan_impl_name(plan), impl);
-        dgrad_plan_release(plan);
-        check_problem_ex(&p, 1, 0);
-        check_problem_ex(&p, 1, 1);
+        check_problem_as(&p, impl);
     }
 }
 
@@ -1788,13 +1793,7 @@ static void check_blocks_listed(const dgrad_problem_t *p) {
     cr_assert(plan);
     cr_assert_eq(direct_blocks_lanes(plan), cpu_has_avx512f() ? 3 : 0);
     plan_destroy(plan);
-    plan = NULL;
-    cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
-            dgrad_success, "%s", dgrad_last_error_message());
-    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
-    dgrad_plan_release(plan);
-    check_problem_ex(p, 1, 0);
-    check_problem_ex(p, 1, 1);
+    check_problem_as(p, "dgrad:direct_blocks");
 }
 
 /* Groups in the lanes form (AVX-512: each vector of output columns
@@ -2120,18 +2119,6 @@ static int phase_pair_applies(shape_t s, int layout) {
     return applies;
 }
 
-/* A problem of its own strides planned as the phase pair loop, checked
- * against the reference with variable and prepared weights. */
-static void check_phase_pair_problem(const dgrad_problem_t *p) {
-    dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
-            dgrad_success, "%s", dgrad_last_error_message());
-    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_phase_pair");
-    dgrad_plan_release(plan);
-    check_problem_ex(p, 1, 0);
-    check_problem_ex(p, 1, 1);
-}
-
 /* The phase pair loop (direct_phase_pair.c), 1D stride 2, on NCX rows
  * and on NXC (the input transposed into channel rows in scratch, the
  * output stored a channel stride apart), each case against the
@@ -2202,20 +2189,20 @@ Test(onednn, own_loop_phase_pair) {
                 phase_pair_cpu());
         if (own) plan_destroy(own);
         if (!phase_pair_cpu()) continue;
-        check_phase_pair_problem(&p);
+        check_problem_as(&p, "dgrad:direct_phase_pair");
         /* that input with an NXC output */
         shape_t nxc = st;
         nxc.act_layout = NXC;
         dgrad_problem_t q = make_problem(&nxc);
         memcpy(p.out_strides, q.out_strides, sizeof p.out_strides);
-        check_phase_pair_problem(&p);
+        check_problem_as(&p, "dgrad:direct_phase_pair");
         /* an NXC input with positions 3 elements apart beyond their
          * channels, images 5 beyond theirs, into an NCX output */
         q.in_strides[2] = st.Cin + 3;
         q.in_strides[0] = st.X[0] * q.in_strides[2] + 5;
         dgrad_problem_t ncx_out = make_problem(&st);
         memcpy(q.out_strides, ncx_out.out_strides, sizeof q.out_strides);
-        check_phase_pair_problem(&q);
+        check_problem_as(&q, "dgrad:direct_phase_pair");
         /* neither positions nor channels of unit stride: not on the
          * user's tensors (a 16-bit problem's f32 copies are dense) */
         q.in_strides[1] = 2;
@@ -2653,13 +2640,7 @@ Test(onednn, own_loop_blocks_channels_first) {
     p.out_strides[2] = g.Y[1] + 3;
     p.out_strides[1] = g.Y[0] * p.out_strides[2] + 1;
     p.out_strides[0] = g.Cout * p.out_strides[1] + 7;
-    dgrad_plan_t *plan = NULL;
-    cr_assert_eq(dgrad_plan_get(&p, dgrad_weights_variable, policy(), &plan),
-            dgrad_success, "%s", dgrad_last_error_message());
-    cr_assert_str_eq(dgrad_plan_impl_name(plan), "dgrad:direct_blocks");
-    dgrad_plan_release(plan);
-    check_problem_ex(&p, 1, 0);
-    check_problem_ex(&p, 1, 1);
+    check_problem_as(&p, "dgrad:direct_blocks");
 }
 
 /* Where it does not apply: more than BLOCKS_MAX_GROUPS groups, dilation,

@@ -139,6 +139,19 @@ static int64_t input_copy_floats(const dgrad_plan_t *plan) {
     }
 }
 
+/* The strides (image, channel, position) of the f32 rows the steps read:
+ * the input's own, or its transposed copy's (dense channel rows). */
+static void read_strides(const dgrad_plan_t *plan, int64_t is[3]) {
+    const dgrad_problem_t *p = &plan->p;
+    if (input_mode(plan) == PP_IN_TRANSPOSED) {
+        is[0] = p->Cin * p->X[0];
+        is[1] = p->X[0];
+        is[2] = 1;
+    } else {
+        memcpy(is, plan->in.io_strides, 3 * sizeof is[0]);
+    }
+}
+
 size_t direct_phase_pair_scratch(const dgrad_plan_t *plan) {
     return (size_t)input_copy_floats(plan) * sizeof(float);
 }
@@ -474,9 +487,8 @@ void direct_phase_pair_run(const dgrad_plan_t *plan, const void *in,
             .step = pp_steps[type][cog_of(p) - 1],
             .sh = &plan->direct_phase_pair->sh,
             .steps = steps_of(p),
-            .is = {plan->in.io_strides[0], plan->in.io_strides[1],
-                    plan->in.io_strides[2]},
             .mode = input_mode(plan)};
+    read_strides(plan, r.is);
     /* the whole chain is the epilogue (direct_phase_pair_applicable) */
     if (plan->post.fused) post_chain_epilogue(p, &r.ep);
     double macs = (double)p->N * (double)p->X[0] * (double)p->Cout
@@ -484,11 +496,6 @@ void direct_phase_pair_run(const dgrad_plan_t *plan, const void *in,
     if (r.mode != PP_IN_PLACE) {
         r.user_in = in;
         r.in = scratch;
-    }
-    if (r.mode == PP_IN_TRANSPOSED) {
-        r.is[2] = 1;
-        r.is[1] = p->X[0];
-        r.is[0] = p->Cin * p->X[0];
     }
     direct_for_rows_after(plan, p->N * p->G * r.steps, 0,
             macs >= PP_FORK_MACS ? macs : 0, 0, scratch, pp_bring_in, 1,

@@ -136,10 +136,10 @@ static dnnl_status_t time_both(const step_t *step, const step_t *scatter,
         for (int i = 0; i < SMALL_COPY_CALLS && s == dnnl_success; i++)
             small_copy_run(scatter, r->from, r->to);
         double t2 = now_ms();
-        double us = 1e3 / SMALL_COPY_CALLS;
+        double us_per_call = 1e3 / SMALL_COPY_CALLS; /* from ms a batch */
         if (round >= 0) {
-            times[0] = fmin(times[0], (t1 - t0) * us);
-            times[1] = fmin(times[1], (t2 - t1) * us);
+            times[0] = fmin(times[0], (t1 - t0) * us_per_call);
+            times[1] = fmin(times[1], (t2 - t1) * us_per_call);
         }
     }
     return s;
