@@ -53,7 +53,7 @@ static int graph_column(const bench_options_t *o) {
 }
 
 void bench_print_header(FILE *f, const bench_options_t *o) {
-    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6s %8s %8s %6s %9s %9s %7s",
+    fprintf(f, "%-30s %-27s %9s %17s %-24s %9s %6s %8s %8s %6s %9s %9s %7s",
             "problem", "dgrad impl", "dgrad ms", "[min..max]", "raw impl",
             "raw ms", "ratio", "added us", "GFLOP/s", "roof%", "compile",
             "cached", "mem MB");
@@ -84,12 +84,12 @@ static void fmt_ms(char *buf, size_t n, double v) {
 
 void bench_print_row(FILE *f, const bench_problem_t *p,
         const bench_result_t *r, const bench_options_t *o) {
-    char name[31], impl[23], med[16], lo[16], hi[16], range[40], raw[16],
+    char name[31], impl[28], med[16], lo[16], hi[16], range[40], raw[16],
             comp[16], cached[16];
     snprintf(name, sizeof name, "%.30s", bench_problem_label(p));
-    snprintf(impl, sizeof impl, "%.22s", r->impl[0] ? r->impl : "-");
+    snprintf(impl, sizeof impl, "%.27s", r->impl[0] ? r->impl : "-");
     if (!r->ran) {
-        fprintf(f, "%-30s %-22s FAILED: %s\n", name, impl, r->error);
+        fprintf(f, "%-30s %-27s FAILED: %s\n", name, impl, r->error);
         return;
     }
     fmt_ms(med, sizeof med, r->dg.med);
@@ -101,9 +101,9 @@ void bench_print_row(FILE *f, const bench_problem_t *p,
     snprintf(cached, sizeof cached, "%.1fus", r->cached_us);
     size_t n = strlen(comp);
     snprintf(comp + n, sizeof comp - n, "ms");
-    char rimpl[23];
-    snprintf(rimpl, sizeof rimpl, "%.22s", r->raw_impl);
-    fprintf(f, "%-30s %-22s %9s %17s %-22s %9s %6.3f %8.2f %8.1f %6.1f %9s "
+    char rimpl[25];
+    snprintf(rimpl, sizeof rimpl, "%.24s", r->raw_impl);
+    fprintf(f, "%-30s %-27s %9s %17s %-24s %9s %6.3f %8.2f %8.1f %6.1f %9s "
             "%9s %7.1f", name, impl, med, range, rimpl, raw,
             r->dg.med / r->raw.med, added_us(r), r->gflops, r->roof_pct, comp,
             cached, r->mem_mb);

@@ -2248,6 +2248,103 @@ Test(onednn, own_loop_phase_pair) {
     cr_assert_eq(phase_pair_applies(wide, NCX), phase_pair_cpu());
 }
 
+/* Whether the phase pair loop's AMX form (direct_phase_pair_amx.c)
+ * applies to @p s on activations in @p layout, on the user's tensors. */
+static int phase_pair_amx_applies(shape_t s, int layout) {
+    s.act_layout = layout;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    int applies = own && own->direct == DIRECT_PHASE_PAIR_AMX;
+    if (own) plan_destroy(own);
+    return applies;
+}
+
+/* The phase pair loop on AMX tiles (direct_phase_pair_amx.c): bf16, 1D
+ * stride 2, NCX rows, each case against the reference in every weights
+ * layout, variable and prepared weights: masknet's taps on 8 input
+ * channels (one block of 32 channels, 24 of them zeros) and on 72 (two
+ * whole blocks and one of 8) on a row one longer than natural, whose
+ * first and last steps pass the row's ends; dilation 2 with pad 2 (odd
+ * positions hold the bias alone); 2 groups of 4 output channels and 2
+ * images; 3 groups of 1; 8 output channels (C's 16 rows); 65 positions
+ * a phase (a second step of one position); a row long enough to be
+ * shared over threads. An input of its own channel and image strides.
+ * Not on other types, NXC, 9 output channels a group, stride 3 or 2D;
+ * nowhere on a CPU without AMX. */
+Test(onednn, own_loop_phase_pair_amx) {
+    policy()->own_loop_kind = DIRECT_PHASE_PAIR_AMX;
+    int amx = cpu_has_amx_bf16();
+    const char *name = "dgrad:direct_phase_pair_amx";
+    shape_t masknet = {.nsp = 1, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 8,
+            .Cout = 3, .X = {150}, .K = {7}, .S = {2}, .D = {1}, .PB = {0},
+            .has_bias = 1};
+    set_natural_y(&masknet, -1);
+    shape_t deep = masknet;
+    deep.Cin = 72;
+    deep.has_bias = 0;
+    shape_t dilated = {.nsp = 1, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 5,
+            .Cout = 2, .X = {37}, .K = {3}, .S = {2}, .D = {2}, .PB = {2},
+            .has_bias = 1};
+    set_natural_y(&dilated, 15);
+    shape_t grouped = {.nsp = 1, .dt = dgrad_bf16, .N = 2, .G = 2, .Cin = 6,
+            .Cout = 8, .X = {50}, .K = {4}, .S = {2}, .D = {1}, .PB = {1},
+            .has_bias = 1};
+    set_natural_y(&grouped, -1);
+    shape_t single = {.nsp = 1, .dt = dgrad_bf16, .N = 2, .G = 3, .Cin = 3,
+            .Cout = 3, .X = {70}, .K = {5}, .S = {2}, .D = {1}, .PB = {2}};
+    set_natural_y(&single, 0);
+    shape_t eight = {.nsp = 1, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 33,
+            .Cout = 8, .X = {40}, .K = {3}, .S = {2}, .D = {1}, .PB = {1},
+            .has_bias = 1};
+    set_natural_y(&eight, 0);
+    shape_t tail = {.nsp = 1, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 2, .X = {65}, .K = {2}, .S = {2}, .D = {1}, .PB = {0}};
+    set_natural_y(&tail, 0);
+    shape_t forked = {.nsp = 1, .dt = dgrad_bf16, .N = 1, .G = 1,
+            .Cin = 64, .Cout = 3, .X = {12500}, .K = {7}, .S = {2},
+            .D = {1}, .PB = {0}, .has_bias = 1};
+    set_natural_y(&forked, 0);
+    cr_assert_eq(masknet.Y[0], 306);
+    cr_assert_eq(tail.Y[0], 130);
+    shape_t cases[] = {masknet, deep, dilated, grouped, single, eight, tail,
+            forked};
+    for (int c = 0; c < 8; c++) {
+        cr_assert_eq(phase_pair_amx_applies(cases[c], NCX), amx, "case %d",
+                c);
+        cr_assert_not(phase_pair_amx_applies(cases[c], NXC), "case %d", c);
+        if (amx) check_own_loop_as(cases[c], NCX, name);
+    }
+    /* input channels 3 elements apart beyond their rows, images 5
+     * beyond theirs */
+    shape_t st = grouped;
+    st.act_layout = NCX;
+    dgrad_problem_t p = make_problem(&st);
+    p.in_strides[1] = st.X[0] + 3;
+    p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    cr_assert_eq(own && own->direct == DIRECT_PHASE_PAIR_AMX, amx);
+    if (own) plan_destroy(own);
+    if (amx) check_problem_as(&p, name);
+    /* where it does not apply */
+    shape_t other = masknet;
+    other.dt = dgrad_f32;
+    cr_assert_not(phase_pair_amx_applies(other, NCX));
+    other.dt = dgrad_f16;
+    cr_assert_not(phase_pair_amx_applies(other, NCX));
+    shape_t nine = eight;
+    nine.Cout = 9;
+    cr_assert_not(phase_pair_amx_applies(nine, NCX));
+    shape_t s3 = {.nsp = 1, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 2, .X = {20}, .K = {3}, .S = {3}, .D = {1}, .PB = {0}};
+    set_natural_y(&s3, 0);
+    cr_assert_not(phase_pair_amx_applies(s3, NCX));
+    shape_t flat = {.nsp = 2, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 4,
+            .Cout = 2, .X = {3, 20}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {0, 0}};
+    set_natural_y(&flat, 0);
+    cr_assert_not(phase_pair_amx_applies(flat, NCX));
+}
+
 /* Packed projection plans on oneDNN's brgemm matmul, and those of them
  * whose weights are reordered (the packing exercised, not a copy of the
  * in-place plan). */
@@ -2517,18 +2614,20 @@ Test(onednn, own_loop_blocks_lanes_16bit_rounded) {
     }
 }
 
-/* @p s in bf16 and f16, every weights layout, with variable and prepared
- * weights, on the own loop @p kind (@p impl), its user's weights ending
- * at a page the process may not read (a word read past them faults),
- * compared with the reference. */
+/* @p s in bf16 and f16 (bf16 alone on the AMX loop), every weights
+ * layout, with variable and prepared weights, on the own loop @p kind
+ * (@p impl), its user's weights ending at a page the process may not
+ * read (a word read past them faults), compared with the reference. */
 static void check_weights_to_their_end(shape_t s, int kind,
         const char *impl) {
     policy()->own_loop = 2;
     policy()->own_loop_kind = kind;
     policy()->own_kernels = 1;
     long page = sysconf(_SC_PAGESIZE);
+    /* the AMX loop is bf16's only */
     dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
-    for (int i = 0; i < 2; i++)
+    int types = kind == DIRECT_PHASE_PAIR_AMX ? 1 : 2;
+    for (int i = 0; i < types; i++)
         for (int w = WEI_CANONICAL; w <= WEI_KFIRST; w++)
             for (int prepared = 0; prepared <= 1; prepared++) {
                 s.dt = dts[i];
@@ -2595,6 +2694,9 @@ Test(onednn, own_loop_16bit_weights_gathered_to_their_end) {
     set_natural_y(&pp, 0);
     check_weights_to_their_end(pp, DIRECT_PHASE_PAIR,
             "dgrad:direct_phase_pair");
+    if (!cpu_has_amx_bf16()) return;
+    check_weights_to_their_end(pp, DIRECT_PHASE_PAIR_AMX,
+            "dgrad:direct_phase_pair_amx");
 }
 
 /* The blocks loop on NCX activations (the input read along strided

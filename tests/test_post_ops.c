@@ -1038,6 +1038,34 @@ Test(post_ops_api, the_phase_pair_loop_carries_an_epilogue_chain) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* Its AMX form (direct_phase_pair_amx.c) likewise, bf16 only: 1 to 4
+ * output channels, with and without a bias, on a CPU with AMX. */
+Test(post_ops_api, the_phase_pair_amx_loop_carries_an_epilogue_chain) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    policy.own_loop_kind = DIRECT_PHASE_PAIR_AMX;
+    policy.chain_pass = 1;
+    dgrad_api_set_policy_for_testing(&policy);
+    for (int j = 0; j < 5; j++) {
+        tester_t t;
+        tester_init(&t, j % 2 ? dgrad_op_conv_transpose
+                              : dgrad_op_convolution_backprop_data, 1);
+        t.channels_last = 0;
+        t.G = 1;
+        t.Cin = 5 + 9 * j;
+        t.Cout = 1 + j % 4;
+        t.dt = dgrad_bf16;
+        t.bias = j % 2; /* ConvTranspose only */
+        t.X[0] = 70;
+        t.S[0] = 2;
+        t.K[0] = 7;
+        t.pb[0] = t.pe[0] = j % 3;
+        expect_epilogue_chain(&t, j, 2300u, "direct_phase_pair_amx",
+                cpu_has_amx_bf16());
+    }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
 /* The projection (projection.c) writes the output with its bias in one
  * matmul and takes no chain: the chain runs as a pass after it (oneDNN's
  * binary primitive or dgrad's loop), an

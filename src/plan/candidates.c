@@ -324,7 +324,8 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
             : plan->direct == DIRECT_DEPTHWISE_CL      ? "dgrad:direct_dw"
             : plan->direct == DIRECT_BLOCKS_CL     ? "dgrad:direct_blocks"
             : plan->direct == DIRECT_ROW_VECTORS ? "dgrad:direct_row_vectors"
-                                                 : "dgrad:direct_phase_pair";
+            : plan->direct == DIRECT_PHASE_PAIR  ? "dgrad:direct_phase_pair"
+                                                 : "dgrad:direct_phase_pair_amx";
     snprintf(plan->impl, sizeof plan->impl, "%s", name);
     if (!direct_taps_init(plan)) {
         plan_destroy(plan);

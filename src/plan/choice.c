@@ -110,7 +110,8 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
             "row_vectors", DIRECT_ROW_VECTORS, 0);
     if (!b)
         b = env_setting(&phase_pair, "DGRAD_OWN_LOOP", "phase_pair",
-                DIRECT_PHASE_PAIR, NULL, 0, 0);
+                DIRECT_PHASE_PAIR, "phase_pair_amx", DIRECT_PHASE_PAIR_AMX,
+                0);
     int v = env_setting(&search, "DGRAD_LAYOUT_SEARCH", "0", 0, NULL, 0, 1),
         f = env_setting(&fold, "DGRAD_PHASE_FOLD", "0", 0, "only", 2, 1),
         o = b ? 2 : env_setting(&own, "DGRAD_OWN_LOOP", "0", 0, "only", 2, 1),

@@ -2,8 +2,8 @@
  * The vector instruction sets dgrad's own kernels use (the own loops, the
  * post-op pass, the f16 conversions), read from the CPU once and capped by
  * DGRAD_MAX_CPU_ISA: `avx512_core` leaves out AVX512_BF16, `avx2`
- * AVX-512, `baseline` every extension, anything else (or unset) caps
- * nothing. With it a test on an
+ * AVX-512, `baseline` every extension, any value at all leaves out AMX,
+ * unset caps nothing. With it a test on an
  * AVX-512 machine runs the kernels an AVX2-only CPU runs (ctest
  * conform_own_loop_avx2, beside ONEDNN_MAX_CPU_ISA=AVX2 for oneDNN's
  * own), since the development and CI machines change CPU between runs.
@@ -15,6 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <sys/syscall.h>
+#endif
+
 enum {
     CPU_AVX512F = 1,
     CPU_AVX512BW = 2,
@@ -22,8 +27,28 @@ enum {
     CPU_READ = 8,
     CPU_AVX512VL = 16,
     CPU_AVX512BF16 = 32,
-    CPU_AVX512DQ = 64
+    CPU_AVX512DQ = 64,
+    CPU_AMX_BF16 = 128
 };
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* Whether the CPU has AMX tiles with bf16 products (CPUID leaf 7: EDX
+ * bits 24 and 22) and Linux lets this process use their state: a
+ * process must ask for it (arch_prctl ARCH_REQ_XCOMP_PERM, 0x1023, for
+ * XTILEDATA, state component 18) or its first tile instruction faults.
+ * Asking again once granted succeeds, so oneDNN's own request (it asks
+ * before running its AMX kernels) and this one do not interfere. */
+static int amx_bf16_usable(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+    if (!(d & (1u << 24)) || !(d & (1u << 22))) return 0;
+#ifdef SYS_arch_prctl
+    return syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+#else
+    return 0;
+#endif
+}
+#endif
 
 static int cpu_features(void) {
     static atomic_int features = 0;
@@ -48,6 +73,9 @@ static int cpu_features(void) {
         if ((!cap || strcmp(cap, "avx512_core") != 0)
                 && __builtin_cpu_supports("avx512bf16"))
             f |= CPU_AVX512BF16;
+        /* AMX only uncapped: every cap names a CPU without it */
+        if (!cap && (f & CPU_AVX512BW) && amx_bf16_usable())
+            f |= CPU_AMX_BF16;
     }
 #endif
     atomic_store(&features, f);
@@ -62,6 +90,7 @@ int cpu_has_avx2_fma(void) { return (cpu_features() & CPU_AVX2_FMA) != 0; }
 int cpu_has_avx512_bf16(void) {
     return (cpu_features() & CPU_AVX512BF16) != 0;
 }
+int cpu_has_amx_bf16(void) { return (cpu_features() & CPU_AMX_BF16) != 0; }
 
 /* The L1 data cache's ways, and the distance at which addresses share a
  * set (its size over its ways), as the C library reads them from the

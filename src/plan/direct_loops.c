@@ -1,6 +1,7 @@
 /*
  * dgrad's own loops (direct.c, direct_dw.c, direct_blocks.c,
- * direct_row_vectors.c, direct_phase_pair.c): which one
+ * direct_row_vectors.c, direct_phase_pair.c, direct_phase_pair_amx.c):
+ * which one
  * applies to a plan, and the calls a plan and its executions make of
  * its loop, each passed on to that loop's file.
  */
@@ -8,8 +9,8 @@
 
 /* With @p kind 0, the rows loop where it applies, else the depthwise
  * channels-last one, else the blocks one, else the row vectors one, else
- * the phase pair one (several apply to small problems of few channels per group; timing
- * builds each, challenge_with_direct). */
+ * the phase pair one, else its AMX form (several apply to small problems
+ * of few channels per group; timing builds each, challenge_with_direct). */
 int direct_applicable(const dgrad_plan_t *plan, int kind) {
     int rows = (!kind || kind == DIRECT_ROWS) && direct_rows_applicable(plan);
     if (rows) return DIRECT_ROWS;
@@ -23,13 +24,17 @@ int direct_applicable(const dgrad_plan_t *plan, int kind) {
     if ((!kind || kind == DIRECT_PHASE_PAIR)
             && direct_phase_pair_applicable(plan))
         return DIRECT_PHASE_PAIR;
+    if ((!kind || kind == DIRECT_PHASE_PAIR_AMX)
+            && direct_phase_pair_amx_applicable(plan))
+        return DIRECT_PHASE_PAIR_AMX;
     return 0;
 }
 
 int direct_avx2_differs(const dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_ROWS) return direct_rows_avx2_differs(plan);
-    if (plan->direct == DIRECT_ROW_VECTORS || plan->direct == DIRECT_PHASE_PAIR)
-        return 0; /* AVX-512 only */
+    if (plan->direct == DIRECT_ROW_VECTORS || plan->direct == DIRECT_PHASE_PAIR
+            || plan->direct == DIRECT_PHASE_PAIR_AMX)
+        return 0; /* AVX-512 (and AMX) only */
     return cpu_has_avx2_fma() && cpu_has_avx512f();
 }
 
@@ -42,6 +47,8 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
         return direct_row_vectors_scratch(plan);
     if (plan->direct == DIRECT_PHASE_PAIR)
         return direct_phase_pair_scratch(plan);
+    if (plan->direct == DIRECT_PHASE_PAIR_AMX)
+        return direct_phase_pair_amx_scratch(plan);
     size_t per_thread = plan->direct == DIRECT_DEPTHWISE_CL
             ? direct_dw_thread_scratch(&plan->p)
             : plan->direct == DIRECT_BLOCKS_CL
@@ -58,6 +65,7 @@ int direct_prepare(dgrad_plan_t *plan) {
     case DIRECT_BLOCKS_CL: return direct_blocks_prepare(plan);
     case DIRECT_ROW_VECTORS: return direct_row_vectors_prepare(plan);
     case DIRECT_PHASE_PAIR: return direct_phase_pair_prepare(plan);
+    case DIRECT_PHASE_PAIR_AMX: return direct_phase_pair_amx_prepare(plan);
     default: return 1;
     }
 }
@@ -68,6 +76,8 @@ size_t direct_weights_size(const dgrad_plan_t *plan) {
     case DIRECT_BLOCKS_CL: return direct_blocks_weights_size(plan);
     case DIRECT_ROW_VECTORS: return direct_row_vectors_weights_size(plan);
     case DIRECT_PHASE_PAIR: return direct_phase_pair_weights_size(plan);
+    case DIRECT_PHASE_PAIR_AMX:
+        return direct_phase_pair_amx_weights_size(plan);
     default: return direct_rows_weights_size(&plan->p);
     }
 }
@@ -87,6 +97,9 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
     case DIRECT_PHASE_PAIR:
         direct_phase_pair_pack_weights(plan, user, packed);
         break;
+    case DIRECT_PHASE_PAIR_AMX:
+        direct_phase_pair_amx_pack_weights(plan, user, packed);
+        break;
     default: direct_rows_pack_weights(plan, user, packed);
     }
 }
@@ -96,7 +109,8 @@ int direct_taps_init(dgrad_plan_t *plan) {
     case DIRECT_DEPTHWISE_CL: return direct_dw_taps_init(plan);
     case DIRECT_BLOCKS_CL: /* no tap tables */
     case DIRECT_ROW_VECTORS:
-    case DIRECT_PHASE_PAIR: return 1;
+    case DIRECT_PHASE_PAIR:
+    case DIRECT_PHASE_PAIR_AMX: return 1;
     default: return direct_rows_taps_init(plan);
     }
 }
@@ -124,6 +138,10 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
         break;
     case DIRECT_PHASE_PAIR:
         direct_phase_pair_run(plan, in, (const float *)w, bias, out,
+                scratch);
+        break;
+    case DIRECT_PHASE_PAIR_AMX:
+        direct_phase_pair_amx_run(plan, in, (const float *)w, bias, out,
                 scratch);
         break;
     default:

@@ -48,10 +48,8 @@
 #include "transpose_avx512.h"
 #endif
 
-/* Shifts of a row at most (taps of both phases: up to 16 at D = 1), and
- * output channels of a group at most (accumulators: 2 phases x 3 x 4
+/* Output channels of a group at most (accumulators: 2 phases x 3 x 4
  * vectors at 3 channels). */
-#define PP_MAX_SHIFTS 8
 #define PP_MAX_CHANNELS 4
 /* Elements of an input copied into scratch at most (a 16-bit one
  * widened, a channels-last one transposed, once per execution). */
@@ -66,17 +64,7 @@
  * Sapphire Rapids VM). */
 #define PP_FORK_MACS 1e6
 
-/* The shifts of the problem's taps, the tap behind each (shift, phase)
- * or -1, and the least and greatest shift. */
-typedef struct pp_shifts {
-    int n;
-    int64_t s[PP_MAX_SHIFTS];
-    int64_t tap[PP_MAX_SHIFTS][2];
-    int64_t smin, smax;
-} pp_shifts_t;
-
-/* 0 where the taps have more than PP_MAX_SHIFTS shifts. */
-static int shifts_of(const dgrad_problem_t *p, pp_shifts_t *sh) {
+int phase_pair_shifts(const dgrad_problem_t *p, pp_shifts_t *sh) {
     sh->n = 0;
     for (int64_t kw = 0; kw < p->K[0]; kw++) {
         int64_t v = p->D[0] * kw - p->PB[0], r = ((v % 2) + 2) % 2,
@@ -171,7 +159,7 @@ int direct_phase_pair_applicable(const dgrad_plan_t *plan) {
     if (!cpu_has_avx512f() || !cpu_has_avx512bw() || !cpu_has_avx512vl()
             || plan->direct_avx2 || p->nsp != 1 || p->S[0] != 2
             || cog_of(p) > PP_MAX_CHANNELS || p->K[0] > 2 * PP_MAX_SHIFTS
-            || !shifts_of(p, &sh)
+            || !phase_pair_shifts(p, &sh)
             || (p->n_post_ops
                     && post_chain_epilogue(p, &ep) < p->n_post_ops))
         return 0;
@@ -211,7 +199,7 @@ typedef struct phase_pair {
 
 size_t direct_phase_pair_weights_size(const dgrad_plan_t *plan) {
     pp_shifts_t sh;
-    if (!shifts_of(&plan->p, &sh)) return 0;
+    if (!phase_pair_shifts(&plan->p, &sh)) return 0;
     return (size_t)weights_floats(&plan->p, &sh) * sizeof(float);
 }
 
@@ -220,7 +208,7 @@ int direct_phase_pair_prepare(dgrad_plan_t *plan) {
     const int64_t *ws = p->wei_strides;
     int64_t cig = cig_of(p), cog = cog_of(p);
     pp_shifts_t sh;
-    shifts_of(p, &sh);
+    phase_pair_shifts(p, &sh);
     int64_t wn = weights_floats(p, &sh);
     phase_pair_t *pp = allocated(
             dgrad_malloc(sizeof *pp + (size_t)wn * sizeof(int32_t)));

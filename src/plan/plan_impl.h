@@ -236,6 +236,8 @@ struct dgrad_plan {
     struct row_vectors *direct_row_vectors;
     /* the phase pair loop's table, or NULL */
     struct phase_pair *direct_phase_pair;
+    /* the phase pair loop's on AMX, or NULL */
+    struct phase_pair_amx *direct_phase_pair_amx;
     /* The convolution step is the projection's matmul (projection.c), its
      * columns in this order (PROJECTION_*); 0: not the projection. */
     int projection;
@@ -497,7 +499,8 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
  * block, of few groups (direct_blocks.c), or whole short output rows
  * as vectors (direct_row_vectors.c), or both phases of stride 2 of 1D
  * rows at once, each input run loaded once for every tap
- * (direct_phase_pair.c). The direct_* functions serve all five, by
+ * (direct_phase_pair.c), or those rows in bf16 as products of AMX tiles
+ * (direct_phase_pair_amx.c). The direct_* functions serve all six, by
  * plan->direct (DIRECT_LAST: the last kind). */
 enum {
     DIRECT_ROWS = 1,
@@ -505,7 +508,8 @@ enum {
     DIRECT_BLOCKS_CL = 3,
     DIRECT_ROW_VECTORS = 4,
     DIRECT_PHASE_PAIR = 5,
-    DIRECT_LAST = DIRECT_PHASE_PAIR
+    DIRECT_PHASE_PAIR_AMX = 6,
+    DIRECT_LAST = DIRECT_PHASE_PAIR_AMX
 };
 
 /* The loop of @p kind (DIRECT_*; 0: the first that applies) if it
@@ -587,6 +591,9 @@ int cpu_has_avx2_fma(void);
 int cpu_has_avx512dq(void);
 /* AVX512_BF16's conversions and dot products (with AVX-512F). */
 int cpu_has_avx512_bf16(void);
+/* AMX tiles with bf16 products, usable by this process (with AVX-512BW;
+ * uncapped only). */
+int cpu_has_amx_bf16(void);
 int cpu_l1d_ways(void);
 int64_t cpu_l1d_set_period(void);
 /* The last-level cache's bytes as the C library reads them (32 MiB where
@@ -670,6 +677,22 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
 
 /* -------------------------------------------------- direct_phase_pair.c */
 
+/* Shifts of a 1D stride-2 row at most (taps of both phases: up to 16 at
+ * D = 1). */
+#define PP_MAX_SHIFTS 8
+/* The input shifts of the problem's taps: output x = 2m + r (phase r)
+ * takes tap kw from input position m + s, s = (r + PB - D kw) / 2 for
+ * the phase r = (D kw - PB) mod 2; per distinct shift, the tap of each
+ * phase there (-1: none), and the least and greatest shift. */
+typedef struct pp_shifts {
+    int n;
+    int64_t s[PP_MAX_SHIFTS];
+    int64_t tap[PP_MAX_SHIFTS][2];
+    int64_t smin, smax;
+} pp_shifts_t;
+/* 0 where the taps have more than PP_MAX_SHIFTS shifts. */
+int phase_pair_shifts(const dgrad_problem_t *p, pp_shifts_t *sh);
+
 int direct_phase_pair_applicable(const dgrad_plan_t *plan);
 /* Scratch bytes of an execution (the threads share it): a 16-bit input
  * widened. */
@@ -684,6 +707,26 @@ void direct_phase_pair_pack_weights(const dgrad_plan_t *plan,
  * its steps shared over the threads; the chain, where the
  * plan carries it, is the kernels' epilogue. */
 void direct_phase_pair_run(const dgrad_plan_t *plan, const void *in,
+        const float *w, const float *bias, void *out, char *scratch);
+
+/* ---------------------------------------------- direct_phase_pair_amx.c */
+
+int direct_phase_pair_amx_applicable(const dgrad_plan_t *plan);
+/* Scratch bytes of an execution (the threads share it): the input's
+ * channel pairs interleaved. */
+size_t direct_phase_pair_amx_scratch(const dgrad_plan_t *plan);
+size_t direct_phase_pair_amx_weights_size(const dgrad_plan_t *plan);
+/* Its table (plan->direct_phase_pair_amx), made once at plan creation.
+ * 0 where memory ran out. */
+int direct_phase_pair_amx_prepare(dgrad_plan_t *plan);
+/* The user's bf16 weights as tiles of A, in bf16 (the front half of
+ * @p packed's f32 elements). */
+void direct_phase_pair_amx_pack_weights(const dgrad_plan_t *plan,
+        const void *user, float *packed);
+/* The output from @p in, packed weights @p w and f32 @p bias (or NULL),
+ * its steps shared over the threads; the chain, where the plan carries
+ * it, is the epilogue. */
+void direct_phase_pair_amx_run(const dgrad_plan_t *plan, const void *in,
         const float *w, const float *bias, void *out, char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */

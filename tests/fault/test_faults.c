@@ -866,25 +866,29 @@ Test(faults, phase_fold, .timeout = 600) {
 }
 
 /* Under @p policy with own loop kind @p kind (DGRAD_OWN_LOOP=blocks: 3,
- * =row_vectors: 4, =phase_pair: 5), @p spec compiles to @p impl; then its compile and
- * warm execution are swept in f32 and f16, with a bias and the scenario's
- * chain (@p what names them). */
+ * =row_vectors: 4, =phase_pair: 5, =phase_pair_amx: 6), @p spec compiles
+ * to @p impl; then its compile and warm execution are swept in each of
+ * the @p n types @p dts, with a bias and the scenario's chain (@p what
+ * names them). */
 static void sweep_own_loop_kind(dgrad_plan_policy_t *policy, int kind,
-        spec_t spec, const char *impl, const char *what) {
+        spec_t spec, const char *impl, const char *what,
+        const dgrad_data_type_t *dts, int n) {
     char got[64], name[160];
     policy->own_loop_kind = kind;
     dgrad_api_set_policy_for_testing(policy);
-    cr_assert_str_eq(compiled_says(spec, dgrad_compiled_op_impl_name, got,
-                             sizeof got),
+    cr_assert_str_eq(compiled_says(with(spec, dts[0], 1, 0),
+                             dgrad_compiled_op_impl_name, got, sizeof got),
             impl);
-    for (int i = 0; i < 2; i++) {
-        spec_t s = with(spec, i ? dgrad_f16 : dgrad_f32, 1, 0);
-        snprintf(name, sizeof name, "compile (%s%s, bias, ReLU)", what,
-                i ? ", f16" : "");
+    for (int i = 0; i < n; i++) {
+        spec_t s = with(spec, dts[i], 1, 0);
+        const char *type = dts[i] == dgrad_f16 ? ", f16"
+                : dts[i] == dgrad_bf16         ? ", bf16"
+                                               : "";
+        snprintf(name, sizeof name, "compile (%s%s, bias, ReLU)", what, type);
         sweep_core(name, s, fresh, act_compile, verify_by_executing,
                 undo_compiled, EXPECT_FAILURES);
         snprintf(name, sizeof name, "cached execute (%s%s, bias, ReLU)",
-                what, i ? ", f16" : "");
+                what, type);
         sweep_core(name, s, compiled_warm, act_execute, verify_output,
                 undo_none, EXPECT_NOTHING);
     }
@@ -946,14 +950,28 @@ Test(faults, own_loop, .timeout = 600) {
     /* Its lanes form, with the rows' lists made at compile, and the row
      * vectors loop, its tables made at compile (f16: the input widened
      * by the loop, the output rounded by it). */
+    const dgrad_data_type_t f32_f16[] = {dgrad_f32, dgrad_f16};
     sweep_own_loop_kind(&policy, 3, onnx_blocks_lists, "dgrad:direct_blocks",
-            "blocks lanes from lists");
+            "blocks lanes from lists", f32_f16, 2);
     sweep_own_loop_kind(&policy, 4, onnx_row_vectors,
-            "dgrad:direct_row_vectors", "row vectors");
+            "dgrad:direct_row_vectors", "row vectors", f32_f16, 2);
     /* The phase pair loop, its table made at compile (f16: the input
      * widened into the execution's scratch, the output rounded by it). */
     sweep_own_loop_kind(&policy, 5, onnx_phase_pair,
-            "dgrad:direct_phase_pair", "phase pair");
+            "dgrad:direct_phase_pair", "phase pair", f32_f16, 2);
+    /* Its AMX form in bf16 where the CPU has AMX (its table made at
+     * compile, the input interleaved into the execution's scratch);
+     * elsewhere the kind applies to nothing (onednn/own_loop_phase_pair_amx
+     * asserts where it applies). */
+    policy.own_loop_kind = 6;
+    dgrad_api_set_policy_for_testing(&policy);
+    char amx[64];
+    compiled_says(with(onnx_phase_pair, dgrad_bf16, 1, 0),
+            dgrad_compiled_op_impl_name, amx, sizeof amx);
+    const dgrad_data_type_t bf16[] = {dgrad_bf16};
+    if (!strcmp(amx, "dgrad:direct_phase_pair_amx"))
+        sweep_own_loop_kind(&policy, 6, onnx_phase_pair,
+                "dgrad:direct_phase_pair_amx", "phase pair on AMX", bf16, 1);
     scenario_post_op = NULL;
     dgrad_api_set_policy_for_testing(NULL);
 }
