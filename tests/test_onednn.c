@@ -1989,14 +1989,20 @@ static void check_row_vectors(shape_t s, int layout) {
     if (applies) check_own_loop_as(s, layout, "dgrad:direct_row_vectors");
 }
 
-/* Whether the row vectors loop applies to @p s (channels-last). */
-static int row_vectors_apply(shape_t s) {
-    s.act_layout = NXC;
+/* Whether own loop @p kind applies to @p s on activations in @p layout,
+ * on the user's tensors or f32 copies. */
+static int loop_applies(shape_t s, int layout, int kind) {
+    s.act_layout = layout;
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
-    int applies = own && own->direct == DIRECT_ROW_VECTORS;
+    int applies = own && own->direct == kind;
     if (own) plan_destroy(own);
     return applies;
+}
+
+/* Whether the row vectors loop applies to @p s (channels-last). */
+static int row_vectors_apply(shape_t s) {
+    return loop_applies(s, NXC, DIRECT_ROW_VECTORS);
 }
 
 /* The row vectors loop (direct_row_vectors.c): every kind of geometry is
@@ -2249,14 +2255,10 @@ Test(onednn, own_loop_phase_pair) {
 }
 
 /* Whether the phase pair loop's AMX form (direct_phase_pair_amx.c)
- * applies to @p s on activations in @p layout, on the user's tensors. */
+ * applies to @p s on activations in @p layout (it reads bf16 itself:
+ * there are no f32 copies it could take). */
 static int phase_pair_amx_applies(shape_t s, int layout) {
-    s.act_layout = layout;
-    dgrad_problem_t p = make_problem(&s);
-    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
-    int applies = own && own->direct == DIRECT_PHASE_PAIR_AMX;
-    if (own) plan_destroy(own);
-    return applies;
+    return loop_applies(s, layout, DIRECT_PHASE_PAIR_AMX);
 }
 
 /* The phase pair loop on AMX tiles (direct_phase_pair_amx.c): bf16, 1D
@@ -2264,11 +2266,12 @@ static int phase_pair_amx_applies(shape_t s, int layout) {
  * layout, variable and prepared weights: masknet's taps on 8 input
  * channels (one block of 32 channels, 24 of them zeros) and on 72 (two
  * whole blocks and one of 8) on a row one longer than natural, whose
- * first and last steps pass the row's ends; dilation 2 with pad 2 (odd
+ * first and last chunks pass the row's ends; dilation 2 with pad 2 (odd
  * positions hold the bias alone); 2 groups of 4 output channels and 2
  * images; 3 groups of 1; 8 output channels (C's 16 rows); 65 positions
- * a phase (a second step of one position); a row long enough to be
- * shared over threads. An input of its own channel and image strides.
+ * a phase (a second chunk of one position; masknet's 153 make one step
+ * of 3 chunks of 4); a row of 49 steps, long enough to be shared over
+ * threads. An input of its own channel and image strides.
  * Not on other types, NXC, 9 output channels a group, stride 3 or 2D;
  * nowhere on a CPU without AMX. */
 Test(onednn, own_loop_phase_pair_amx) {

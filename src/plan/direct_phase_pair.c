@@ -188,14 +188,15 @@ static int64_t weights_floats(const dgrad_problem_t *p,
     return (p->G * cig_of(p) * sh->n * 2 * cog_of(p) + 15) / 16 * 16;
 }
 
-/* The plan's table (direct_phase_pair_prepare; one allocation,
- * plan_destroy frees it): the shifts, and the user's weight behind each
- * packed one (-1: 0), which an execution gathers. */
-typedef struct phase_pair {
-    pp_shifts_t sh;
-    int64_t w_last, wn;
-    int32_t w_idx[];
-} phase_pair_t;
+phase_pair_t *phase_pair_table(const dgrad_problem_t *p, int64_t wn) {
+    phase_pair_t *pp = allocated(
+            dgrad_malloc(sizeof *pp + (size_t)wn * sizeof(int32_t)));
+    if (!pp) return NULL;
+    phase_pair_shifts(p, &pp->sh);
+    pp->w_last = weights_last_offset(p);
+    pp->wn = wn;
+    return pp;
+}
 
 size_t direct_phase_pair_weights_size(const dgrad_plan_t *plan) {
     pp_shifts_t sh;
@@ -210,12 +211,8 @@ int direct_phase_pair_prepare(dgrad_plan_t *plan) {
     pp_shifts_t sh;
     phase_pair_shifts(p, &sh);
     int64_t wn = weights_floats(p, &sh);
-    phase_pair_t *pp = allocated(
-            dgrad_malloc(sizeof *pp + (size_t)wn * sizeof(int32_t)));
+    phase_pair_t *pp = phase_pair_table(p, wn);
     if (!pp) return 0;
-    pp->sh = sh;
-    pp->w_last = weights_last_offset(p);
-    pp->wn = wn;
     int32_t *idx = pp->w_idx;
     for (int64_t g = 0; g < p->G; g++)
         for (int64_t ci = 0; ci < cig; ci++)
@@ -301,10 +298,6 @@ DEFINE_PP_STORE_STRIDED(f16, uint16_t)
  * with a tap there and of every channel. */
 #define DEFINE_PP_STEP(OT, CB, PV)                                            \
     AVX512 static void pp_step_##OT##_##CB(const pp_step_t *a, int64_t m0) { \
-        const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19,   \
-                3, 18, 2, 17, 1, 16, 0);                                      \
-        const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
-                27, 11, 26, 10, 25, 9, 24, 8);                                \
         const pp_shifts_t *sh = a->sh;                                        \
         __m512 acc[2][CB][PV];                                                \
         _Pragma("GCC unroll 4") for (int c = 0; c < (CB); c++)                \
@@ -327,14 +320,8 @@ DEFINE_PP_STORE_STRIDED(f16, uint16_t)
             int64_t x = 2 * (m0 + 16 * v), left = a->len - x;                 \
             if (left <= 0) break;                                             \
             _Pragma("GCC unroll 4") for (int c = 0; c < (CB); c++) {          \
-                __m512 e = _mm512_permutex2var_ps(acc[0][c][v], lo,           \
-                               acc[1][c][v]),                                 \
-                       o = _mm512_permutex2var_ps(acc[0][c][v], hi,           \
-                               acc[1][c][v]);                                 \
-                if (a->ep->on) {                                              \
-                    e = epilogue(a->ep, e);                                   \
-                    o = epilogue(a->ep, o);                                   \
-                }                                                             \
+                __m512 e, o;                                                  \
+                interleave_phases(a->ep, acc[0][c][v], acc[1][c][v], &e, &o); \
                 if (a->ostride == 1)                                          \
                     store32_##OT(a->dst[c], x, e, o, left);                   \
                 else                                                          \

@@ -28,7 +28,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "alloc.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include "gather_avx512.h"
@@ -144,14 +143,6 @@ static int64_t weights_elements(const dgrad_problem_t *p,
     return p->G * sh->n * kblocks_of(p) * 2 * cog_of(p) * 32;
 }
 
-/* The plan's table (one allocation, plan_destroy frees it): the
- * shifts, and the user's weight behind each packed one (-1: 0). */
-typedef struct phase_pair_amx {
-    pp_shifts_t sh;
-    int64_t w_last, wn;
-    int32_t w_idx[];
-} phase_pair_amx_t;
-
 size_t direct_phase_pair_amx_weights_size(const dgrad_plan_t *plan) {
     pp_shifts_t sh;
     if (!phase_pair_shifts(&plan->p, &sh)) return 0;
@@ -164,13 +155,8 @@ int direct_phase_pair_amx_prepare(dgrad_plan_t *plan) {
     int64_t cig = cig_of(p), cog = cog_of(p), kb = kblocks_of(p);
     pp_shifts_t sh;
     phase_pair_shifts(p, &sh);
-    int64_t wn = weights_elements(p, &sh);
-    phase_pair_amx_t *pa = allocated(
-            dgrad_malloc(sizeof *pa + (size_t)wn * sizeof(int32_t)));
+    phase_pair_t *pa = phase_pair_table(p, weights_elements(p, &sh));
     if (!pa) return 0;
-    pa->sh = sh;
-    pa->w_last = weights_last_offset(p);
-    pa->wn = wn;
     int32_t *idx = pa->w_idx;
     for (int64_t g = 0; g < p->G; g++)
         for (int u = 0; u < sh.n; u++)
@@ -183,7 +169,7 @@ int direct_phase_pair_amx_prepare(dgrad_plan_t *plan) {
                                     : (int32_t)(g * ws[0] + ci * ws[1]
                                               + co * ws[2] + kw * ws[3]);
                         }
-    plan->direct_phase_pair_amx = pa;
+    plan->direct_phase_pair = pa;
     return 1;
 }
 
@@ -193,7 +179,7 @@ int direct_phase_pair_amx_prepare(dgrad_plan_t *plan) {
  * dropped the call of a function narrowing its argument's own floats
  * into its front half (vector stores through a pointer cast from the
  * argument; its objdump showed no call). */
-AVX512 static void gather_bf16(const phase_pair_amx_t *pa, const void *user,
+AVX512 static void gather_bf16(const phase_pair_t *pa, const void *user,
         uint16_t *to) {
     for (int64_t v = 0; v < pa->wn / 16; v++) {
         __m512i i = _mm512_loadu_si512(pa->w_idx + 16 * v);
@@ -209,7 +195,7 @@ AVX512 static void gather_bf16(const phase_pair_amx_t *pa, const void *user,
 void direct_phase_pair_amx_pack_weights(const dgrad_plan_t *plan,
         const void *user, float *packed) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    gather_bf16(plan->direct_phase_pair_amx, user,
+    gather_bf16(plan->direct_phase_pair, user,
             (uint16_t *)(void *)packed);
 #else
     (void)plan, (void)user, (void)packed;
@@ -342,10 +328,6 @@ AMX static void ppa_chunk(const ppa_run_t *r, int64_t n, int64_t g,
     _tile_stored(2, c[2], 64);
     _tile_stored(3, c[3], 64);
     PPA_MEMORY_BARRIER();
-    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18,
-            2, 17, 1, 16, 0);
-    const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27,
-            11, 26, 10, 25, 9, 24, 8);
     const float *bias = r->bias ? r->bias + g * cog : zeros;
     for (int64_t co = 0; co < cog; co++) {
         char *row = r->out + (n * os[0] + (g * cog + co) * os[1])
@@ -354,14 +336,11 @@ AMX static void ppa_chunk(const ppa_run_t *r, int64_t n, int64_t g,
         for (int bl = 0; bl < PPA_BLOCKS; bl++) {
             int64_t x = 2 * (m0 + 16 * bl), left = p->Y[0] - x;
             if (left <= 0) break;
-            __m512 ev = _mm512_add_ps(_mm512_load_ps(c[bl][co]), bv),
-                   od = _mm512_add_ps(_mm512_load_ps(c[bl][cog + co]), bv);
-            __m512 e = _mm512_permutex2var_ps(ev, lo, od),
-                   o = _mm512_permutex2var_ps(ev, hi, od);
-            if (r->ep.on) {
-                e = epilogue(&r->ep, e);
-                o = epilogue(&r->ep, o);
-            }
+            __m512 e, o;
+            interleave_phases(&r->ep,
+                    _mm512_add_ps(_mm512_load_ps(c[bl][co]), bv),
+                    _mm512_add_ps(_mm512_load_ps(c[bl][cog + co]), bv), &e,
+                    &o);
             store32_bf16(row, x, e, o, left);
         }
     }
@@ -393,7 +372,7 @@ void direct_phase_pair_amx_run(const dgrad_plan_t *plan, const void *in,
         const float *w, const float *bias, void *out, char *scratch) {
 #if defined(__x86_64__) && defined(__GNUC__)
     const dgrad_problem_t *p = &plan->p;
-    const phase_pair_amx_t *pa = plan->direct_phase_pair_amx;
+    const phase_pair_t *pa = plan->direct_phase_pair;
     ppa_run_t r = {.plan = plan,
             .in = in,
             .pairs = (uint32_t *)(void *)scratch,

@@ -234,10 +234,8 @@ struct dgrad_plan {
     struct blocks_lists *direct_lists; /* the blocks loop's lists, or NULL */
     /* the row vectors loop's tables, or NULL */
     struct row_vectors *direct_row_vectors;
-    /* the phase pair loop's table, or NULL */
+    /* the phase pair loop's table (or its AMX form's), or NULL */
     struct phase_pair *direct_phase_pair;
-    /* the phase pair loop's on AMX, or NULL */
-    struct phase_pair_amx *direct_phase_pair_amx;
     /* The convolution step is the projection's matmul (projection.c), its
      * columns in this order (PROJECTION_*); 0: not the projection. */
     int projection;
@@ -692,6 +690,16 @@ typedef struct pp_shifts {
 } pp_shifts_t;
 /* 0 where the taps have more than PP_MAX_SHIFTS shifts. */
 int phase_pair_shifts(const dgrad_problem_t *p, pp_shifts_t *sh);
+/* Both phase pair loops' table (plan->direct_phase_pair; one allocation,
+ * plan_destroy frees it): the shifts, and the user's weight behind each
+ * of the @p wn packed ones (-1: 0), which an execution gathers; each
+ * loop fills w_idx in its own order. NULL where memory ran out. */
+typedef struct phase_pair {
+    pp_shifts_t sh;
+    int64_t w_last, wn;
+    int32_t w_idx[];
+} phase_pair_t;
+phase_pair_t *phase_pair_table(const dgrad_problem_t *p, int64_t wn);
 
 int direct_phase_pair_applicable(const dgrad_plan_t *plan);
 /* Scratch bytes of an execution (the threads share it): a 16-bit input
@@ -716,8 +724,8 @@ int direct_phase_pair_amx_applicable(const dgrad_plan_t *plan);
  * channel pairs interleaved. */
 size_t direct_phase_pair_amx_scratch(const dgrad_plan_t *plan);
 size_t direct_phase_pair_amx_weights_size(const dgrad_plan_t *plan);
-/* Its table (plan->direct_phase_pair_amx), made once at plan creation.
- * 0 where memory ran out. */
+/* Its table (plan->direct_phase_pair), made once at plan creation. 0
+ * where memory ran out. */
 int direct_phase_pair_amx_prepare(dgrad_plan_t *plan);
 /* The user's bf16 weights as tiles of A, in bf16 (the front half of
  * @p packed's f32 elements). */

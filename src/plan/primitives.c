@@ -469,7 +469,6 @@ void plan_destroy(dgrad_plan_t *plan) {
     free(plan->direct_lists);
     free(plan->direct_row_vectors);
     free(plan->direct_phase_pair);
-    free(plan->direct_phase_pair_amx);
     post_pass_free(&plan->post);
     pthread_mutex_destroy(&plan->pool_lock);
     free(plan);

@@ -65,6 +65,24 @@ AVX512 static inline __m512 epilogue(const epilogue_t *ep, __m512 v) {
             _mm512_mul_ps(a, v), v);
 }
 
+/* Both phases' values at 16 positions (@p even, @p odd) as the 32
+ * output positions of a step (@p a the first 16, @p b the next), the
+ * chain's epilogue applied where @p ep has one: the phase pair loops'
+ * stores (direct_phase_pair.c, direct_phase_pair_amx.c). */
+AVX512 static inline void interleave_phases(const epilogue_t *ep,
+        __m512 even, __m512 odd, __m512 *a, __m512 *b) {
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18,
+            2, 17, 1, 16, 0);
+    const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12, 27,
+            11, 26, 10, 25, 9, 24, 8);
+    *a = _mm512_permutex2var_ps(even, lo, odd);
+    *b = _mm512_permutex2var_ps(even, hi, odd);
+    if (ep->on) {
+        *a = epilogue(ep, *a);
+        *b = epilogue(ep, *b);
+    }
+}
+
 /* The two lines 2 KiB past @p p requested for writing, as the AVX2
  * kernels do (direct_avx2.c, OUT_PREFETCH_FLOATS: an output beyond the
  * last-level cache). One thread on AVX-512 kernels, alternating
