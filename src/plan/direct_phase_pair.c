@@ -150,29 +150,33 @@ static dgrad_data_type_t io_type(const dgrad_plan_t *plan) {
     return plan->staged ? dgrad_f32 : plan->p.dt;
 }
 
-int direct_phase_pair_applicable(const dgrad_plan_t *plan) {
-#if defined(__x86_64__) && defined(__GNUC__)
+int phase_pair_fits(const dgrad_plan_t *plan, int64_t max_cog) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     pp_shifts_t sh;
     epilogue_t ep;
-    if (!cpu_has_avx512f() || !cpu_has_avx512bw() || !cpu_has_avx512vl()
-            || plan->direct_avx2 || p->nsp != 1 || p->S[0] != 2
-            || cog_of(p) > PP_MAX_CHANNELS || p->K[0] > 2 * PP_MAX_SHIFTS
+    if (plan->direct_avx2 || p->nsp != 1 || p->S[0] != 2
+            || cog_of(p) > max_cog || p->K[0] > 2 * PP_MAX_SHIFTS
             || !phase_pair_shifts(p, &sh)
             || (p->n_post_ops
                     && post_chain_epilogue(p, &ep) < p->n_post_ops))
         return 0;
-    /* strides >= 0, output positions apart (a channels-last input's
-     * channels of unit stride: its copy loads them as vectors); the
-     * weights' offsets in 32 bits (each stride bounded first: no product
-     * overflows) */
+    /* each stride bounded first: no product of the offsets overflows */
     for (int i = 0; i < 3; i++)
         if (is[i] < 0 || os[i] < 0) return 0;
     for (int i = 0; i < 4; i++)
         if (p->wei_strides[i] < 0 || p->wei_strides[i] > INT32_MAX) return 0;
-    return os[2] >= 1 && (is[2] == 1 || is[1] == 1)
-            && weights_last_offset(p) <= INT32_MAX
+    return weights_last_offset(p) <= INT32_MAX;
+}
+
+int direct_phase_pair_applicable(const dgrad_plan_t *plan) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
+    /* output positions apart; a channels-last input's channels of unit
+     * stride (its copy loads them as vectors) */
+    return cpu_has_avx512f() && cpu_has_avx512bw() && cpu_has_avx512vl()
+            && phase_pair_fits(plan, PP_MAX_CHANNELS) && os[2] >= 1
+            && (is[2] == 1 || is[1] == 1)
             && input_copy_floats(plan) <= PP_MAX_WIDENED;
 #else
     (void)plan;

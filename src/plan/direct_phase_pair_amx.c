@@ -107,21 +107,10 @@ int direct_phase_pair_amx_applicable(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     pp_shifts_t sh;
-    epilogue_t ep;
-    if (!cpu_has_amx_bf16() || plan->direct_avx2 || plan->staged
-            || p->dt != dgrad_bf16 || p->nsp != 1 || p->S[0] != 2
-            || cog_of(p) > PPA_MAX_CHANNELS || p->K[0] > 2 * PP_MAX_SHIFTS
-            || !phase_pair_shifts(p, &sh)
-            || (p->n_post_ops
-                    && post_chain_epilogue(p, &ep) < p->n_post_ops))
-        return 0;
-    /* NCX rows in and out, strides >= 0; the weights' offsets in 32 bits
-     * (each stride bounded first: no product overflows) */
-    for (int i = 0; i < 3; i++)
-        if (is[i] < 0 || os[i] < 0) return 0;
-    for (int i = 0; i < 4; i++)
-        if (p->wei_strides[i] < 0 || p->wei_strides[i] > INT32_MAX) return 0;
-    return is[2] == 1 && os[2] == 1 && weights_last_offset(p) <= INT32_MAX
+    /* bf16 read and written by the loop, NCX rows in and out */
+    return cpu_has_amx_bf16() && !plan->staged && p->dt == dgrad_bf16
+            && phase_pair_fits(plan, PPA_MAX_CHANNELS) && is[2] == 1
+            && os[2] == 1 && phase_pair_shifts(p, &sh)
             && copy_lanes(p, &sh) <= PPA_MAX_COPY;
 #else
     (void)plan;

@@ -700,6 +700,11 @@ typedef struct phase_pair {
     int32_t w_idx[];
 } phase_pair_t;
 phase_pair_t *phase_pair_table(const dgrad_problem_t *p, int64_t wn);
+/* What both phase pair loops need of a plan beyond their CPU and
+ * layouts: 1D, stride 2, at most @p max_cog output channels a group and
+ * PP_MAX_SHIFTS shifts, a chain that is all epilogue, strides >= 0, the
+ * weights' offsets in 32 bits; not on the AVX2 kernels. */
+int phase_pair_fits(const dgrad_plan_t *plan, int64_t max_cog);
 
 int direct_phase_pair_applicable(const dgrad_plan_t *plan);
 /* Scratch bytes of an execution (the threads share it): a 16-bit input
