@@ -6,6 +6,7 @@
  * its loop, each passed on to that loop's file.
  */
 #include "plan_impl.h"
+#include "direct_phase_pair.h"
 
 /* With @p kind 0, the rows loop where it applies, else the depthwise
  * channels-last one, else the blocks one, else the row vectors one, else

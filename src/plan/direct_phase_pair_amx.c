@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "plan_impl.h"
+#include "direct_phase_pair.h"
 
 #include <stdint.h>
 #include <string.h>
