@@ -376,6 +376,7 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
             ? search(&r, c->policy, c->staged, c->weights_constant, rpds, rn,
                       &w, &rms, &rerr, &rwhat)
             : NULL, *best = NULL;
+    return_freed_memory(); /* the candidates the search dropped */
     if (rbest && c->policy->own_loop) {
         /* dgrad's own loop is the same code at any size (timed copying
          * its input rows as on the problem): where it wins on the copy,
@@ -429,6 +430,7 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
         plan_destroy(rbest);
     }
     destroy_pds(rpds, rn);
+    return_freed_memory();
     return best;
 }
 

@@ -769,6 +769,8 @@ double now_ms(void);
 #define SINGLE_THREAD_MAX_MS 0.1
 double problem_macs(const dgrad_problem_t *p);
 double problem_bytes(const dgrad_problem_t *p);
+/* malloc_trim where the C library has it (timing.c). */
+void return_freed_memory(void);
 int reduce_problem(const dgrad_problem_t *p,
         const dgrad_plan_policy_t *policy, dgrad_problem_t *r);
 dgrad_plan_t *checked_tail_candidate(const dgrad_problem_t *problem,

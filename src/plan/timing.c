@@ -18,6 +18,10 @@
 #include "alloc.h"
 #include "dtype.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -140,11 +144,20 @@ static int reduce_within(const dgrad_problem_t *p, double bytes,
     return 0;
 }
 
-/* Within the policy's reduced_* sizes. */
+/* Within the policy's reduced_* sizes, a 16-bit copy's tensors counted
+ * as f32: its staged candidates hold f32 copies of them, and timing two
+ * of those in a runoff, with oneDNN's scratchpads, is what makes the
+ * planning's peak memory. Counted at their own width, the f16 3D
+ * specification example's copy was 56^3 and its planning peaked at 309
+ * MB over the caller's tensors (16% of their 1.9 GB); at f32's width it
+ * is f32's copy (28 x 56^2; `mem MB` of `dgrad bench --dt f16
+ * --data-format NCX --weights-format OIX --no-raw
+ * g4mb1ic20id224oc8od447kd3sd2pd1`, AMD EPYC Zen 5). */
 int reduce_problem(const dgrad_problem_t *p,
         const dgrad_plan_policy_t *policy, dgrad_problem_t *r) {
-    return reduce_within(p, policy->reduced_bytes, policy->reduced_macs, 0,
-            r);
+    double width = (double)dgrad_data_type_size(p->dt) / 4.0;
+    return reduce_within(p, policy->reduced_bytes * width,
+            policy->reduced_macs, 0, r);
 }
 
 /* The weights a timed candidate runs with: the scratch user weights, or,
@@ -724,6 +737,24 @@ dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
     return keep_own ? own : best;
 }
 
+/* Gives the heap's free memory back to the system, between the timings
+ * of a problem too large to time as it is and after them. The reduced
+ * copy's candidates free buffers of a few MB, which glibc keeps in its
+ * heap once its mmap threshold has grown past them: the rows copy's
+ * buffers (up to max_bytes) then came on top, and the bf16 3D
+ * specification example's planning peaked at 189 MB over the caller's
+ * tensors where its largest phase took 120 (`mem MB`, `dgrad bench --dt
+ * bf16 --data-format NCX --weights-format OIX --no-raw
+ * g4mb1ic20id224oc8od447kd3sd2pd1`, with and without
+ * `GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1048576`, AMD EPYC Zen 5);
+ * and after planning the f32 one the heap kept 28.5 MB
+ * (tests/test_planning_memory.c). */
+void return_freed_memory(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 /* Whether dgrad's own loop of @p problem (@p staged as built) runs faster
  * on its AVX2 kernels than on AVX-512's, timed on a copy that keeps its
  * rows, and its copies of them where the problem's loop has them
@@ -740,6 +771,7 @@ int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         int staged, int chosen) {
     if (policy->own_kernels) return chosen; /* fixed: the copy's choice */
+    return_freed_memory();
     double bytes = 4.0 * (double)cpu_llc_bytes();
     if (bytes < policy->reduced_bytes) bytes = policy->reduced_bytes;
     if (bytes > policy->max_bytes) bytes = policy->max_bytes;
