@@ -60,5 +60,11 @@ for run in f32 bf16 f16 f32_raw; do
         $peaks --reps 5 "${raw[@]}" --csv "$out/spec_3d_full_$run.csv" \
         "$spec3d" > "$out/spec_3d_full_$run.txt"
 done
+# The third 3D size, 1x20x112^3 -> 1x8x223^3 (0.47 GB of f32
+# input and output: also planned on a reduced copy), f32 against raw.
+spec3d_112='g4mb1ic20id112ih112iw112oc8od223oh223ow223kd3kh3kw3sd2sh2sw2pd1ph1pw1n"spec:GroupConvolutionBackpropData_3d_112"'
+echo "dgrad bench: spec_3d_112_f32" >&2
+"$bin" bench --data-format NCX --weights-format OIX $peaks --reps 10 \
+    --csv "$out/spec_3d_112_f32.csv" "$spec3d_112" > "$out/spec_3d_112_f32.txt"
 python3 bench/results_table.py "$out" > "$out/summary.md"
 echo "written: $out (summary.md has the tables of bench/README.md)" >&2

@@ -131,7 +131,8 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
             1);
     /* Timing costs a few executions and user-sized scratch buffers: up to
      * 128 MiB and 2e9 multiply-adds as the problem is, beyond that on a
-     * copy under 32 MiB and 5e8; under 2^18 multiply-adds a problem takes
+     * copy under 32 MiB (16-bit tensors counted as f32, reduce_problem)
+     * and 5e8; under 2^18 multiply-adds a problem takes
      * microseconds whatever the layout. */
     dgrad_plan_policy_t p = {v, 0, (double)(128 << 20), 2e9,
             (double)(32 << 20), 5e8, (double)(1 << 18), DGRAD_PLAN_CHUNK_BYTES,
