@@ -46,6 +46,8 @@
 /* Larger tensors (bytes, either side) are not checked: the scratch
  * buffers would double a plan's memory at planning. */
 #define CHECK_MAX_BYTES ((size_t)1 << 28)
+/* Checks on buffers this large give their memory back at once. */
+#define CHECK_TRIM_BYTES ((size_t)1 << 20)
 
 static int version_needs_check(void) {
     const dnnl_version_t *v = dnnl_version();
@@ -442,6 +444,14 @@ dnnl_status_t reorder_check(const step_t *step, md_ref_t from, md_ref_t to) {
         s = dnnl_unimplemented;
     }
     scratch_reorder_free(&r);
+    /* Buffers of the reorder's size, made and freed once for each
+     * reorder of each candidate: glibc keeps them in its heap once its
+     * mmap threshold has grown past them, and a folded candidate's 27
+     * phase reorders grew it by 100-230 MB while the 3D specification
+     * example was planned: peaks of f32 250-334 MB and f16 208-229, 128
+     * and 153 with this (tests/test_planning_memory.c, oneDNN 3.7.1, AMD
+     * EPYC Zen 5). */
+    if (fb + tb >= CHECK_TRIM_BYTES) return_freed_memory();
     return s;
 }
 
