@@ -111,6 +111,12 @@ Test(planning_memory, the_3d_example_within_a_tenth_of_its_tensors,
                              &plan),
                 dgrad_success, "%s: %s", dgrad_data_type_name(dts[t]),
                 dgrad_last_error_message());
+        /* the path under test: timed on a reduced copy, not ranked
+         * (which times nothing and would pass whatever the timing
+         * holds) */
+        cr_assert_str_eq(dgrad_plan_choice(plan), "reduced copy",
+                "%s: the 3D example was planned by %s",
+                dgrad_data_type_name(dts[t]), dgrad_plan_choice(plan));
         long peak = status_kb("VmHWM:");
         cr_assert(before > 0 && peak > 0);
         double grown_mb = (double)(peak - before) / 1024;
