@@ -157,8 +157,26 @@ static size_t align_up(size_t n) {
     return (n + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
 }
 
+/* Execution contexts in existence, and the most there were at once
+ * since the last exec_contexts_peak(1). */
+static atomic_long contexts_live, contexts_peak;
+
+long exec_contexts_peak(int reset) {
+    long peak = atomic_load(&contexts_peak);
+    if (reset) atomic_store(&contexts_peak, atomic_load(&contexts_live));
+    return peak;
+}
+
+static void contexts_count(long delta) {
+    long n = atomic_fetch_add(&contexts_live, delta) + delta;
+    long peak = atomic_load(&contexts_peak);
+    while (n > peak && !atomic_compare_exchange_weak(&contexts_peak, &peak, n))
+        ;
+}
+
 void ctx_destroy(exec_ctx_t *c) {
     if (!c) return;
+    contexts_count(-1);
     for (int i = 0; i < N_STEPS; i++)
         for (int j = 0; j < N_SLOTS; j++) dnnl_memory_destroy(c->mem[i][j].mem);
     for (int k = 0; k < POST_SLOTS; k++) dnnl_memory_destroy(c->post_mem[k].mem);
@@ -169,6 +187,15 @@ void ctx_destroy(exec_ctx_t *c) {
     dnnl_stream_destroy(c->stream);
     free(c->ws);
     free(c);
+}
+
+void plan_drop_contexts(dgrad_plan_t *plan) {
+    ctx_destroy(atomic_exchange(&plan->spare, NULL));
+    while (plan->pool) {
+        exec_ctx_t *next = plan->pool->next;
+        ctx_destroy(plan->pool);
+        plan->pool = next;
+    }
 }
 
 /* Sizes of the parts of an execution context's workspace (scratchpad,
@@ -266,6 +293,7 @@ static dnnl_status_t ctx_create_memories(exec_ctx_t *c) {
 static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
     exec_ctx_t *c = allocated(dgrad_calloc(1, sizeof *c));
     if (!c) return dnnl_out_of_memory;
+    contexts_count(1);
     c->plan = plan;
     size_t sizes[8];
     char **slots[8] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],

@@ -831,6 +831,15 @@ void threads_leave(int old);
  * libgomp a team allocation and a wake-up: direct_share.c). */
 #define PLAN_PARALLEL_MIN_ELEMS ((int64_t)1 << 15)
 void ctx_destroy(exec_ctx_t *c);
+/* Destroys the plan's idle execution contexts (its next execution makes
+ * one): for a plan nobody else holds yet, whose contexts lack what was
+ * added since (post_pass.c), or that waits while others are timed
+ * (timing.c). */
+void plan_drop_contexts(dgrad_plan_t *plan);
+/* The most execution contexts that existed at once (in all plans) since
+ * the last call with @p reset; planning's memory rests on its timing
+ * holding at most two (tests/test_planning_memory.c). */
+long exec_contexts_peak(int reset);
 /* A context's memory object re-bound to @p ptr when the pointer changed
  * (@p mem receives it). */
 dnnl_status_t bind(bound_t *b, const void *ptr, dnnl_memory_t *mem);

@@ -207,12 +207,7 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     }
     /* Contexts made while the plan was timed lack the pass's memory
      * objects: the plan is not shared yet, so they go. */
-    ctx_destroy(atomic_exchange(&plan->spare, NULL));
-    while (plan->pool) {
-        exec_ctx_t *next = plan->pool->next;
-        ctx_destroy(plan->pool);
-        plan->pool = next;
-    }
+    plan_drop_contexts(plan);
     if (!pp->passed && bias_add_is_final(plan)) {
         dnnl_status_t f = fuse_into(plan, &plan->bias_add,
                 bias_add_with_attr);

@@ -445,12 +445,7 @@ void plan_destroy(dgrad_plan_t *plan) {
     step_t *steps[] = {&plan->conv, &plan->bias_add, &plan->in.reorder,
             &plan->wei.reorder, &plan->out.reorder};
     tensor_path_t *paths[] = {&plan->in, &plan->wei, &plan->out};
-    ctx_destroy(atomic_load(&plan->spare));
-    while (plan->pool) {
-        exec_ctx_t *next = plan->pool->next;
-        ctx_destroy(plan->pool);
-        plan->pool = next;
-    }
+    plan_drop_contexts(plan);
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
         step_free(steps[i]);
     for (int i = 0; i < 3; i++) {

@@ -619,6 +619,13 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         } else {
             timed_drop(&cur);
         }
+        /* The two kept wait without their workspaces (remade by a
+         * runoff's first run): three staged candidates' of 55 MB each
+         * held at once were the f16 3D specification example's planning
+         * peak on its reduced copy, 180 MB over the caller's tensors
+         * (tests/test_planning_memory.c, oneDNN 3.7). */
+        if (best.plan) plan_drop_contexts(best.plan);
+        if (second.plan) plan_drop_contexts(second.plan);
     }
     /* A call within RUNOFF_WITHIN is decided again by alternating runs of
      * the two, so that a burst of noise during one candidate's turn does
