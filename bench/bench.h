@@ -264,6 +264,9 @@ typedef struct bench_options {
     bench_layout_t layout;
     bench_wlayout_t wlayout;
     int constant_weights;
+    /* --changing-weights: dgrad's executions alternate between two
+     * weight buffers of different values, so that each prepares them */
+    int changing_weights;
     int reps, warmup, cached_reps;
     double min_sample_ms, max_problem_s;
     double peak_gflops, peak_gbs; /* 0: measured */
@@ -406,6 +409,9 @@ typedef struct bench_op {
     dgrad_compiled_op_t *compiled;
     const void *inputs[2 + BENCH_MAX_POST_OPS];
     void *out;
+    /* NULL, or other weights that take turns with inputs[1] at each
+     * execution (--changing-weights) */
+    const void *other_weights;
 } bench_op_t;
 
 /* Return 0, or -1 with a message in @p err. @p chain: NULL or empty for

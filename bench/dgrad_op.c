@@ -170,6 +170,11 @@ void bench_op_destroy(bench_op_t *r) {
 
 int bench_op_execute(void *p) {
     bench_op_t *r = p;
+    if (r->other_weights) {
+        const void *w = r->inputs[1];
+        r->inputs[1] = r->other_weights;
+        r->other_weights = w;
+    }
     return tool_plugin_execute(r->be->api, r->compiled, r->n_inputs,
                    r->inputs, r->out, 0, NULL) == dgrad_success ? 0 : -1;
 }

@@ -194,6 +194,8 @@ static int time_interleaved(participant_t *p, int np, const bench_options_t *o,
 
 typedef struct buffers {
     void *in, *wei, *out;          /* user type */
+    void *wei_other;               /* --changing-weights: wei negated */
+    float *wei32_other;
     float *in32, *wei32, *f32_out; /* 16-bit types: f32 copies */
     void *raw_out_dt;              /* raw output in the user type */
     void *graph_out;               /* oneDNN Graph's output (user type) */
@@ -212,6 +214,8 @@ static void buffers_free(buffers_t *b) {
     free(b->unfused_out);
     free(b->in);
     free(b->wei);
+    free(b->wei_other);
+    free(b->wei32_other);
     free(b->out);
     free(b->in32);
     free(b->wei32);
@@ -372,6 +376,21 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         to_f32(b.wei, dt, b.wei32, n_wei);
         memset(b.f32_out, 0, n_out * 4);
     }
+    /* --changing-weights: the same weights negated, every element's
+     * bytes different (zeros too: their sign bit) */
+    if (o->changing_weights) {
+        b.wei_other = bench_alloc(n_wei * es);
+        b.wei32_other = f32_copies ? bench_alloc(n_wei * 4) : NULL;
+        if (!b.wei_other || (f32_copies && !b.wei32_other)) {
+            snprintf(res->error, sizeof res->error,
+                    "out of memory for buffers");
+            goto done;
+        }
+        for (size_t i = 0; i < n_wei; i++)
+            dgrad_store(b.wei_other, dt, (int64_t)i,
+                    -dgrad_load(b.wei, dt, (int64_t)i));
+        if (f32_copies) to_f32(b.wei_other, dt, b.wei32_other, n_wei);
+    }
 
     /* dgrad: cold compile and first execution, with their peak memory;
      * before the baseline so that oneDNN's primitive cache is cold. */
@@ -519,8 +538,31 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
         parts[np++] = (participant_t){run_unfused, &unfused, 1,
                 samples + 5 * o->reps};
     int reps = o->reps;
-    if (time_interleaved(parts, np, o, &reps)) {
+    main_op.other_weights = b.wei_other;
+    bare_op.other_weights = b.wei_other;
+    f32_op.other_weights = b.wei32_other;
+    int timed = time_interleaved(parts, np, o, &reps);
+    /* each op's own weights again, for the checks below */
+    bench_op_t *turned[] = {&main_op, &bare_op, &f32_op};
+    for (int i = 0; i < 3; i++) {
+        if (turned[i]->other_weights && turned[i]->inputs[1]
+                && turned[i]->inputs[1] != (turned[i] == &f32_op
+                                ? (const void *)b.wei32 : b.wei)) {
+            const void *w = turned[i]->inputs[1];
+            turned[i]->inputs[1] = turned[i]->other_weights;
+            turned[i]->other_weights = w;
+        }
+        turned[i]->other_weights = NULL;
+    }
+    if (timed) {
         snprintf(err, sizeof err, "execute failed while timing: %s",
+                be->api->last_error_message());
+        goto fail;
+    }
+    /* the output the checks read: from the user's weights */
+    if (o->changing_weights && o->check && !in_place_operand
+            && bench_op_execute(&main_op)) {
+        snprintf(err, sizeof err, "execute: %s",
                 be->api->last_error_message());
         goto fail;
     }

@@ -36,6 +36,12 @@ static const char *usage_text =
         "  --weights-format XIO|OIX  user layout of the weights (default XIO\n"
         "                          with NXC data, OIX with NCX data)\n"
         "  --constant-weights      weights logical tensor marked constant\n"
+        "  --changing-weights      dgrad's weights alternate between two buffers\n"
+        "                          of different values, so that every execution\n"
+        "                          prepares them (by default they are the same\n"
+        "                          bytes each time, which dgrad takes prepared\n"
+        "                          from the execution before, as a caller passing\n"
+        "                          unchanged weights gets); the baselines' do not\n"
         "  --reps N                timed samples per participant (default 15)\n"
         "  --warmup N              untimed executions first (default 3)\n"
         "  --min-sample-ms T       executions per sample grow until one sample\n"
@@ -148,7 +154,8 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
         } else {
             snprintf(key, sizeof key, "%s", a);
         }
-        static const char *flags[] = {"--constant-weights", "--no-check",
+        static const char *flags[] = {"--constant-weights",
+                "--changing-weights", "--no-check",
                 "--in-place",
                 "--no-raw", "--no-graph", "--quiet", "-q", "--help", "-h",
                 "--list-problems"};
@@ -180,6 +187,8 @@ int bench_options_parse(int argc, char **argv, bench_options_t *o,
             return 0;
         } else if (!strcmp(key, "--constant-weights")) {
             o->constant_weights = 1;
+        } else if (!strcmp(key, "--changing-weights")) {
+            o->changing_weights = 1;
         } else if (!strcmp(key, "--in-place")) {
             o->in_place = 1;
         } else if (!strcmp(key, "--no-check")) {

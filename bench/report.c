@@ -21,7 +21,10 @@ void bench_print_preamble(FILE *f, int n_problems, const bench_options_t *o,
             "via %s [%s]\n", n_problems, n_problems == 1 ? "" : "s",
             dgrad_data_type_name(o->dt), bench_layout_name(o->layout),
             bench_wlayout_name(o->wlayout),
-            o->constant_weights ? " (constant)" : "", be->name, be->detail);
+            o->constant_weights ? " (constant)"
+                    : o->changing_weights ? " (changing at every execution)"
+                                          : "",
+            be->name, be->detail);
     fprintf(f, "machine: %ld CPUs, peak %.1f GFLOP/s (%s), %.1f GB/s (%s), "
             "%.2f CPUs busy with other work at start; %d samples of >= %.2g "
             "ms after %d warm-up, interleaved; raw baseline %s\n",

@@ -3113,3 +3113,94 @@ Test(onednn, own_loop_weights_change_between_executes) {
     buffers_free(&first);
     buffers_free(&second);
 }
+
+/* Variable weights that are the same bytes as the last execution's are
+ * taken prepared from the execution context (execute.c,
+ * weights_unchanged): through a run of executions whose weights change
+ * in their last element, then their first, change back, and come again
+ * from another address, every output is the reference's for the
+ * weights of that execution, and the repeats (and only they) took the
+ * prepared copy. In each form that prepares weights: oneDNN's reorder
+ * (ranked plans on blocked kernels), the fold, dgrad's blocks loop
+ * (whose small weights each thread packs into its own scratch, so the
+ * first repeat packs them for the context) and the phase pair loop, in
+ * each type (f16 through f32 copies on oneDNN 2.6). */
+static void check_weights_reuse(const dgrad_problem_t *p) {
+    dgrad_plan_t *plan = NULL;
+    cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
+            dgrad_success, "%s", dgrad_last_error_message());
+    const char *impl = dgrad_plan_impl_name(plan);
+    cr_assert_gt(dgrad_plan_prepared_weights_size(plan), 0, "%s", impl);
+    buffers_t b;
+    buffers_init(&b, p, 1, 99u);
+    size_t bytes = (size_t)b.n_wei * elsize(p->dt);
+    void *original = malloc(bytes), *elsewhere = malloc(bytes);
+    cr_assert(original && elsewhere);
+    memcpy(original, b.wei, bytes);
+    memcpy(elsewhere, b.wei, bytes);
+    /* executions 1 and 5 repeat the weights before them */
+    static const int repeats[6] = {0, 1, 0, 0, 0, 1};
+    long reused = 0;
+    for (int e = 0; e < 6; e++) {
+        int64_t at = e == 2 ? b.n_wei - 1 : 0;
+        if (e == 2 || e == 3) {
+            double v = dgrad_load(b.wei, p->dt, at);
+            dgrad_store(b.wei, p->dt, at, v >= 3 ? -3 : v + 1);
+        }
+        if (e == 4) memcpy(b.wei, original, bytes);
+        const void *w = e == 5 ? elsewhere : b.wei;
+        dgrad_reference_compute(p, b.in, w, p->has_bias ? b.bias : NULL,
+                b.ref, b.abs_sum);
+        cr_assert_eq(dgrad_plan_execute(plan, b.in, w, 0,
+                             p->has_bias ? b.bias : NULL, b.out),
+                dgrad_success, "%s", dgrad_last_error_message());
+        int64_t bad = mismatches(p, &b, 0, 1);
+        cr_assert_eq(bad, 0, "%s, execution %d: %lld mismatches", impl, e,
+                (long long)bad);
+        exec_ctx_t *c = atomic_load(&plan->spare);
+        cr_assert_not_null(c);
+        reused += repeats[e];
+        cr_assert_eq(c->wei_reused, reused,
+                "%s, execution %d: weights taken prepared %ld times, not "
+                "%ld", impl, e, c->wei_reused, reused);
+    }
+    cr_log_info("%s: %ld repeats taken prepared", impl, reused);
+    free(original);
+    free(elsewhere);
+    buffers_free(&b);
+    dgrad_plan_release(plan);
+}
+
+Test(onednn, unchanged_variable_weights_taken_prepared) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t grouped = {.nsp = 3, .dt = dts[i], .N = 2, .G = 4,
+                .Cin = 16, .Cout = 16, .X = {5, 5, 5}, .K = {3, 3, 3},
+                .S = {1, 1, 1}, .D = {1, 1, 1}, .PB = {1, 1, 1},
+                .has_bias = i != 1, .act_layout = NXC,
+                .wei_layout = WEI_XIO};
+        set_natural_y(&grouped, 0);
+        shape_t line = {.nsp = 1, .dt = dts[i], .N = 1, .G = 1, .Cin = 8,
+                .Cout = 3, .X = {150}, .K = {7}, .S = {2}, .D = {1},
+                .PB = {0}, .has_bias = 1, .act_layout = NCX,
+                .wei_layout = WEI_KFIRST};
+        set_natural_y(&line, -1);
+        dgrad_problem_t g = make_problem(&grouped), l = make_problem(&line);
+        /* oneDNN's kernels, ranked: blocked weights */
+        *policy() = dgrad_plan_policy_default();
+        policy()->layout_search = 0;
+        policy()->own_loop = 0;
+        policy()->projection = 0;
+        policy()->phase_fold = 0;
+        check_weights_reuse(&g);
+        policy()->phase_fold = 2;
+        check_weights_reuse(&l);
+        /* dgrad's loops */
+        *policy() = dgrad_plan_policy_default();
+        policy()->own_loop = 2;
+        policy()->own_loop_kind = DIRECT_BLOCKS_CL;
+        check_weights_reuse(&g);
+        policy()->own_loop_kind = DIRECT_PHASE_PAIR;
+        check_weights_reuse(&l);
+    }
+}

@@ -328,6 +328,10 @@ static size_t private_weights(size_t weights) {
     return weights <= PACK_PRIVATE_MAX_BYTES ? (weights + 63) / 64 * 64 : 0;
 }
 
+int direct_blocks_packs_shared(const dgrad_plan_t *plan) {
+    return private_weights(plan->prepared_weights_bytes) == 0;
+}
+
 /* Bytes of a thread's scratch before its own packed weights:
  * row_buffers, then where the rows from lists are rounded into a 16-bit
  * output list_rows f32 output rows and room for twice as many more

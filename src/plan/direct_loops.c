@@ -83,6 +83,11 @@ size_t direct_weights_size(const dgrad_plan_t *plan) {
     }
 }
 
+int direct_packs_into(const dgrad_plan_t *plan) {
+    return plan->direct != DIRECT_BLOCKS_CL
+            || direct_blocks_packs_shared(plan);
+}
+
 void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed) {
     switch (plan->direct) {

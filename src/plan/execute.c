@@ -198,10 +198,42 @@ void plan_drop_contexts(dgrad_plan_t *plan) {
     }
 }
 
+/* Bytes from the user's first weight to past the last, 0 where a stride
+ * is negative. */
+static size_t weights_span_bytes(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int64_t dims[3 + DGRAD_MAX_SPATIAL] = {p->G, p->Cin / p->G,
+            p->Cout / p->G};
+    int64_t last = 0;
+    for (int i = 0; i < p->nsp; i++) dims[3 + i] = p->K[i];
+    for (int d = 0; d < 3 + p->nsp; d++) {
+        if (dims[d] == 0 || p->wei_strides[d] < 0) return 0;
+        last += (dims[d] - 1) * p->wei_strides[d];
+    }
+    return (size_t)(last + 1) * plan->elsize;
+}
+
+/* Variable weights are prepared (reordered, converted, folded or packed)
+ * at every execution; where they are the same bytes as at the context's
+ * last execution, the prepared copy it kept is used instead, as constant
+ * weights are: a graph compiler that does not mark weights constant
+ * passes the same ones on every call. The check is a memcmp of the
+ * user's bytes against a copy kept with the context, so only small
+ * weights are kept (the copy costs a memcpy on each execution whose
+ * weights changed). */
+#define WEIGHTS_SEEN_MAX_BYTES ((size_t)16 << 10)
+enum { SEEN_NONE = 0, SEEN_PREPARED, SEEN_NOT_PREPARED };
+
+static size_t weights_seen_bytes(const dgrad_plan_t *plan) {
+    if (!plan->prepared_weights_bytes) return 0; /* used as they are */
+    size_t bytes = weights_span_bytes(plan);
+    return bytes <= WEIGHTS_SEEN_MAX_BYTES ? bytes : 0;
+}
+
 /* Sizes of the parts of an execution context's workspace (scratchpad,
- * then staging and primitive buffers of in, wei, out, then the f32 bias);
- * returns their aligned total. */
-static size_t workspace_parts(const dgrad_plan_t *plan, size_t sizes[8]) {
+ * then staging and primitive buffers of in, wei, out, then the f32 bias,
+ * then the copy of the weights last seen); returns their aligned total. */
+static size_t workspace_parts(const dgrad_plan_t *plan, size_t sizes[9]) {
     size_t total = 0;
     sizes[0] = plan->scratch_size;
     for (int t = 0; t < 3; t++) {
@@ -212,12 +244,13 @@ static size_t workspace_parts(const dgrad_plan_t *plan, size_t sizes[8]) {
                 ? md_size(md_ref(&tp->conv_md)) : 0;
     }
     sizes[7] = plan->p.has_bias ? md_size(md_ref(&plan->bias_md)) : 0;
-    for (int i = 0; i < 8; i++) total += align_up(sizes[i]);
+    sizes[8] = weights_seen_bytes(plan);
+    for (int i = 0; i < 9; i++) total += align_up(sizes[i]);
     return total;
 }
 
 size_t dgrad_plan_workspace_size(const dgrad_plan_t *plan) {
-    size_t sizes[8];
+    size_t sizes[9];
     return plan && !plan->empty ? workspace_parts(plan, sizes) : 0;
 }
 
@@ -295,9 +328,10 @@ static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
     if (!c) return dnnl_out_of_memory;
     contexts_count(1);
     c->plan = plan;
-    size_t sizes[8];
-    char **slots[8] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],
-            &c->conv[1], &c->stage[2], &c->conv[2], (char **)&c->bias_f32};
+    size_t sizes[9];
+    char **slots[9] = {&c->scratch, &c->stage[0], &c->conv[0], &c->stage[1],
+            &c->conv[1], &c->stage[2], &c->conv[2], (char **)&c->bias_f32,
+            &c->wei_seen};
     size_t total = workspace_parts(plan, sizes);
     dnnl_status_t s = ACQUIRE(dnnl_stream_create(&c->stream, engine,
             dnnl_stream_default_flags));
@@ -310,7 +344,7 @@ static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
         ctx_destroy(c);
         return s;
     }
-    for (size_t i = 0, off = 0; i < 8; off += align_up(sizes[i]), i++)
+    for (size_t i = 0, off = 0; i < 9; off += align_up(sizes[i]), i++)
         *slots[i] = sizes[i] ? c->ws + off : NULL;
     *out = c;
     return dnnl_success;
@@ -575,21 +609,71 @@ static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
             out, c->scratch);
 }
 
+/* Where @p weights are the bytes the context last prepared, those
+ * prepared weights (dgrad's blocks loop packs small weights into each
+ * thread's own scratch: the first repeat packs them into conv[T_WEI]
+ * once); else NULL, and the copy is forgotten until weights_seen. */
+static const void *weights_unchanged(exec_ctx_t *c, const void *weights) {
+    const dgrad_plan_t *plan = c->plan;
+    if (!c->wei_seen || c->wei_seen_state == SEEN_NONE) return NULL;
+    if (memcmp(c->wei_seen, weights, weights_seen_bytes(plan))) {
+        c->wei_seen_state = SEEN_NONE;
+        return NULL;
+    }
+    if (c->wei_seen_state == SEEN_NOT_PREPARED) {
+        direct_pack_weights(plan, weights, (float *)c->conv[T_WEI]);
+        c->wei_seen_at = c->conv[T_WEI];
+        c->wei_seen_state = SEEN_PREPARED;
+    }
+    c->wei_reused++;
+    return c->wei_seen_at;
+}
+
+/* Keeps a copy of the weights an execution has just prepared into
+ * @p prepared (NULL: not kept anywhere, dgrad's loop packed them into
+ * its threads' scratch). */
+static void weights_seen(exec_ctx_t *c, const void *weights,
+        const void *prepared) {
+    memcpy(c->wei_seen, weights, weights_seen_bytes(c->plan));
+    c->wei_seen_at = prepared;
+    c->wei_seen_state = prepared ? SEEN_PREPARED : SEEN_NOT_PREPARED;
+}
+
+/* One execution; @p reuse_weights: variable weights the same as the
+ * last execution's may be taken prepared (not while planning times the
+ * candidates: a plan is chosen for weights that vary). */
 static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
         const void *weights, int weights_prepared, const void *bias,
-        const void *const *operands, void *out) {
+        const void *const *operands, void *out, int reuse_weights) {
     c->operands = operands;
     const dgrad_plan_t *plan = c->plan;
+    int remember = 0;
+    if (!weights_prepared && !reuse_weights)
+        c->wei_seen_state = SEEN_NONE; /* conv[T_WEI] gets others */
+    if (!weights_prepared && reuse_weights && c->wei_seen) {
+        const void *prepared = weights_unchanged(c, weights);
+        if (prepared) {
+            weights = prepared;
+            weights_prepared = 1;
+        } else {
+            remember = 1;
+        }
+    }
     char *out_box = (char *)out + plan->out_offset * (int64_t)plan->elsize;
     void *conv_out = needs_conv_buf(plan, T_OUT) ? c->conv[T_OUT] : out_box;
     const void *conv_in = NULL, *conv_wei = weights;
     dnnl_status_t s = bring_in(c, T_IN, in, NULL, &conv_in);
     if (s == dnnl_success && plan->direct) {
         run_direct(c, conv_in, weights, weights_prepared, bias, conv_out);
+        if (remember)
+            weights_seen(c, weights,
+                    direct_packs_into(plan) ? c->conv[T_WEI] : NULL);
         return bring_out(c, conv_out, out_box);
     }
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);
+    if (s == dnnl_success && remember && conv_wei != weights)
+        weights_seen(c, weights, conv_wei);
     if (s == dnnl_success && step_adds_bias(plan))
         s = run_fold_conv(c, conv_in, conv_wei, bias, conv_out);
     else if (s == dnnl_success)
@@ -696,7 +780,8 @@ static dnnl_status_t run_pooled(const dgrad_plan_t *plan, const void *in,
     const void *moved[DGRAD_MAX_POST_OPS];
     if (whole) s = in_place_begin(c, out, &operands, moved);
     if (s == dnnl_success)
-        s = run_all(c, in, weights, weights_prepared, bias, operands, out);
+        s = run_all(c, in, weights, weights_prepared, bias, operands, out,
+                whole);
     if (s == dnnl_success && whole && !plan->full_box)
         fill_border(plan, bias, out);
     if (s == dnnl_success && whole) s = post_pass_run(c, operands, out);

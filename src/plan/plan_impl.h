@@ -142,6 +142,13 @@ typedef struct exec_ctx {
     char *aside;
     size_t aside_bytes;
     int accumulating; /* this execution adds onto the output in place */
+    /* The user's weights of the context's last execution with variable
+     * weights (small ones only), and where they are kept prepared, if
+     * they are yet (execute.c, weights_unchanged). */
+    char *wei_seen;
+    int wei_seen_state;
+    const void *wei_seen_at;
+    long wei_reused; /* executions that took them so */
 } exec_ctx_t;
 
 /* The output phases of a transposed convolution folded into the channels
@@ -524,6 +531,10 @@ int direct_shared_phase(const dgrad_plan_t *plan);
 int direct_taps_init(dgrad_plan_t *plan);
 size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads);
 size_t direct_weights_size(const dgrad_plan_t *plan);
+/* Whether direct_run with user weights leaves them packed in its
+ * pack_into buffer (the blocks loop packs small ones into each thread's
+ * scratch instead). */
+int direct_packs_into(const dgrad_plan_t *plan);
 /* What the plan's loop makes once, at plan creation, after its scratch
  * is sized. 0 where memory ran out. */
 int direct_prepare(dgrad_plan_t *plan);
@@ -651,6 +662,9 @@ int direct_blocks_lanes(const dgrad_plan_t *plan);
 int direct_blocks_prepare(dgrad_plan_t *plan);
 void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
         float *packed);
+/* Whether a run with user weights packs them into pack_into, shared by
+ * the threads (else each packs all of them into its own scratch). */
+int direct_blocks_packs_shared(const dgrad_plan_t *plan);
 /* With @p pack_into not NULL, packs the user's weights @p w there first,
  * each thread a share of the packed rows, in the region that then runs
  * the rows. */
