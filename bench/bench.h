@@ -410,8 +410,9 @@ typedef struct bench_op {
     const void *inputs[2 + BENCH_MAX_POST_OPS];
     void *out;
     /* NULL, or other weights that take turns with inputs[1] at each
-     * execution (--changing-weights) */
+     * execution (--changing-weights); turned: they are in inputs[1] */
     const void *other_weights;
+    int turned;
 } bench_op_t;
 
 /* Return 0, or -1 with a message in @p err. @p chain: NULL or empty for
@@ -423,6 +424,8 @@ int bench_op_compile(const bench_op_t *r, dgrad_compiled_op_t **compiled,
         char *err, size_t err_size);
 /* Executes r->compiled once (@p r: a bench_op_t); 0 on success. */
 int bench_op_execute(void *r);
+/* Ends the weights' turns: the op's own weights in inputs[1] again. */
+void bench_op_own_weights(bench_op_t *r);
 void bench_op_destroy(bench_op_t *r);
 
 /* Compiles, times and checks one problem (see README: What is measured). */

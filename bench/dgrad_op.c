@@ -168,12 +168,19 @@ void bench_op_destroy(bench_op_t *r) {
     r->op = NULL;
 }
 
+void bench_op_own_weights(bench_op_t *r) {
+    if (r->turned) r->inputs[1] = r->other_weights;
+    r->other_weights = NULL;
+    r->turned = 0;
+}
+
 int bench_op_execute(void *p) {
     bench_op_t *r = p;
     if (r->other_weights) {
         const void *w = r->inputs[1];
         r->inputs[1] = r->other_weights;
         r->other_weights = w;
+        r->turned = !r->turned;
     }
     return tool_plugin_execute(r->be->api, r->compiled, r->n_inputs,
                    r->inputs, r->out, 0, NULL) == dgrad_success ? 0 : -1;

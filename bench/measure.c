@@ -543,17 +543,9 @@ void bench_run_problem(const bench_problem_t *pr, const bench_backend_t *be,
     f32_op.other_weights = b.wei32_other;
     int timed = time_interleaved(parts, np, o, &reps);
     /* each op's own weights again, for the checks below */
-    bench_op_t *turned[] = {&main_op, &bare_op, &f32_op};
-    for (int i = 0; i < 3; i++) {
-        if (turned[i]->other_weights && turned[i]->inputs[1]
-                && turned[i]->inputs[1] != (turned[i] == &f32_op
-                                ? (const void *)b.wei32 : b.wei)) {
-            const void *w = turned[i]->inputs[1];
-            turned[i]->inputs[1] = turned[i]->other_weights;
-            turned[i]->other_weights = w;
-        }
-        turned[i]->other_weights = NULL;
-    }
+    bench_op_own_weights(&main_op);
+    bench_op_own_weights(&bare_op);
+    bench_op_own_weights(&f32_op);
     if (timed) {
         snprintf(err, sizeof err, "execute failed while timing: %s",
                 be->api->last_error_message());

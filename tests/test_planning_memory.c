@@ -131,6 +131,8 @@ Test(planning_memory, the_3d_example_within_a_tenth_of_its_tensors,
         /* whatever the timings rank: the candidates that wait keep no
          * workspace (timing.c, search) */
         long contexts = exec_contexts_peak(0);
+        cr_expect_geq(contexts, 1, "%s: no execution context counted while "
+                "the 3D example was timed", dgrad_data_type_name(dts[t]));
         cr_expect_leq(contexts, 2,
                 "%s: planning the 3D example held %ld execution contexts "
                 "(timed candidates' workspaces) at once, over the two of "

@@ -198,21 +198,6 @@ void plan_drop_contexts(dgrad_plan_t *plan) {
     }
 }
 
-/* Bytes from the user's first weight to past the last, 0 where a stride
- * is negative. */
-static size_t weights_span_bytes(const dgrad_plan_t *plan) {
-    const dgrad_problem_t *p = &plan->p;
-    int64_t dims[3 + DGRAD_MAX_SPATIAL] = {p->G, p->Cin / p->G,
-            p->Cout / p->G};
-    int64_t last = 0;
-    for (int i = 0; i < p->nsp; i++) dims[3 + i] = p->K[i];
-    for (int d = 0; d < 3 + p->nsp; d++) {
-        if (dims[d] == 0 || p->wei_strides[d] < 0) return 0;
-        last += (dims[d] - 1) * p->wei_strides[d];
-    }
-    return (size_t)(last + 1) * plan->elsize;
-}
-
 /* Variable weights are prepared (reordered, converted, folded or packed)
  * at every execution; where they are the same bytes as at the context's
  * last execution, the prepared copy it kept is used instead, as constant
@@ -222,11 +207,12 @@ static size_t weights_span_bytes(const dgrad_plan_t *plan) {
  * weights are kept (the copy costs a memcpy on each execution whose
  * weights changed). */
 #define WEIGHTS_SEEN_MAX_BYTES ((size_t)16 << 10)
-enum { SEEN_NONE = 0, SEEN_PREPARED, SEEN_NOT_PREPARED };
 
+/* Bytes of the user's weights, first to last element, where a context
+ * keeps a copy of them; 0 where it keeps none. */
 static size_t weights_seen_bytes(const dgrad_plan_t *plan) {
     if (!plan->prepared_weights_bytes) return 0; /* used as they are */
-    size_t bytes = weights_span_bytes(plan);
+    size_t bytes = (size_t)(weights_last_offset(&plan->p) + 1) * plan->elsize;
     return bytes <= WEIGHTS_SEEN_MAX_BYTES ? bytes : 0;
 }
 
@@ -346,6 +332,7 @@ static dnnl_status_t ctx_create(const dgrad_plan_t *plan, exec_ctx_t **out) {
     }
     for (size_t i = 0, off = 0; i < 9; off += align_up(sizes[i]), i++)
         *slots[i] = sizes[i] ? c->ws + off : NULL;
+    c->wei_seen_bytes = sizes[8];
     *out = c;
     return dnnl_success;
 }
@@ -614,16 +601,14 @@ static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
  * thread's own scratch: the first repeat packs them into conv[T_WEI]
  * once); else NULL, and the copy is forgotten until weights_seen. */
 static const void *weights_unchanged(exec_ctx_t *c, const void *weights) {
-    const dgrad_plan_t *plan = c->plan;
-    if (!c->wei_seen || c->wei_seen_state == SEEN_NONE) return NULL;
-    if (memcmp(c->wei_seen, weights, weights_seen_bytes(plan))) {
-        c->wei_seen_state = SEEN_NONE;
+    if (!c->wei_seen_valid) return NULL;
+    if (memcmp(c->wei_seen, weights, c->wei_seen_bytes)) {
+        c->wei_seen_valid = 0;
         return NULL;
     }
-    if (c->wei_seen_state == SEEN_NOT_PREPARED) {
-        direct_pack_weights(plan, weights, (float *)c->conv[T_WEI]);
+    if (!c->wei_seen_at) {
+        direct_pack_weights(c->plan, weights, (float *)c->conv[T_WEI]);
         c->wei_seen_at = c->conv[T_WEI];
-        c->wei_seen_state = SEEN_PREPARED;
     }
     c->wei_reused++;
     return c->wei_seen_at;
@@ -634,9 +619,9 @@ static const void *weights_unchanged(exec_ctx_t *c, const void *weights) {
  * its threads' scratch). */
 static void weights_seen(exec_ctx_t *c, const void *weights,
         const void *prepared) {
-    memcpy(c->wei_seen, weights, weights_seen_bytes(c->plan));
+    memcpy(c->wei_seen, weights, c->wei_seen_bytes);
     c->wei_seen_at = prepared;
-    c->wei_seen_state = prepared ? SEEN_PREPARED : SEEN_NOT_PREPARED;
+    c->wei_seen_valid = 1;
 }
 
 /* One execution; @p reuse_weights: variable weights the same as the
@@ -649,7 +634,7 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     const dgrad_plan_t *plan = c->plan;
     int remember = 0;
     if (!weights_prepared && !reuse_weights)
-        c->wei_seen_state = SEEN_NONE; /* conv[T_WEI] gets others */
+        c->wei_seen_valid = 0; /* conv[T_WEI] gets others */
     if (!weights_prepared && reuse_weights && c->wei_seen) {
         const void *prepared = weights_unchanged(c, weights);
         if (prepared) {

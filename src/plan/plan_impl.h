@@ -142,11 +142,13 @@ typedef struct exec_ctx {
     char *aside;
     size_t aside_bytes;
     int accumulating; /* this execution adds onto the output in place */
-    /* The user's weights of the context's last execution with variable
-     * weights (small ones only), and where they are kept prepared, if
-     * they are yet (execute.c, weights_unchanged). */
+    /* A copy of the user's weights of the context's last execution with
+     * variable weights (small ones only; wei_seen_bytes 0: none), whether
+     * it holds them, and where they are kept prepared (NULL: not yet;
+     * execute.c, weights_unchanged). */
     char *wei_seen;
-    int wei_seen_state;
+    size_t wei_seen_bytes;
+    int wei_seen_valid;
     const void *wei_seen_at;
     long wei_reused; /* executions that took them so */
 } exec_ctx_t;
