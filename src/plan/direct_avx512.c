@@ -243,6 +243,62 @@ AVX512_BF16 static inline void store32_bf16_insn(void *row, int64_t x,
  * one and reads the other phase's second tap's run; 1, the odd one,
  * reading the first tap's. U vectors a step, at most 4 (64 positions:
  * whole steps stay within the padded copies, direct_padded_end). */
+/* One step of U vectors from phase position @p m0 (within the kernel
+ * below, whose locals it reads). */
+#define SHARED_STEP(CB, U, SW, OT, m0)                                        \
+    do {                                                                      \
+        __m512 s[CB][U], d[CB][U];                                            \
+        _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)               \
+            _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++)             \
+                s[j][u] = d[j][u] = _mm512_set1_ps(bias[j]);                  \
+        const term_t *ta = td;                                                \
+        for (int k = 0, ci = 0; k < ns; k++, ta++, ci++) {                    \
+            if (ci == icg) { /* the next block of rows */                     \
+                ci = 0;                                                       \
+                ta += icg;                                                    \
+            }                                                                 \
+            const term_t *tb = ta + icg;                                      \
+            const float *xs = in + ts[k].off + (m0), *ys = xs + apart;        \
+            _mm_prefetch((const char *)(xs + 128), _MM_HINT_T0);              \
+            __m512 ws[CB], wa[CB], wb[CB];                                    \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {         \
+                ws[j] = _mm512_set1_ps(ts[k].w[j]);                           \
+                wa[j] = _mm512_set1_ps(ta->w[j]);                             \
+                wb[j] = _mm512_set1_ps(tb->w[j]);                             \
+            }                                                                 \
+            _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++) {           \
+                __m512 x = _mm512_loadu_ps(xs + 16 * u),                      \
+                       y = _mm512_loadu_ps(ys + 16 * u);                      \
+                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {     \
+                    s[j][u] = _mm512_fmadd_ps(ws[j], x, s[j][u]);             \
+                    d[j][u] = _mm512_fmadd_ps(wa[j], (SW) ? x : y, d[j][u]);  \
+                    d[j][u] = _mm512_fmadd_ps(wb[j], (SW) ? y : x, d[j][u]);  \
+                }                                                             \
+            }                                                                 \
+        }                                                                     \
+        _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++) {               \
+            int64_t x = 2 * ((m0) + 16 * u), left = len - x;                  \
+            if (left <= 0) break;                                             \
+            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {         \
+                __m512 e = (SW) ? d[j][u] : s[j][u],                          \
+                       o = (SW) ? s[j][u] : d[j][u];                          \
+                __m512 a = _mm512_permutex2var_ps(e, lo, o),                  \
+                       b = _mm512_permutex2var_ps(e, hi, o);                  \
+                if (ep) {                                                     \
+                    a = epilogue(ep, a);                                      \
+                    b = epilogue(ep, b);                                      \
+                }                                                             \
+                store32_##OT(dst[j], x, a, b, left);                          \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+/* The kernel: whole steps of U vectors, then one of the vectors left
+ * (fewer than U), so that no step computes whole vectors past the
+ * phase's end: a row of 223 (phases of 112, 7 vectors) takes 4 + 3, not
+ * 4 + 4, one of 447 4 + 4 + 4 + 2. One thread, best of four alternating
+ * rounds, 2 channels, 11 + 22 terms: rows of 223 89 -> 101 GFLOP/s, of
+ * 447 86 -> 93 (`dgrad_rows_kernel 2 223|447 11 11 1000 padded -
+ * shared512`, AMD EPYC Zen 5; bench/README.md, thirty-first look). */
 #define DEFINE_PHASE_SHARED(CB, U, SW, OT)                                    \
     AVX512_TARGET_##OT static void phase_shared_##CB##_##SW##_##OT(           \
             const void *in_, const term_t *ts, int ns, const term_t *td,      \
@@ -253,57 +309,19 @@ AVX512_BF16 static inline void store32_bf16_insn(void *row, int64_t x,
                 3, 18, 2, 17, 1, 16, 0);                                      \
         const __m512i hi = _mm512_set_epi32(31, 15, 30, 14, 29, 13, 28, 12,   \
                 27, 11, 26, 10, 25, 9, 24, 8);                                \
-        int64_t count = (len + 1) / 2;                                        \
+        int64_t count = (len + 1) / 2, m0 = 0;                                \
         /* the other tap's run: the same distance from every row's */     \
         int64_t apart = ns ? td[(SW) ? icg : 0].off - ts[0].off : 0;          \
-        for (int64_t m0 = 0; m0 < count; m0 += 16 * (U)) {                    \
-            __m512 s[CB][U], d[CB][U];                                        \
-            _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++)           \
-                _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++)         \
-                    s[j][u] = d[j][u] = _mm512_set1_ps(bias[j]);              \
-            const term_t *ta = td;                                            \
-            for (int k = 0, ci = 0; k < ns; k++, ta++, ci++) {                \
-                if (ci == icg) { /* the next block of rows */                 \
-                    ci = 0;                                                   \
-                    ta += icg;                                                \
-                }                                                             \
-                const term_t *tb = ta + icg;                                  \
-                const float *xs = in + ts[k].off + m0, *ys = xs + apart;      \
-                _mm_prefetch((const char *)(xs + 128), _MM_HINT_T0);          \
-                __m512 ws[CB], wa[CB], wb[CB];                                \
-                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {     \
-                    ws[j] = _mm512_set1_ps(ts[k].w[j]);                       \
-                    wa[j] = _mm512_set1_ps(ta->w[j]);                         \
-                    wb[j] = _mm512_set1_ps(tb->w[j]);                         \
-                }                                                             \
-                _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++) {       \
-                    __m512 x = _mm512_loadu_ps(xs + 16 * u),                  \
-                           y = _mm512_loadu_ps(ys + 16 * u);                  \
-                    _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) { \
-                        s[j][u] = _mm512_fmadd_ps(ws[j], x, s[j][u]);         \
-                        d[j][u] = _mm512_fmadd_ps(wa[j], (SW) ? x : y,        \
-                                d[j][u]);                                     \
-                        d[j][u] = _mm512_fmadd_ps(wb[j], (SW) ? y : x,        \
-                                d[j][u]);                                     \
-                    }                                                         \
-                }                                                             \
-            }                                                                 \
-            _Pragma("GCC unroll 4") for (int u = 0; u < (U); u++) {           \
-                int64_t x = 2 * (m0 + 16 * u), left = len - x;                \
-                if (left <= 0) break;                                         \
-                _Pragma("GCC unroll 12") for (int j = 0; j < (CB); j++) {     \
-                    __m512 e = (SW) ? d[j][u] : s[j][u],                      \
-                           o = (SW) ? s[j][u] : d[j][u];                      \
-                    __m512 a = _mm512_permutex2var_ps(e, lo, o),              \
-                           b = _mm512_permutex2var_ps(e, hi, o);              \
-                    if (ep) {                                                 \
-                        a = epilogue(ep, a);                                  \
-                        b = epilogue(ep, b);                                  \
-                    }                                                         \
-                    store32_##OT(dst[j], x, a, b, left);                      \
-                }                                                             \
-            }                                                                 \
-        }                                                                     \
+        /* the phase in vectors (its last one partly past the end) */      \
+        int64_t rest = (count + 15) / 16;                                     \
+        for (; rest >= (U); rest -= (U), m0 += 16 * (U))                      \
+            SHARED_STEP(CB, U, SW, OT, m0);                                   \
+        if ((U) > 3 && rest == 3)                                             \
+            SHARED_STEP(CB, 3, SW, OT, m0);                                   \
+        else if ((U) > 2 && rest == 2)                                        \
+            SHARED_STEP(CB, 2, SW, OT, m0);                                   \
+        else if ((U) > 1 && rest == 1)                                        \
+            SHARED_STEP(CB, 1, SW, OT, m0);                                   \
     }
 /* Per block width the vectors a step: 2 x CB x U accumulators and 3 x CB
  * weights within 32 registers up to 4 channels; from 5 the weights are
