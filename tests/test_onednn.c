@@ -2254,6 +2254,108 @@ Test(onednn, own_loop_phase_pair) {
     cr_assert_eq(phase_pair_applies(wide, NCX), phase_pair_cpu());
 }
 
+/* Whether the gemm rows loop applies to @p s on activations in
+ * @p layout; where it does, a 16-bit problem runs it on f32 copies. */
+static int gemm_rows_applies(shape_t s, int layout) {
+    s.act_layout = layout;
+    dgrad_problem_t p = make_problem(&s);
+    dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
+    int applies = own && own->direct == DIRECT_GEMM_ROWS;
+    if (applies) cr_assert_eq(own->staged, s.dt != dgrad_f32);
+    if (own) plan_destroy(own);
+    return applies;
+}
+
+/* The gemm rows loop (direct_gemm_rows.c), each case against the
+ * reference in every type, both activation layouts (NXC: the product
+ * reads the input transposed, the output is written a channel stride
+ * apart), every weights layout, variable and prepared weights:
+ * masknet's 3 channels at k7 s2 (odd kw reach odd positions from their
+ * own shifts); stride 3 and 2 with dilation 2, a negative and a positive
+ * pad and a cropped end (taps that reach no position, rows no input row
+ * reaches at the start); 2 groups of 16 -> 2 channels, 3 images, output
+ * rows past every input row's reach (the bias alone); 1D; stride 1;
+ * and one image of rows shared over threads in bands (more than one
+ * product a band, input rows computed by both bands at their edge).
+ * An NCX input of its own channel and image strides, and an NXC one
+ * with pixels apart beyond their channels. Not under 16 input channels
+ * a group, not with a post-op, not 3D. */
+Test(onednn, own_loop_gemm_rows) {
+    policy()->own_loop_kind = DIRECT_GEMM_ROWS;
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        shape_t masknet = {.nsp = 2, .dt = dts[i], .N = 1, .G = 1,
+                .Cin = 16, .Cout = 3, .X = {5, 9}, .K = {7, 7}, .S = {2, 2},
+                .D = {1, 1}, .PB = {0, 0}, .has_bias = i != 1};
+        set_natural_y(&masknet, 0);
+        shape_t dilated = {.nsp = 2, .dt = dts[i], .N = 2, .G = 1,
+                .Cin = 17, .Cout = 2, .X = {4, 7}, .K = {3, 4}, .S = {3, 2},
+                .D = {2, 1}, .PB = {-1, 2}, .has_bias = 1};
+        set_natural_y(&dilated, 2);
+        shape_t grouped = {.nsp = 2, .dt = dts[i], .N = 3, .G = 2,
+                .Cin = 32, .Cout = 4, .X = {3, 5}, .K = {4, 4}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .has_bias = i != 2};
+        set_natural_y(&grouped, -3);
+        shape_t one_d = {.nsp = 1, .dt = dts[i], .N = 2, .G = 1, .Cin = 20,
+                .Cout = 3, .X = {40}, .K = {7}, .S = {2}, .D = {1},
+                .PB = {2}, .has_bias = 1};
+        set_natural_y(&one_d, 0);
+        shape_t stride1 = {.nsp = 2, .dt = dts[i], .N = 1, .G = 1,
+                .Cin = 16, .Cout = 5, .X = {6, 6}, .K = {3, 3}, .S = {1, 1},
+                .D = {1, 1}, .PB = {1, 1}};
+        set_natural_y(&stride1, 0);
+        shape_t banded = {.nsp = 2, .dt = dts[i], .N = 1, .G = 1,
+                .Cin = 16, .Cout = 3, .X = {40, 64}, .K = {7, 7},
+                .S = {2, 2}, .D = {1, 1}, .PB = {0, 0}, .has_bias = 1};
+        set_natural_y(&banded, 0);
+        cr_assert_eq(dilated.Y[0], 13); /* row 0 reached by no input row */
+        cr_assert_eq(grouped.Y[0], 10); /* rows 7-9 by none */
+        shape_t cases[] = {masknet, dilated, grouped, one_d, stride1, banded};
+        for (int c = 0; c < 6; c++)
+            for (int layout = NCX; layout <= NXC; layout++) {
+                cr_assert(gemm_rows_applies(cases[c], layout), "case %d", c);
+                check_own_loop_as(cases[c], layout, "dgrad:gemm_rows");
+            }
+        /* input channels 3 floats apart beyond their planes, images 5
+         * beyond theirs; an NXC input with pixels 3 apart beyond their
+         * channels */
+        for (int layout = NCX; layout <= NXC; layout++) {
+            shape_t st = grouped;
+            st.act_layout = layout;
+            dgrad_problem_t p = make_problem(&st);
+            if (layout == NCX) {
+                p.in_strides[1] = st.X[0] * st.X[1] + 3;
+                p.in_strides[0] = st.Cin * p.in_strides[1] + 5;
+            } else {
+                p.in_strides[3] = st.Cin + 3;
+                p.in_strides[2] = st.X[1] * p.in_strides[3];
+                p.in_strides[0] = st.X[0] * p.in_strides[2] + 5;
+            }
+            check_problem_as(&p, "dgrad:gemm_rows");
+        }
+    }
+    /* where it does not apply */
+    shape_t thin = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 15,
+            .Cout = 3, .X = {4, 4}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
+            .PB = {0, 0}};
+    set_natural_y(&thin, 0);
+    cr_assert_not(gemm_rows_applies(thin, NCX));
+    thin.Cin = 16;
+    cr_assert(gemm_rows_applies(thin, NCX));
+    dgrad_problem_t chained = make_problem(&thin);
+    chained.n_post_ops = 1;
+    chained.post_ops[0] = (dgrad_post_op_t){dgrad_post_relu, 0, 0,
+            dgrad_f32, {0}, {0}};
+    dgrad_plan_t *own = build_direct(&chained, policy(), DIRECT_EITHER, 0);
+    cr_assert(!own || own->direct != DIRECT_GEMM_ROWS);
+    if (own) plan_destroy(own);
+    shape_t s3d = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 16,
+            .Cout = 3, .X = {3, 3, 3}, .K = {3, 3, 3}, .S = {2, 2, 2},
+            .D = {1, 1, 1}, .PB = {0, 0, 0}};
+    set_natural_y(&s3d, 0);
+    cr_assert_not(gemm_rows_applies(s3d, NCX));
+}
+
 /* Whether the phase pair loop's AMX form (direct_phase_pair_amx.c)
  * applies to @p s on activations in @p layout (it reads bf16 itself:
  * there are no f32 copies it could take). */

@@ -325,7 +325,9 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
             : plan->direct == DIRECT_BLOCKS_CL     ? "dgrad:direct_blocks"
             : plan->direct == DIRECT_ROW_VECTORS ? "dgrad:direct_row_vectors"
             : plan->direct == DIRECT_PHASE_PAIR  ? "dgrad:direct_phase_pair"
-                                                 : "dgrad:direct_phase_pair_amx";
+            : plan->direct == DIRECT_PHASE_PAIR_AMX
+            ? "dgrad:direct_phase_pair_amx"
+            : "dgrad:gemm_rows";
     snprintf(plan->impl, sizeof plan->impl, "%s", name);
     if (!direct_taps_init(plan)) {
         plan_destroy(plan);

@@ -105,13 +105,16 @@ dgrad_plan_policy_t dgrad_plan_policy_default(void) {
     static atomic_int search = -1, fold = -1, own = -1, kernels = -1,
                       pass = -1, stage = -1, blocks = -1, spread = -1,
                       spread_shared = -1, phase_pair = -1, projection = -1,
-                      small_copy = -1;
+                      small_copy = -1, gemm_rows = -1;
     int b = env_setting(&blocks, "DGRAD_OWN_LOOP", "blocks", DIRECT_BLOCKS_CL,
             "row_vectors", DIRECT_ROW_VECTORS, 0);
     if (!b)
         b = env_setting(&phase_pair, "DGRAD_OWN_LOOP", "phase_pair",
                 DIRECT_PHASE_PAIR, "phase_pair_amx", DIRECT_PHASE_PAIR_AMX,
                 0);
+    if (!b)
+        b = env_setting(&gemm_rows, "DGRAD_OWN_LOOP", "gemm_rows",
+                DIRECT_GEMM_ROWS, NULL, 0, 0);
     int v = env_setting(&search, "DGRAD_LAYOUT_SEARCH", "0", 0, NULL, 0, 1),
         f = env_setting(&fold, "DGRAD_PHASE_FOLD", "0", 0, "only", 2, 1),
         o = b ? 2 : env_setting(&own, "DGRAD_OWN_LOOP", "0", 0, "only", 2, 1),

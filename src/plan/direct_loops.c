@@ -1,6 +1,7 @@
 /*
  * dgrad's own loops (direct.c, direct_dw.c, direct_blocks.c,
- * direct_row_vectors.c, direct_phase_pair.c, direct_phase_pair_amx.c):
+ * direct_row_vectors.c, direct_phase_pair.c, direct_phase_pair_amx.c,
+ * direct_gemm_rows.c):
  * which one
  * applies to a plan, and the calls a plan and its executions make of
  * its loop, each passed on to that loop's file.
@@ -10,8 +11,9 @@
 
 /* With @p kind 0, the rows loop where it applies, else the depthwise
  * channels-last one, else the blocks one, else the row vectors one, else
- * the phase pair one, else its AMX form (several apply to small problems
- * of few channels per group; timing builds each, challenge_with_direct). */
+ * the phase pair one, else its AMX form, else the gemm rows one (several
+ * apply to small problems of few channels per group; timing builds each,
+ * challenge_with_direct). */
 int direct_applicable(const dgrad_plan_t *plan, int kind) {
     int rows = (!kind || kind == DIRECT_ROWS) && direct_rows_applicable(plan);
     if (rows) return DIRECT_ROWS;
@@ -28,6 +30,9 @@ int direct_applicable(const dgrad_plan_t *plan, int kind) {
     if ((!kind || kind == DIRECT_PHASE_PAIR_AMX)
             && direct_phase_pair_amx_applicable(plan))
         return DIRECT_PHASE_PAIR_AMX;
+    if ((!kind || kind == DIRECT_GEMM_ROWS)
+            && direct_gemm_rows_applicable(plan))
+        return DIRECT_GEMM_ROWS;
     return 0;
 }
 
@@ -36,6 +41,7 @@ int direct_avx2_differs(const dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_ROW_VECTORS || plan->direct == DIRECT_PHASE_PAIR
             || plan->direct == DIRECT_PHASE_PAIR_AMX)
         return 0; /* AVX-512 (and AMX) only */
+    if (plan->direct == DIRECT_GEMM_ROWS) return 0; /* sgemm picks its own */
     return cpu_has_avx2_fma() && cpu_has_avx512f();
 }
 
@@ -54,6 +60,8 @@ size_t direct_scratch_size(const dgrad_plan_t *plan, int *threads) {
             ? direct_dw_thread_scratch(&plan->p)
             : plan->direct == DIRECT_BLOCKS_CL
             ? direct_blocks_thread_scratch(plan)
+            : plan->direct == DIRECT_GEMM_ROWS
+            ? direct_gemm_rows_thread_scratch(plan)
             : direct_rows_thread_scratch(plan);
     return per_thread * (size_t)*threads
             + (plan->direct == DIRECT_BLOCKS_CL
@@ -79,6 +87,7 @@ size_t direct_weights_size(const dgrad_plan_t *plan) {
     case DIRECT_PHASE_PAIR: return direct_phase_pair_weights_size(plan);
     case DIRECT_PHASE_PAIR_AMX:
         return direct_phase_pair_amx_weights_size(plan);
+    case DIRECT_GEMM_ROWS: return direct_gemm_rows_weights_size(&plan->p);
     default: return direct_rows_weights_size(&plan->p);
     }
 }
@@ -106,6 +115,9 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
     case DIRECT_PHASE_PAIR_AMX:
         direct_phase_pair_amx_pack_weights(plan, user, packed);
         break;
+    case DIRECT_GEMM_ROWS:
+        direct_gemm_rows_pack_weights(plan, user, packed);
+        break;
     default: direct_rows_pack_weights(plan, user, packed);
     }
 }
@@ -116,7 +128,8 @@ int direct_taps_init(dgrad_plan_t *plan) {
     case DIRECT_BLOCKS_CL: /* no tap tables */
     case DIRECT_ROW_VECTORS:
     case DIRECT_PHASE_PAIR:
-    case DIRECT_PHASE_PAIR_AMX: return 1;
+    case DIRECT_PHASE_PAIR_AMX:
+    case DIRECT_GEMM_ROWS: return 1;
     default: return direct_rows_taps_init(plan);
     }
 }
@@ -149,6 +162,10 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
     case DIRECT_PHASE_PAIR_AMX:
         direct_phase_pair_amx_run(plan, in, (const float *)w, bias, out,
                 scratch);
+        break;
+    case DIRECT_GEMM_ROWS:
+        direct_gemm_rows_run(plan, (const float *)in, (const float *)w, bias,
+                (float *)out, scratch);
         break;
     default:
         direct_rows_run(plan, in, (const float *)w, bias, operands, out,

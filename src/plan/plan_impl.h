@@ -507,9 +507,11 @@ dnnl_status_t in_place_init(dgrad_plan_t *plan);
  * as vectors (direct_row_vectors.c), or both phases of stride 2 of 1D
  * rows at once, each input run loaded once for every tap
  * (direct_phase_pair.c), or those rows in bf16 as products of AMX tiles
- * (direct_phase_pair_amx.c; both declared in direct_phase_pair.h). The
- * direct_* functions serve all six, by
- * plan->direct (DIRECT_LAST: the last kind). */
+ * (direct_phase_pair_amx.c; both declared in direct_phase_pair.h), or
+ * input rows of many channels as oneDNN sgemm products whose columns
+ * are added into the output rows (direct_gemm_rows.c). The direct_*
+ * functions serve all seven, by plan->direct (DIRECT_LAST: the last
+ * kind). */
 enum {
     DIRECT_ROWS = 1,
     DIRECT_DEPTHWISE_CL = 2,
@@ -517,7 +519,8 @@ enum {
     DIRECT_ROW_VECTORS = 4,
     DIRECT_PHASE_PAIR = 5,
     DIRECT_PHASE_PAIR_AMX = 6,
-    DIRECT_LAST = DIRECT_PHASE_PAIR_AMX
+    DIRECT_GEMM_ROWS = 7,
+    DIRECT_LAST = DIRECT_GEMM_ROWS
 };
 
 /* The loop of @p kind (DIRECT_*; 0: the first that applies) if it
@@ -689,6 +692,20 @@ void direct_row_vectors_pack_weights(const dgrad_plan_t *plan,
  * the chain, where the plan carries it, is the kernels' epilogue. */
 void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
         const float *w, const float *bias, void *out, char *scratch);
+
+/* --------------------------------------------------- direct_gemm_rows.c */
+
+int direct_gemm_rows_applicable(const dgrad_plan_t *plan);
+/* Scratch bytes of each thread (the products' columns and the open
+ * output rows). */
+size_t direct_gemm_rows_thread_scratch(const dgrad_plan_t *plan);
+size_t direct_gemm_rows_weights_size(const dgrad_problem_t *p);
+void direct_gemm_rows_pack_weights(const dgrad_plan_t *plan,
+        const void *user, float *packed);
+/* The f32 output from the f32 input @p in, packed weights @p w and f32
+ * @p bias (or NULL); no chain (direct_gemm_rows_applicable). */
+void direct_gemm_rows_run(const dgrad_plan_t *plan, const float *in,
+        const float *w, const float *bias, float *out, char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */
 

@@ -447,6 +447,11 @@ static const spec_t onnx_row_vectors = {dgrad_op_conv_transpose, dgrad_f32,
 static const spec_t onnx_phase_pair = {dgrad_op_conv_transpose, dgrad_f32,
         {{"strides", "2"}}, {1, 8, 40}, {8, 3, 7}, 3, 1, 0, 0, 0,
         {1, 3, 85}, 0};
+/* 16 input channels to 3 at k4 s2: the gemm rows loop
+ * (direct_gemm_rows.c). */
+static const spec_t onnx_gemm_rows = {dgrad_op_conv_transpose, dgrad_f32,
+        {{"strides", "2,2"}}, {1, 16, 6, 7}, {16, 3, 4, 4}, 4, 1, 0, 0, 0,
+        {1, 3, 14, 16}, 0};
 /* One input position, the output the kernel's footprint: the
  * projection (projection.c). */
 static const spec_t onnx_projection = {dgrad_op_conv_transpose, dgrad_f32,
@@ -866,10 +871,10 @@ Test(faults, phase_fold, .timeout = 600) {
 }
 
 /* Under @p policy with own loop kind @p kind (DGRAD_OWN_LOOP=blocks: 3,
- * =row_vectors: 4, =phase_pair: 5, =phase_pair_amx: 6), @p spec compiles
- * to @p impl; then its compile and warm execution are swept in each of
- * the @p n types @p dts, with a bias and the scenario's chain (@p what
- * names them). */
+ * =row_vectors: 4, =phase_pair: 5, =phase_pair_amx: 6, =gemm_rows: 7),
+ * @p spec compiles to @p impl; then its compile and warm execution are
+ * swept in each of the @p n types @p dts, with a bias and the scenario's
+ * chain if any (@p what names them). */
 static void sweep_own_loop_kind(dgrad_plan_policy_t *policy, int kind,
         spec_t spec, const char *impl, const char *what,
         const dgrad_data_type_t *dts, int n) {
@@ -884,11 +889,14 @@ static void sweep_own_loop_kind(dgrad_plan_policy_t *policy, int kind,
         const char *type = dts[i] == dgrad_f16 ? ", f16"
                 : dts[i] == dgrad_bf16         ? ", bf16"
                                                : "";
-        snprintf(name, sizeof name, "compile (%s%s, bias, ReLU)", what, type);
+        const char *chain = scenario_post_op ? scenario_post_op : "";
+        const char *comma = scenario_post_op ? ", " : "";
+        snprintf(name, sizeof name, "compile (%s%s, bias%s%s)", what, type,
+                comma, chain);
         sweep_core(name, s, fresh, act_compile, verify_by_executing,
                 undo_compiled, EXPECT_FAILURES);
-        snprintf(name, sizeof name, "cached execute (%s%s, bias, ReLU)",
-                what, type);
+        snprintf(name, sizeof name, "cached execute (%s%s, bias%s%s)", what,
+                type, comma, chain);
         sweep_core(name, s, compiled_warm, act_execute, verify_output,
                 undo_none, EXPECT_NOTHING);
     }
@@ -972,7 +980,12 @@ Test(faults, own_loop, .timeout = 600) {
     if (!strcmp(amx, "dgrad:direct_phase_pair_amx"))
         sweep_own_loop_kind(&policy, 6, onnx_phase_pair,
                 "dgrad:direct_phase_pair_amx", "phase pair on AMX", bf16, 1);
+    /* The gemm rows loop, which carries no chain (f16: on f32 copies of
+     * the tensors): its columns and open rows in the execution's
+     * scratch, its products oneDNN's sgemm. */
     scenario_post_op = NULL;
+    sweep_own_loop_kind(&policy, 7, onnx_gemm_rows, "dgrad:gemm_rows",
+            "gemm rows", f32_f16, 2);
     dgrad_api_set_policy_for_testing(NULL);
 }
 
