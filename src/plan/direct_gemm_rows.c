@@ -23,11 +23,12 @@
  * reach it; at a band's edges a few rows are computed by both bands'
  * threads), each thread's products are of one input row or a few, and
  * the columns are added while they are in its L2 cache. The products
- * alone, masknet's shapes (M 147, K 64, 262,144 columns), both threads:
- * one product over the whole image 42.1 ms (117 GFLOP/s), products of
- * 512 to 2,048 columns shared out 31.4-31.9 ms (155-157 GFLOP/s), on
- * the AMD EPYC Zen 5 VM of bench/README.md's thirty-first look, which
- * also has what the loop takes against oneDNN.
+ * alone, masknet's shapes, both threads (`dgrad_sgemm_bands 147 64
+ * 262144 0|512|2048`): one product over the whole image 42.1 ms (117
+ * GFLOP/s), products of 512 to 2,048 columns shared out 31.4-31.9 ms
+ * (155-157 GFLOP/s), on the AMD EPYC Zen 5 VM of bench/README.md's
+ * thirty-first look, which also has what the loop takes against
+ * oneDNN's plans.
  *
  * f32 only: 16-bit problems run it on f32 copies (plan->staged). No
  * post-op chain (a plan with one takes another loop); the whole output
