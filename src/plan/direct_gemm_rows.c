@@ -307,8 +307,11 @@ static void write_row(const gr_run_t *r, const float *open, int64_t n,
 }
 
 /* col = the group's weights (transposed) times @p rows input rows from
- * @p src: oneDNN's sgemm, else (it failed: it reports only invalid
- * arguments and out of memory) the same sums in plain C. */
+ * @p src: oneDNN's sgemm, else the same sums in plain C. sgemm reports
+ * only invalid arguments (none here) and out of memory: it allocates
+ * its packing buffers per call, as it does inside oneDNN's gemm
+ * convolution, and an execution of an own loop has no failure to
+ * report, so it computes the columns either way. */
 static void product(const gr_run_t *r, const float *w, const float *src,
         int64_t rows, float *col) {
     int64_t cols = rows * r->a.Xw, M = r->M, K = r->cig;
@@ -335,8 +338,7 @@ static void run_band(const gr_run_t *r, int64_t n, int64_t g, int64_t oh0,
     static const float zeros[64];
     const float *bias = r->bias ? r->bias + g * r->cog : zeros;
     const float *w = r->w + g * r->cig * r->M;
-    const float *in = r->in + n * is[0]
-            + g * r->cig * is[1];
+    const float *in = r->in + n * is[0] + g * r->cig * is[1];
     int64_t row_step = p->nsp == 2 ? is[2] : 0;
     /* input rows reaching the band */
     int64_t ih0 = floor_div(oh0 + a->Ph - (a->Kh - 1) * a->Dh + a->Sh - 1,
