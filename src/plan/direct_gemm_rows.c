@@ -179,10 +179,13 @@ int direct_gemm_rows_applicable(const dgrad_plan_t *plan) {
     gr_axes_t a = axes_of(p);
     /* each size bounded before the next multiplies it */
     if (a.Kh > 64 || a.Kw > 64 || a.Xw > ROW_COL_FLOATS_MAX
-            || cog_of(p) > 64)
+            || a.Yw > ROW_COL_FLOATS_MAX || a.Sw > ROW_COL_FLOATS_MAX
+            || a.Dh > ROW_COL_FLOATS_MAX || cog_of(p) > 64)
         return 0;
-    return m_of(p) * a.Xw <= ROW_COL_FLOATS_MAX
-            && a.Yw <= ROW_COL_FLOATS_MAX && open_floats(p) <= OPEN_FLOATS_MAX;
+    int64_t open = open_rows(&a) * cog_of(p); /* under 2^33 */
+    return m_of(p) * a.Xw <= ROW_COL_FLOATS_MAX && open <= OPEN_FLOATS_MAX
+            && open * a.Sw <= OPEN_FLOATS_MAX
+            && open_floats(p) <= OPEN_FLOATS_MAX;
 }
 
 size_t direct_gemm_rows_weights_size(const dgrad_problem_t *p) {
