@@ -72,12 +72,6 @@ static inline int64_t padded_cols(const dgrad_problem_t *p) {
             * BLOCKS_COL_ALIGN;
 }
 
-/* Floor division and its remainder (natural positions before the
- * output's first are negative where the padding is). */
-static inline int64_t div_floor(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 /* Taps of axis @p i that one phase can have: ceil(K / S). */
 static inline int64_t axis_taps(const dgrad_problem_t *p, int i) {
     return (p->K[i] + p->S[i] - 1) / p->S[i];

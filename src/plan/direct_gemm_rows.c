@@ -66,6 +66,10 @@
  * sgemm to gain over the other loops (the depthwise and few-channel
  * problems have loops of their own). */
 #define GEMM_MIN_GROUP_CHANNELS 16
+/* Taps of an axis and output channels of a group at most (tables of
+ * the loop's own on the stack). */
+#define GEMM_MAX_AXIS_TAPS 64
+#define GEMM_MAX_GROUP_OUT 64
 /* Multiply-adds from which the threads share the work. */
 #define GEMM_FORK_MACS 1e5
 
@@ -89,10 +93,6 @@ static gr_axes_t axes_of(const dgrad_problem_t *p) {
         a.Ph = p->PB[0];
     }
     return a;
-}
-
-static int64_t floor_div(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 static int64_t cig_of(const dgrad_problem_t *p) { return p->Cin / p->G; }
@@ -178,9 +178,9 @@ int direct_gemm_rows_applicable(const dgrad_plan_t *plan) {
         if (p->wei_strides[i] < 0) return 0;
     gr_axes_t a = axes_of(p);
     /* each size bounded before the next multiplies it */
-    if (a.Kh > 64 || a.Kw > 64 || a.Xw > ROW_COL_FLOATS_MAX
-            || a.Yw > ROW_COL_FLOATS_MAX || a.Sw > ROW_COL_FLOATS_MAX
-            || a.Dh > ROW_COL_FLOATS_MAX || cog_of(p) > 64)
+    if (a.Kh > GEMM_MAX_AXIS_TAPS || a.Kw > GEMM_MAX_AXIS_TAPS
+            || a.Xw > ROW_COL_FLOATS_MAX || a.Yw > ROW_COL_FLOATS_MAX || a.Sw > ROW_COL_FLOATS_MAX
+            || a.Dh > ROW_COL_FLOATS_MAX || cog_of(p) > GEMM_MAX_GROUP_OUT)
         return 0;
     int64_t open = open_rows(&a) * cog_of(p); /* under 2^33 */
     return m_of(p) * a.Xw <= ROW_COL_FLOATS_MAX && open <= OPEN_FLOATS_MAX
@@ -243,6 +243,12 @@ static void add_run(float *d, const float *s, int64_t n, int avx512) {
 
 /* ------------------------------------------------------------ the loop */
 
+/* One kw's phase and the input positions it takes: output position
+ * S*x + kw*D - PB is position x + shift of phase r. */
+typedef struct gr_tap {
+    int64_t r, shift, lo, hi;
+} gr_tap_t;
+
 typedef struct gr_run {
     const dgrad_plan_t *plan;
     const float *in, *w, *bias;
@@ -251,18 +257,13 @@ typedef struct gr_run {
     int64_t M, cig, cog, pitch, open, rows_per_product, bands, units;
     int trans, avx512;
     int64_t ld;
+    gr_tap_t taps[GEMM_MAX_AXIS_TAPS]; /* per kw of the last axis */
     size_t per_thread;
     char *scratch;
 } gr_run_t;
 
-/* One kw's phase and the input positions it takes: output position
- * S*x + kw*D - PB is position x + shift of phase r. */
-typedef struct gr_tap {
-    int64_t r, shift, lo, hi;
-} gr_tap_t;
-
 static gr_tap_t tap_of(const gr_axes_t *a, int64_t kw) {
-    int64_t o = kw * a->Dw - a->Pw, r = o - floor_div(o, a->Sw) * a->Sw;
+    int64_t o = kw * a->Dw - a->Pw, r = o - div_floor(o, a->Sw) * a->Sw;
     gr_tap_t t = {r, (o - r) / a->Sw, 0, 0};
     int64_t count = r < a->Yw ? (a->Yw - r + a->Sw - 1) / a->Sw : 0;
     t.lo = t.shift < 0 ? -t.shift : 0;
@@ -338,15 +339,15 @@ static void run_band(const gr_run_t *r, int64_t n, int64_t g, int64_t oh0,
     const dgrad_problem_t *p = &r->plan->p;
     const int64_t *is = r->plan->in.io_strides;
     const gr_axes_t *a = &r->a;
-    static const float zeros[64];
+    static const float zeros[GEMM_MAX_GROUP_OUT];
     const float *bias = r->bias ? r->bias + g * r->cog : zeros;
     const float *w = r->w + g * r->cig * r->M;
     const float *in = r->in + n * is[0] + g * r->cig * is[1];
     int64_t row_step = p->nsp == 2 ? is[2] : 0;
     /* input rows reaching the band */
-    int64_t ih0 = floor_div(oh0 + a->Ph - (a->Kh - 1) * a->Dh + a->Sh - 1,
+    int64_t ih0 = div_floor(oh0 + a->Ph - (a->Kh - 1) * a->Dh + a->Sh - 1,
                     a->Sh),
-            ih1 = floor_div(oh1 - 1 + a->Ph, a->Sh) + 1;
+            ih1 = div_floor(oh1 - 1 + a->Ph, a->Sh) + 1;
     if (ih0 < 0) ih0 = 0;
     if (ih1 > a->Xh) ih1 = a->Xh;
     for (int64_t oh = oh0; oh < oh1 && oh < oh0 + r->open; oh++)
@@ -371,7 +372,7 @@ static void run_band(const gr_run_t *r, int64_t n, int64_t g, int64_t oh0,
                 if (oh < oh0 || oh >= oh1) continue;
                 float *row = open + (oh % r->open) * r->cog * a->Sw * r->pitch;
                 for (int64_t kw = 0; kw < a->Kw; kw++) {
-                    gr_tap_t t = tap_of(a, kw);
+                    gr_tap_t t = r->taps[kw];
                     if (t.lo >= t.hi) continue;
                     for (int64_t co = 0; co < r->cog; co++)
                         add_run(row + (co * a->Sw + t.r) * r->pitch + t.lo
@@ -409,7 +410,6 @@ void direct_gemm_rows_run(const dgrad_plan_t *plan, const float *in,
     const dgrad_problem_t *p = &plan->p;
     int threads = direct_threads_max();
     if (threads > plan->direct_threads) threads = plan->direct_threads;
-    if (threads < 1) threads = 1;
     gr_run_t r = {.plan = plan,
             .in = in,
             .w = w,
@@ -424,6 +424,7 @@ void direct_gemm_rows_run(const dgrad_plan_t *plan, const float *in,
             .per_thread = direct_gemm_rows_thread_scratch(plan),
             .scratch = scratch};
     r.pitch = phase_pitch(&r.a);
+    for (int64_t kw = 0; kw < r.a.Kw; kw++) r.taps[kw] = tap_of(&r.a, kw);
     r.open = open_rows(&r.a);
     input_matrix(plan, &r.trans, &r.ld);
     double macs = (double)p->N * (double)p->Cin * (double)r.M

@@ -37,10 +37,6 @@
 #include "alloc.h"
 #include "dtype.h"
 
-static int64_t floor_div(int64_t a, int64_t b) {
-    return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-
 /* Phases of the problem, 0 beyond MAX_PHASES. */
 static int64_t phases(const dgrad_problem_t *p) {
     int64_t n = 1;
@@ -74,8 +70,8 @@ int fold_init(dgrad_plan_t *plan, fold_mode_t mode) {
         f->fd[i] = S == 1 ? D : 1;
         f->tmax[i] = S == 1 ? D * (K - 1) : D * (K - 1) / S;
         f->W[i] = S == 1 ? K : f->tmax[i] + 1;
-        f->q0[i] = floor_div(p->PB[i], S);
-        int64_t q1 = floor_div(p->PB[i] + p->Y[i] - 1, S) + 1;
+        f->q0[i] = div_floor(p->PB[i], S);
+        int64_t q1 = div_floor(p->PB[i] + p->Y[i] - 1, S) + 1;
         /* Input position q - tmax + fd*j: pad left by tmax - q0, or
          * start computing earlier (those positions are discarded). */
         if (f->q0[i] > f->tmax[i]) f->q0[i] = f->tmax[i];
