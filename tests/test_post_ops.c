@@ -6,6 +6,8 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -202,6 +204,88 @@ Test(post_ops_reference, binary_operands_broadcast_by_canonical_index) {
     cr_assert_eq(dgrad_reference_post_ops(&p, ops, 0, 1, &y, 5), 497);
     y = 0;
     cr_assert_eq(dgrad_reference_post_ops(&p, ops, 0, 0, &y, 5), 49);
+}
+
+/* Units in the last place of f32 between @p got and the exact @p want
+ * (0 where both are the same NaN, infinity or zero). */
+static double ulps_off(float got, double want) {
+    if (isnan(want) || isnan(got)) return isnan(want) && isnan(got) ? 0 : 1e9;
+    float w = (float)want;
+    if (isinf(w) || isinf(got))
+        return w == got ? 0 : 1e9;
+    if (got == 0 && w == 0) return signbit(got) == signbit(w) ? 0 : 1e9;
+    int e;
+    frexp(fabs((double)w) > 0x1p-126 ? (double)w : 0x1p-126, &e);
+    return fabs((double)got - want) / ldexp(1, e - 24);
+}
+
+/* The chain's row functions (post_chain_row) against libm's double
+ * forms, rounded once: Exp, Sigmoid, Tanh and GELU (tanh), whose vector
+ * forms (math_avx512.h) run where the CPU has AVX-512, on every 9,973rd
+ * f32 of either sign (every exponent, subnormals, an infinity), zeros,
+ * infinities, a NaN, and the edges of exp's range and of tanh's series.
+ * Exp, Sigmoid and Tanh within 3 units in the last place, GELU within
+ * 1e-6 of 1 + |x|; in rows of every length 1 to 16 (the masked tail)
+ * and the whole row. */
+Test(post_ops_reference, vector_functions_against_libm) {
+    enum { STEP = 9973, MAX_VALUES = 2 * (0x7f800000 / STEP + 1) + 64 };
+    float *x = malloc(3 * MAX_VALUES * sizeof *x);
+    cr_assert(x);
+    float *row = x + MAX_VALUES, *tmp = row + MAX_VALUES;
+    int n = 0;
+    for (uint32_t u = 0; u <= 0x7f800000u; u += STEP) {
+        uint32_t neg = u | 0x80000000u;
+        memcpy(&x[n++], &u, sizeof u);
+        memcpy(&x[n++], &neg, sizeof neg);
+    }
+    const float edges[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-40f,
+            88.72f, 88.73f, 88.8f, 89.0f, -87.3f, -100.0f, -103.9f,
+            -104.0f, -110.0f, 44.0f, 9.01f, 0.5499999f, 0.55f, -0.55f,
+            0.5500001f, 0.3465736f, 1e-8f};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+        x[n++] = edges[i];
+    static const int32_t algs[] = {dgrad_post_exp, dgrad_post_logistic,
+            dgrad_post_tanh, dgrad_post_gelu_tanh};
+    dgrad_problem_t p;
+    memset(&p, 0, sizeof p);
+    p.nsp = 1;
+    p.N = p.Cout = 1;
+    p.Y[0] = n;
+    p.n_post_ops = 1;
+    int64_t idx[3] = {0, 0, 0};
+    for (size_t a = 0; a < sizeof algs / sizeof algs[0]; a++) {
+        p.post_ops[0] = (dgrad_post_op_t){algs[a], 0, 0, dgrad_f32, {0}, {0}};
+        for (int len = 1; len <= 17; len++) {
+            int64_t at = len == 17 ? 0 : n - len; /* 17: the whole row */
+            int64_t count = len == 17 ? n : len;
+            memcpy(row, x + at, (size_t)count * sizeof *row);
+            post_chain_row(&p, NULL, 0, idx, count, row, tmp);
+            for (int64_t i = 0; i < count; i++) {
+                double v = x[at + i], want;
+                float got = row[i];
+                if (algs[a] == dgrad_post_exp) {
+                    want = exp(v);
+                } else if (algs[a] == dgrad_post_logistic) {
+                    want = 1 / (1 + exp(-v));
+                } else if (algs[a] == dgrad_post_tanh) {
+                    want = tanh(v);
+                } else {
+                    want = 0.5 * v * (1 + tanh(0.7978845608028654
+                                                * (v + 0.044715 * v * v * v)));
+                    if (isfinite(v)) {
+                        cr_assert(fabs(got - want) <= 1e-6 * (1 + fabs(v)),
+                                "gelu_tanh(%.9g) = %.9g, want %.9g", v, got,
+                                want);
+                        continue;
+                    }
+                }
+                cr_assert(ulps_off(got, want) <= 3,
+                        "alg %d at %.9g: %.9g, want %.9g (%.1f ulp)",
+                        algs[a], v, got, want, ulps_off(got, want));
+            }
+        }
+    }
+    free(x);
 }
 
 /* ------------------------------------------------------------- the API */
@@ -1035,6 +1119,52 @@ Test(post_ops_api, the_phase_pair_loop_carries_an_epilogue_chain) {
         t.pb[0] = t.pe[0] = j % 3;
         expect_epilogue_chain(&t, j, 2200u, "direct_phase_pair", cpu);
     }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
+/* The gemm rows loop (direct_gemm_rows.c) applies the whole chain to
+ * each output row as it writes it, in f32 before a 16-bit output's one
+ * rounding: on NCX in place in the output, on channels-last in its
+ * scratch before the row is stored a channel stride apart. own_loop_chain's
+ * chains (unary ops, the in-place Add, per-channel and per-position
+ * operands), 1D and 2D, each type, one group of 16 input channels or two,
+ * stride 2 and 3, with and without a bias, both layouts; checked against
+ * the reference, then the loop itself carrying the chain. */
+Test(post_ops_api, the_gemm_rows_loop_carries_the_chain) {
+    dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+    policy.own_loop = 2;
+    policy.own_loop_kind = DIRECT_GEMM_ROWS;
+    dgrad_api_set_policy_for_testing(&policy);
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int ncx = 0; ncx <= 1; ncx++)
+        for (int j = 0; j < 9; j++) {
+            tester_t t;
+            int nsp = 1 + j % 2;
+            if (ncx)
+                tester_init(&t, j % 2 ? dgrad_op_conv_transpose
+                                      : dgrad_op_group_convolution_backprop_data,
+                        nsp);
+            else
+                tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
+                                      : dgrad_op_convolution_backward_data,
+                        nsp);
+            t.channels_last = !ncx;
+            t.G = ncx && j % 2 == 0 ? 2 : 1;
+            t.Cin = t.G == 1 ? 16 + j % 3 : 32;
+            t.Cout = (1 + j % 3) * t.G;
+            t.dt = dts[j % 3];
+            for (int i = 0; i < nsp; i++) {
+                t.X[i] = i == nsp - 1 ? 13 : 4;
+                t.S[i] = i == nsp - 1 ? 2 + j % 3 / 2 : 2;
+                t.K[i] = i == nsp - 1 ? 5 : 3;
+                t.pb[i] = t.pe[i] = 1;
+            }
+            t.bias = j % 2; /* ConvTranspose only */
+            if (ncx)
+                expect_ncx_loop_carries(&t, j, 2400u, "gemm_rows");
+            else
+                expect_channels_last_loop_carries(&t, j, 2500u, "gemm_rows");
+        }
     dgrad_api_set_policy_for_testing(NULL);
 }
 

@@ -30,9 +30,10 @@
  * thirty-first look, which also has what the loop takes against
  * oneDNN's plans.
  *
- * f32 only: 16-bit problems run it on f32 copies (plan->staged). No
- * post-op chain (a plan with one takes another loop); the whole output
- * box. The input's rows of one image and group are one matrix: NCX
+ * f32 only: 16-bit problems run it on f32 copies (plan->staged). A
+ * post-op chain applies to each output row as it is written, in f32
+ * (post_chain_row); on a channels-last output the row is put together
+ * in the thread's scratch first. The whole output box. The input's rows of one image and group are one matrix: NCX
  * with the positions of a channel contiguous (its channel stride is the
  * leading dimension), or channels-last with its pixels evenly apart
  * (the pixel stride is; the product reads it transposed).
@@ -131,9 +132,16 @@ static int64_t open_floats(const dgrad_problem_t *p) {
     return open_rows(&a) * cog_of(p) * a.Sw * phase_pitch(&a);
 }
 
+/* An output row put together before the chain, and the values of a
+ * 16-bit operand along it (post_chain_row). */
+static int64_t chain_floats(const dgrad_problem_t *p) {
+    return p->n_post_ops ? 2 * axes_of(p).Yw : 0;
+}
+
 size_t direct_gemm_rows_thread_scratch(const dgrad_plan_t *plan) {
-    /* 64 bytes between the two parts and after them */
-    return (size_t)(col_floats(&plan->p) + open_floats(&plan->p) + 32)
+    /* 64 bytes between the parts and after them */
+    return (size_t)(col_floats(&plan->p) + open_floats(&plan->p)
+                   + chain_floats(&plan->p) + 48)
             * sizeof(float);
 }
 
@@ -167,7 +175,7 @@ int direct_gemm_rows_applicable(const dgrad_plan_t *plan) {
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     int trans;
     int64_t ld;
-    if (p->nsp < 1 || p->nsp > 2 || p->n_post_ops || !plan->full_box
+    if (p->nsp < 1 || p->nsp > 2 || !plan->full_box
             || (!plan->staged && p->dt != dgrad_f32)
             || cig_of(p) < GEMM_MIN_GROUP_CHANNELS
             || !input_matrix(plan, &trans, &ld))
@@ -252,6 +260,7 @@ typedef struct gr_tap {
 typedef struct gr_run {
     const dgrad_plan_t *plan;
     const float *in, *w, *bias;
+    const void *const *operands; /* the chain's, NULL: none */
     float *out;
     gr_axes_t a;
     int64_t M, cig, cog, pitch, open, rows_per_product, bands, units;
@@ -283,30 +292,40 @@ static void open_row(const gr_run_t *r, float *open, int64_t oh,
         }
 }
 
-/* Output row @p oh of image @p n, group @p g from its phases. */
+/* Output row @p oh of image @p n, group @p g from its phases, then the
+ * chain where there is one: on the row in place where the output's
+ * positions are contiguous, else on @p chained first (chain_floats). */
 static void write_row(const gr_run_t *r, const float *open, int64_t n,
-        int64_t g, int64_t oh) {
+        int64_t g, int64_t oh, float *chained) {
     const dgrad_problem_t *p = &r->plan->p;
     const int64_t *os = r->plan->out.io_strides;
     int l = p->nsp - 1;
     const float *row = open + (oh % r->open) * r->cog * r->a.Sw * r->pitch;
     int64_t Sw = r->a.Sw, Yw = r->a.Yw, ow_stride = os[2 + l];
     for (int64_t co = 0; co < r->cog; co++) {
-        float *dst = r->out + n * os[0] + (g * r->cog + co) * os[1]
+        float *out_row = r->out + n * os[0] + (g * r->cog + co) * os[1]
                 + (p->nsp == 2 ? oh * os[2] : 0);
+        int apart = r->operands && ow_stride != 1;
+        float *dst = apart ? chained : out_row;
+        int64_t step = apart ? 1 : ow_stride;
         const float *ph = row + co * Sw * r->pitch;
 #if defined(__x86_64__) && defined(__GNUC__)
-        if (Sw == 2 && ow_stride == 1 && r->avx512) {
+        if (Sw == 2 && step == 1 && r->avx512)
             direct_avx512_interleave2(ph, ph + r->pitch, Yw, dst);
-            continue;
-        }
+        else
 #endif
-        if (Sw == 1 && ow_stride == 1) {
+        if (Sw == 1 && step == 1)
             memcpy(dst, ph, (size_t)Yw * sizeof *dst);
-            continue;
-        }
-        for (int64_t ow = 0; ow < Yw; ow++)
-            dst[ow * ow_stride] = ph[(ow % Sw) * r->pitch + ow / Sw];
+        else
+            for (int64_t ow = 0; ow < Yw; ow++)
+                dst[ow * step] = ph[(ow % Sw) * r->pitch + ow / Sw];
+        if (!r->operands) continue;
+        int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, g * r->cog + co, oh};
+        if (p->nsp == 1) idx[2] = 0;
+        post_chain_row(p, r->operands, 0, idx, Yw, dst, chained + Yw);
+        if (apart)
+            for (int64_t ow = 0; ow < Yw; ow++)
+                out_row[ow * ow_stride] = dst[ow];
     }
 }
 
@@ -335,7 +354,7 @@ static void product(const gr_run_t *r, const float *w, const float *src,
 
 /* Output rows [oh0, oh1) of image @p n, group @p g. */
 static void run_band(const gr_run_t *r, int64_t n, int64_t g, int64_t oh0,
-        int64_t oh1, float *col, float *open) {
+        int64_t oh1, float *col, float *open, float *chained) {
     const dgrad_problem_t *p = &r->plan->p;
     const int64_t *is = r->plan->in.io_strides;
     const gr_axes_t *a = &r->a;
@@ -363,7 +382,7 @@ static void run_band(const gr_run_t *r, int64_t n, int64_t g, int64_t oh0,
             /* rows no input row from ih on reaches are complete */
             int64_t done = a->Sh * ih - a->Ph;
             for (; next < oh1 && next < done; next++) {
-                write_row(r, open, n, g, next);
+                write_row(r, open, n, g, next, chained);
                 if (next + r->open < oh1)
                     open_row(r, open, next + r->open, bias);
             }
@@ -385,7 +404,7 @@ static void run_band(const gr_run_t *r, int64_t n, int64_t g, int64_t oh0,
         }
     }
     for (; next < oh1; next++) {
-        write_row(r, open, n, g, next);
+        write_row(r, open, n, g, next, chained);
         if (next + r->open < oh1) open_row(r, open, next + r->open, bias);
     }
 }
@@ -395,18 +414,20 @@ static void run_band(const gr_run_t *r, int64_t n, int64_t g, int64_t oh0,
 static void run_share(const gr_run_t *r, int th, int nth) {
     float *col = (float *)(r->scratch + r->per_thread * (size_t)th);
     float *open = col + col_floats(&r->plan->p) + 16;
+    float *chained = open + open_floats(&r->plan->p) + 16;
     int64_t begin, end;
     direct_share_of(r->units, th, nth, &begin, &end);
     for (int64_t u = begin; u < end; u++) {
         int64_t b = u % r->bands, ng = u / r->bands;
         int64_t g = ng % r->plan->p.G, n = ng / r->plan->p.G;
         run_band(r, n, g, r->a.Yh * b / r->bands, r->a.Yh * (b + 1) / r->bands,
-                col, open);
+                col, open, chained);
     }
 }
 
 void direct_gemm_rows_run(const dgrad_plan_t *plan, const float *in,
-        const float *w, const float *bias, float *out, char *scratch) {
+        const float *w, const float *bias, const void *const *operands,
+        float *out, char *scratch) {
     const dgrad_problem_t *p = &plan->p;
     int threads = direct_threads_max();
     if (threads > plan->direct_threads) threads = plan->direct_threads;
@@ -414,6 +435,7 @@ void direct_gemm_rows_run(const dgrad_plan_t *plan, const float *in,
             .in = in,
             .w = w,
             .bias = bias,
+            .operands = operands,
             .out = out,
             .a = axes_of(p),
             .M = m_of(p),

@@ -165,7 +165,7 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
         break;
     case DIRECT_GEMM_ROWS:
         direct_gemm_rows_run(plan, (const float *)in, (const float *)w, bias,
-                (float *)out, scratch);
+                operands, (float *)out, scratch);
         break;
     default:
         direct_rows_run(plan, in, (const float *)w, bias, operands, out,

@@ -696,16 +696,18 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
 /* --------------------------------------------------- direct_gemm_rows.c */
 
 int direct_gemm_rows_applicable(const dgrad_plan_t *plan);
-/* Scratch bytes of each thread (the products' columns and the open
- * output rows). */
+/* Scratch bytes of each thread (the products' columns, the open output
+ * rows, and a row for the post-op chain where the plan has one). */
 size_t direct_gemm_rows_thread_scratch(const dgrad_plan_t *plan);
 size_t direct_gemm_rows_weights_size(const dgrad_problem_t *p);
 void direct_gemm_rows_pack_weights(const dgrad_plan_t *plan,
         const void *user, float *packed);
 /* The f32 output from the f32 input @p in, packed weights @p w and f32
- * @p bias (or NULL); no chain (direct_gemm_rows_applicable). */
+ * @p bias (or NULL), each output row then taking the post-op chain with
+ * @p operands (NULL: the plan carries none). */
 void direct_gemm_rows_run(const dgrad_plan_t *plan, const float *in,
-        const float *w, const float *bias, float *out, char *scratch);
+        const float *w, const float *bias, const void *const *operands,
+        float *out, char *scratch);
 
 /* ----------------------------------------------------- onednn_defects.c */
 

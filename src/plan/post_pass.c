@@ -348,6 +348,8 @@ static float binary(int32_t alg, float x, float y) {
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "math_avx512.h"
+
 #define AVX512 __attribute__((target("avx512f")))
 
 AVX512 static inline __mmask16 tail_mask(int64_t left) {
@@ -361,7 +363,9 @@ AVX512 static int unary_row_avx512(const dgrad_post_op_t *po, int64_t len,
                  b = _mm512_set1_ps((float)po->beta), zero = _mm512_setzero_ps();
     int alg = po->alg;
     if (alg != dgrad_post_relu && alg != dgrad_post_clip
-            && alg != dgrad_post_abs && alg != dgrad_post_square)
+            && alg != dgrad_post_abs && alg != dgrad_post_square
+            && alg != dgrad_post_exp && alg != dgrad_post_logistic
+            && alg != dgrad_post_tanh && alg != dgrad_post_gelu_tanh)
         return 0;
     for (int64_t m = 0; m < len; m += 16) {
         __mmask16 k = tail_mask(len - m);
@@ -375,8 +379,21 @@ AVX512 static int unary_row_avx512(const dgrad_post_op_t *po, int64_t len,
             r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, a, _CMP_LT_OQ), r, a);
         } else if (alg == dgrad_post_abs) {
             r = _mm512_abs_ps(v);
-        } else {
+        } else if (alg == dgrad_post_square) {
             r = _mm512_mul_ps(v, v);
+        } else if (alg == dgrad_post_exp) {
+            r = exp_avx512(v);
+        } else if (alg == dgrad_post_logistic) {
+            r = logistic_avx512(v);
+        } else if (alg == dgrad_post_tanh) {
+            r = tanh_avx512(v);
+        } else {
+            /* unary()'s formula, its tanh the vector one */
+            __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+            __m512 t = tanh_avx512(_mm512_mul_ps(_mm512_set1_ps(0.79788456f),
+                    _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), cube, v)));
+            r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v),
+                    _mm512_add_ps(_mm512_set1_ps(1.0f), t));
         }
         _mm512_mask_storeu_ps(x + m, k, r);
     }
