@@ -1,18 +1,22 @@
 /*
- * exp, tanh and the logistic function on 16 floats at once, for the
- * post-op chains dgrad's own loops apply to the rows they write
- * (post_pass.c). libm's scalar forms cost tens of cycles a value: Tanh
- * after masknet's 3.2 million output values took its gemm rows loop from
- * 31 to 58 ms, where a oneDNN eltwise pass over the output takes 1.3 ms
- * (`dgrad bench --data-format NCX --post-ops tanh
- * mb1ic64ih512oc3oh1030kh7sh2`, the bare and fused columns, AMD EPYC
- * Zen 5 VM).
+ * exp, tanh, the logistic function, expm1, log, log(1 + e^x) and Mish's
+ * tanh(log(1 + e^x)) on 16 floats at once, for the post-op chains dgrad
+ * applies itself, in its own loops and its own pass (post_pass.c).
+ * libm's scalar forms cost tens of cycles a value: Tanh after masknet's
+ * 3.2 million output values took its gemm rows loop from 31 to 58 ms,
+ * where a oneDNN eltwise pass over the output takes 1.3 ms (`dgrad bench
+ * --data-format NCX --post-ops tanh mb1ic64ih512oc3oh1030kh7sh2`, the
+ * bare and fused columns, AMD EPYC Zen 5 VM; bench/README.md,
+ * thirty-second look).
  *
  * Accuracy against libm's double forms rounded once, over every 97th
- * f32 of either sign: exp 0.91 units in the last place at most,
- * logistic 2.26, tanh 1.53; NaN in and out, infinities and signed zeros
- * as libm has them. The test post_ops_reference/
- * vector_functions_against_libm holds them within 3 on every 9,973rd.
+ * f32 of either sign, in units in the last place at most: exp 0.91, the
+ * logistic 2.26, tanh 1.53, expm1 1.53, log 1.89, log(1 + e^x) 3.69 and
+ * Mish (x times mish_ratio_avx512) 3.82, the last two below 0, where
+ * e^x's own error carries over; NaN in and out, infinities and signed
+ * zeros as libm has them. The test post_ops_reference/
+ * vector_functions_against_libm holds every unary post-op within 4 on
+ * every 9,973rd.
  *
  * exp: e^x = 2^n e^r with n the integer nearest x / ln 2 and r = x - n
  * ln 2 (ln 2 in two parts, so r is exact) in [-0.347, 0.347], e^r its
@@ -86,6 +90,88 @@ MATH_AVX512 __m512 logistic_avx512(__m512 x) {
     __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
     return _mm512_div_ps(_mm512_mask_blend_ps(below, one, e),
             _mm512_add_ps(one, e));
+}
+
+/* e^x - 1: below 0.5 in magnitude its Taylor polynomial to x^10 (no
+ * cancellation near 0), else e^x - 1, where the result is at least 0.39
+ * in magnitude and the subtraction loses under 2 units in the last
+ * place. */
+MATH_AVX512 __m512 expm1_avx512(__m512 x) {
+    static const float c[] = {1.0f / 2, 1.0f / 6, 1.0f / 24, 1.0f / 120,
+            1.0f / 720, 1.0f / 5040, 1.0f / 40320, 1.0f / 362880,
+            1.0f / 3628800};
+    __m512 p = _mm512_set1_ps(c[8]);
+    for (int i = 7; i >= 0; i--) p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(c[i]));
+    __m512 near = _mm512_fmadd_ps(_mm512_mul_ps(x, x), p, x);
+    __m512 far = _mm512_sub_ps(exp_avx512(x), _mm512_set1_ps(1.0f));
+    __mmask16 is_near = _mm512_cmp_ps_mask(_mm512_abs_ps(x),
+            _mm512_set1_ps(0.5f), _CMP_LT_OQ);
+    /* -0 stays -0 (x^2 p + x is +0 there) */
+    __mmask16 zero = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_EQ_OQ);
+    return _mm512_mask_blend_ps(zero,
+            _mm512_mask_blend_ps(is_near, far, near), x);
+}
+
+/* The natural logarithm: x = m 2^e with m in [0.707, 1.414] (getmant
+ * and getexp, subnormals included), log m = 2 atanh(s) with s = (m - 1) /
+ * (m + 1) in [-0.172, 0.172], its series to s^9 (the next term under
+ * 1e-9), then e ln 2 added in two parts. Below 0 NaN, at 0 -infinity. */
+MATH_AVX512 __m512 log_avx512(__m512 x) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+    __m512 e = _mm512_getexp_ps(x);
+    __mmask16 high = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.41421356f),
+            _CMP_GT_OQ);
+    m = _mm512_mask_mul_ps(m, high, m, _mm512_set1_ps(0.5f));
+    e = _mm512_mask_add_ps(e, high, e, one);
+    __m512 s = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one));
+    __m512 s2 = _mm512_mul_ps(s, s), p = _mm512_set1_ps(1.0f / 9);
+    p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / 7));
+    p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / 5));
+    p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / 3));
+    __m512 two_s = _mm512_add_ps(s, s);
+    __m512 log_m = _mm512_fmadd_ps(_mm512_mul_ps(two_s, s2), p, two_s);
+    __m512 r = _mm512_fmadd_ps(e, _mm512_set1_ps(1.42860677e-6f), log_m);
+    r = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693145751953125f), r);
+    /* getexp gives -infinity at 0 and infinity at infinity; the sign */
+    __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(),
+            _CMP_LT_OQ);
+    return _mm512_mask_blend_ps(negative, r, _mm512_set1_ps(__builtin_nanf("")));
+}
+
+/* log(1 + y) for y in [0, 1]: log u times y / (u - 1), u = 1 + y
+ * rounded (u - 1 is exact there, and the quotient puts back what the
+ * rounding of u lost), y itself where u is 1. */
+MATH_AVX512 __m512 log1p_unit_avx512(__m512 y) {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 u = _mm512_add_ps(one, y), d = _mm512_sub_ps(u, one);
+    __mmask16 exact = _mm512_cmp_ps_mask(d, _mm512_setzero_ps(), _CMP_EQ_OQ);
+    __m512 r = _mm512_mul_ps(log_avx512(u), _mm512_div_ps(y, d));
+    return _mm512_mask_blend_ps(exact, r, y);
+}
+
+/* log(1 + e^(a x)) / a as (a x > 0 ? x : 0) + log(1 + e^-|a x|) / a:
+ * e^-|a x| is in (0, 1], so nothing overflows, not even a x (x itself
+ * is the first term). A NaN passes through the second. */
+MATH_AVX512 __m512 softplus_avx512(__m512 x, __m512 a) {
+    __m512 t = _mm512_mul_ps(a, x);
+    __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(),
+            _mm512_abs_ps(t)));
+    __mmask16 positive = _mm512_cmp_ps_mask(t, _mm512_setzero_ps(),
+            _CMP_GT_OQ);
+    return _mm512_add_ps(_mm512_maskz_mov_ps(positive, x),
+            _mm512_div_ps(log1p_unit_avx512(e), a));
+}
+
+/* tanh(log(1 + e^x)) as n / (n + 2), n = u (u + 2), u = e^x: one
+ * exponential and one division (Mish is x times it), where tanh of the
+ * softplus takes two of each and a logarithm. From x = 20 on the ratio
+ * is 1 in f32 and x is held there (u^2 would overflow); far below 0 it
+ * is u. */
+MATH_AVX512 __m512 mish_ratio_avx512(__m512 x) {
+    __m512 u = exp_avx512(_mm512_min_ps(_mm512_set1_ps(20.0f), x));
+    __m512 n = _mm512_fmadd_ps(u, u, _mm512_add_ps(u, u));
+    return _mm512_div_ps(n, _mm512_add_ps(n, _mm512_set1_ps(2.0f)));
 }
 
 #undef MATH_AVX512

@@ -306,17 +306,22 @@ static float unary(const dgrad_post_op_t *po, float x) {
         case dgrad_post_gelu_tanh:
             return 0.5f * x * (1 + tanhf(0.79788456f
                                         * (x + 0.044715f * x * x * x)));
-        case dgrad_post_hardsigmoid: return fmaxf(0, fminf(1, a * x + b));
-        case dgrad_post_hardswish: return x * fmaxf(0, fminf(1, a * x + b));
+        /* a x + b in double: no rounding between the product and the
+         * sum, as the vector form's FMA (b - a x cancels near 0) */
+        case dgrad_post_hardsigmoid:
+            return (float)fmax(0, fmin(1, (double)a * x + b));
+        case dgrad_post_hardswish:
+            return x * (float)fmax(0, fmin(1, (double)a * x + b));
         case dgrad_post_relu: return x > 0 ? x : a * x;
         case dgrad_post_log: return logf(x);
         case dgrad_post_logistic: return 1 / (1 + expf(-x));
         case dgrad_post_mish: return x * tanhf(log1pf(expf(x)));
         case dgrad_post_round: return nearbyintf(x);
         case dgrad_post_soft_relu: {
-            /* exp overflows f32 beyond 88.72; log(1 + e^t) is t there */
+            /* log(1 + e^t) / a, t = a x, as (t > 0 ? x : 0) + log(1 +
+             * e^-|t|) / a: nothing overflows (math_avx512.h's form) */
             float t = a * x;
-            return (t < 88.72283f ? log1pf(expf(t)) : t) / a;
+            return (t > 0 ? x : 0) + log1pf(expf(-fabsf(t))) / a;
         }
         case dgrad_post_sqrt: return sqrtf(x);
         case dgrad_post_square: return x * x;
@@ -362,11 +367,16 @@ AVX512 static int unary_row_avx512(const dgrad_post_op_t *po, int64_t len,
     const __m512 a = _mm512_set1_ps((float)po->alpha),
                  b = _mm512_set1_ps((float)po->beta), zero = _mm512_setzero_ps();
     int alg = po->alg;
-    if (alg != dgrad_post_relu && alg != dgrad_post_clip
-            && alg != dgrad_post_abs && alg != dgrad_post_square
-            && alg != dgrad_post_exp && alg != dgrad_post_logistic
-            && alg != dgrad_post_tanh && alg != dgrad_post_gelu_tanh)
-        return 0;
+    switch (alg) {
+        case dgrad_post_abs: case dgrad_post_clip: case dgrad_post_elu:
+        case dgrad_post_exp: case dgrad_post_gelu_tanh:
+        case dgrad_post_hardsigmoid: case dgrad_post_hardswish:
+        case dgrad_post_relu: case dgrad_post_log: case dgrad_post_logistic:
+        case dgrad_post_mish: case dgrad_post_round:
+        case dgrad_post_soft_relu: case dgrad_post_sqrt:
+        case dgrad_post_square: case dgrad_post_tanh: break;
+        default: return 0; /* GELU (erf): libm's erff */
+    }
     for (int64_t m = 0; m < len; m += 16) {
         __mmask16 k = tail_mask(len - m);
         __m512 v = _mm512_maskz_loadu_ps(k, x + m), r;
@@ -387,8 +397,30 @@ AVX512 static int unary_row_avx512(const dgrad_post_op_t *po, int64_t len,
             r = logistic_avx512(v);
         } else if (alg == dgrad_post_tanh) {
             r = tanh_avx512(v);
+        } else if (alg == dgrad_post_elu) {
+            r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GT_OQ),
+                    _mm512_mul_ps(a, expm1_avx512(v)), v);
+        } else if (alg == dgrad_post_log) {
+            r = log_avx512(v);
+        } else if (alg == dgrad_post_soft_relu) {
+            r = softplus_avx512(v, a);
+        } else if (alg == dgrad_post_mish) {
+            r = _mm512_mul_ps(v, mish_ratio_avx512(v));
+        } else if (alg == dgrad_post_hardsigmoid
+                || alg == dgrad_post_hardswish) {
+            /* unary()'s fmaxf(0, fminf(1, a x + b)): min returns 1 for a
+             * NaN, as fminf does */
+            r = _mm512_max_ps(_mm512_min_ps(_mm512_fmadd_ps(a, v, b),
+                                      _mm512_set1_ps(1.0f)),
+                    zero);
+            if (alg == dgrad_post_hardswish) r = _mm512_mul_ps(v, r);
+        } else if (alg == dgrad_post_round) {
+            r = _mm512_roundscale_ps(v,
+                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        } else if (alg == dgrad_post_sqrt) {
+            r = _mm512_sqrt_ps(v);
         } else {
-            /* unary()'s formula, its tanh the vector one */
+            /* GELU (tanh): unary()'s formula, its tanh the vector one */
             __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
             __m512 t = tanh_avx512(_mm512_mul_ps(_mm512_set1_ps(0.79788456f),
                     _mm512_fmadd_ps(_mm512_set1_ps(0.044715f), cube, v)));
