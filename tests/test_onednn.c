@@ -3306,3 +3306,70 @@ Test(onednn, unchanged_variable_weights_taken_prepared) {
         check_weights_reuse(&l);
     }
 }
+
+/* A candidate computing the output tail, timed by the search with its
+ * post-op chain made (carried by a oneDNN step where oneDNN takes it),
+ * then run on one thread and on all (keep_faster_threading): the tail
+ * check there runs the bare op, which a step carrying the chain cannot
+ * do without the chain's operands (it read them from NULL, a crash of
+ * `dgrad conform --sweep full` at sweep-full#3390, this problem: ONNX
+ * 1D, 2 groups of 1 channel, stride 3, an output padding of 2, the
+ * chain Maximum (full), Maximum (per channel), Sigmoid). Every tail
+ * candidate of both layouts goes through both steps, the chain carried
+ * wherever a step can, and then against the reference with the chain. */
+Test(onednn, tail_candidates_carrying_a_chain_keep_their_threading) {
+    shape_t s = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 2, .Cin = 2,
+            .Cout = 2, .X = {3}, .K = {1}, .S = {3}, .D = {1}, .PB = {0},
+            .Y = {9}, .has_bias = 1};
+    float full[18], per_channel[2] = {0.25f, -0.5f};
+    for (int i = 0; i < 18; i++) full[i] = (float)(i % 5) - 2.0f;
+    const void *operands[2] = {full, per_channel};
+    int carried = 0;
+    policy()->chain_pass = 1; /* carried wherever a step can (not timed) */
+    cr_assert_eq(engine_init(), dnnl_success);
+    for (int layout = NCX; layout <= NXC; layout++) {
+        s.act_layout = layout;
+        dgrad_problem_t p = make_problem(&s);
+        p.n_post_ops = 3;
+        p.post_ops[0] = (dgrad_post_op_t){dgrad_post_max, 0, 0, dgrad_f32,
+                {1, 2, 9}, {p.out_strides[0], p.out_strides[1],
+                        p.out_strides[2]}};
+        p.post_ops[1] = (dgrad_post_op_t){dgrad_post_max, 0, 0, dgrad_f32,
+                {1, 2, 1}, {2, 1, 1}};
+        p.post_ops[2] = (dgrad_post_op_t){dgrad_post_logistic, 0, 0,
+                dgrad_f32, {0}, {0}};
+        cand_pd_t pds[MAX_CAND_PDS];
+        dnnl_status_t err = dnnl_success;
+        int n = all_candidates(&p, policy(), 0, pds, &err);
+        for (int k = 0; k < n; k++) {
+            if (!pds[k].extend_tail) continue;
+            const char *what = "";
+            int w = -1;
+            double ms = INFINITY;
+            dgrad_plan_t *plan = search(&p, policy(), 0, 0, &pds[k], 1, &w,
+                    &ms, &err, &what);
+            if (!plan) continue;
+            carried += plan->post.fused && plan->post.fused_into != NULL;
+            plan = keep_faster_threading(&p, policy(), 0, 0, &pds[k], plan,
+                    &ms);
+            cr_assert(plan);
+            float in[6], wei[2], bias[2], out[18], want[18];
+            for (int i = 0; i < 6; i++) in[i] = (float)i - 2.5f;
+            wei[0] = 1.5f;
+            wei[1] = -2.0f;
+            bias[0] = 0.5f;
+            bias[1] = -1.0f;
+            cr_assert_eq(plan_run_whole(plan, in, wei, 0, bias, operands, out),
+                    dnnl_success, "%s", plan->impl);
+            dgrad_reference_compute_fused(&p, in, wei, bias, operands, want,
+                    NULL);
+            for (int i = 0; i < 18; i++)
+                cr_assert(fabsf(out[i] - want[i]) <= 1e-6f,
+                        "%s, layout %d, element %d: %g, want %g", plan->impl,
+                        layout, i, out[i], want[i]);
+            plan_destroy(plan);
+        }
+        destroy_pds(pds, n);
+    }
+    cr_assert(carried > 0, "no tail candidate carried the chain in a step");
+}
