@@ -246,13 +246,14 @@ static double unary_exact(int32_t alg, double a, double b, double x) {
 
 /* The chain's unary row functions (post_chain_row) against libm's
  * double forms, rounded once: the vector forms where the CPU has AVX-512
- * (math_avx512.h and post_pass.c; GELU (erf) is libm's erff everywhere),
+ * (math_avx512.h and post_pass.c), libm's f32 ones elsewhere,
  * on every 9,973rd f32 of either sign (every exponent, subnormals, an
  * infinity), zeros, infinities, a NaN, and the edges of exp's range, of
  * tanh's and expm1's series and of log's reduction. Within 4 units in
- * the last place (the largest measured: 3.69, log(1 + e^x) below 0;
- * values under 2^-100 within 2^-120);
- * the GELUs, whose cubic and erf argument round first, within 1e-6 of
+ * the last place (the largest measured: 3.82, Mish below 0; values
+ * under 2^-100 within 2^-120); the GELUs, whose cubic and erf
+ * argument round first (and whose erf is Numerical Recipes' erfc fit,
+ * 1.2e-7 relative, in the vector form), within 1e-6 of
  * 1 + |x|; in rows of every length 1 to 16 (the masked tail) and the
  * whole row. */
 Test(post_ops_reference, vector_functions_against_libm) {

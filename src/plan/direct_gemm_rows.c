@@ -33,10 +33,11 @@
  * f32 only: 16-bit problems run it on f32 copies (plan->staged). A
  * post-op chain applies to each output row as it is written, in f32
  * (post_chain_row); on a channels-last output the row is put together
- * in the thread's scratch first. The whole output box. The input's rows of one image and group are one matrix: NCX
- * with the positions of a channel contiguous (its channel stride is the
- * leading dimension), or channels-last with its pixels evenly apart
- * (the pixel stride is; the product reads it transposed).
+ * in the thread's scratch first. The whole output box. The input's rows
+ * of one image and group are one matrix: NCX with the positions of a
+ * channel contiguous (its channel stride is the leading dimension), or
+ * channels-last with its pixels evenly apart (the pixel stride is; the
+ * product reads it transposed).
  */
 #define _POSIX_C_SOURCE 200809L
 

@@ -369,13 +369,14 @@ AVX512 static int unary_row_avx512(const dgrad_post_op_t *po, int64_t len,
     int alg = po->alg;
     switch (alg) {
         case dgrad_post_abs: case dgrad_post_clip: case dgrad_post_elu:
-        case dgrad_post_exp: case dgrad_post_gelu_tanh:
+        case dgrad_post_exp: case dgrad_post_gelu_erf:
+        case dgrad_post_gelu_tanh:
         case dgrad_post_hardsigmoid: case dgrad_post_hardswish:
         case dgrad_post_relu: case dgrad_post_log: case dgrad_post_logistic:
         case dgrad_post_mish: case dgrad_post_round:
         case dgrad_post_soft_relu: case dgrad_post_sqrt:
         case dgrad_post_square: case dgrad_post_tanh: break;
-        default: return 0; /* GELU (erf): libm's erff */
+        default: return 0;
     }
     for (int64_t m = 0; m < len; m += 16) {
         __mmask16 k = tail_mask(len - m);
@@ -419,6 +420,10 @@ AVX512 static int unary_row_avx512(const dgrad_post_op_t *po, int64_t len,
                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         } else if (alg == dgrad_post_sqrt) {
             r = _mm512_sqrt_ps(v);
+        } else if (alg == dgrad_post_gelu_erf) {
+            r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v),
+                    one_plus_erf_avx512(
+                            _mm512_mul_ps(v, _mm512_set1_ps(0.70710678f))));
         } else {
             /* GELU (tanh): unary()'s formula, its tanh the vector one */
             __m512 cube = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
