@@ -112,6 +112,7 @@ AVX512 static void *run(void *arg) {
             if (j->mode != FMAS) store_block(j, b, v);
         }
     }
+    if (j->stream) _mm_sfence(); /* the streamed lines reach memory */
     float lanes[16];
     _mm512_storeu_ps(lanes, v);
     j->sink = lanes[0];
