@@ -293,6 +293,25 @@ static void open_row(const gr_run_t *r, float *open, int64_t oh,
         }
 }
 
+/* The phases @p ph (pitch apart) of one output row interleaved into
+ * @p dst, positions @p step floats apart. */
+static void interleave_row(const gr_run_t *r, const float *ph, float *dst,
+        int64_t step) {
+    int64_t Sw = r->a.Sw, Yw = r->a.Yw;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (Sw == 2 && step == 1 && r->avx512) {
+        direct_avx512_interleave2(ph, ph + r->pitch, Yw, dst);
+        return;
+    }
+#endif
+    if (Sw == 1 && step == 1) {
+        memcpy(dst, ph, (size_t)Yw * sizeof *dst);
+        return;
+    }
+    for (int64_t ow = 0; ow < Yw; ow++)
+        dst[ow * step] = ph[(ow % Sw) * r->pitch + ow / Sw];
+}
+
 /* Output row @p oh of image @p n, group @p g from its phases, then the
  * chain where there is one: on the row in place where the output's
  * positions are contiguous, else on @p chained first (chain_floats). */
@@ -302,31 +321,22 @@ static void write_row(const gr_run_t *r, const float *open, int64_t n,
     const int64_t *os = r->plan->out.io_strides;
     int l = p->nsp - 1;
     const float *row = open + (oh % r->open) * r->cog * r->a.Sw * r->pitch;
-    int64_t Sw = r->a.Sw, Yw = r->a.Yw, ow_stride = os[2 + l];
+    int64_t Yw = r->a.Yw, ow_stride = os[2 + l], y = p->nsp == 2 ? oh : 0;
     for (int64_t co = 0; co < r->cog; co++) {
         float *out_row = r->out + n * os[0] + (g * r->cog + co) * os[1]
                 + (p->nsp == 2 ? oh * os[2] : 0);
-        int apart = r->operands && ow_stride != 1;
+        const float *ph = row + co * r->a.Sw * r->pitch;
+        if (!r->operands) {
+            interleave_row(r, ph, out_row, ow_stride);
+            continue;
+        }
+        int apart = ow_stride != 1;
         float *dst = apart ? chained : out_row;
-        int64_t step = apart ? 1 : ow_stride;
-        const float *ph = row + co * Sw * r->pitch;
-#if defined(__x86_64__) && defined(__GNUC__)
-        if (Sw == 2 && step == 1 && r->avx512)
-            direct_avx512_interleave2(ph, ph + r->pitch, Yw, dst);
-        else
-#endif
-        if (Sw == 1 && step == 1)
-            memcpy(dst, ph, (size_t)Yw * sizeof *dst);
-        else
-            for (int64_t ow = 0; ow < Yw; ow++)
-                dst[ow * step] = ph[(ow % Sw) * r->pitch + ow / Sw];
-        if (!r->operands) continue;
-        int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, g * r->cog + co, oh};
-        if (p->nsp == 1) idx[2] = 0;
+        interleave_row(r, ph, dst, 1);
+        int64_t idx[2 + DGRAD_MAX_SPATIAL] = {n, g * r->cog + co, y};
         post_chain_row(p, r->operands, 0, idx, Yw, dst, chained + Yw);
-        if (apart)
-            for (int64_t ow = 0; ow < Yw; ow++)
-                out_row[ow * ow_stride] = dst[ow];
+        for (int64_t ow = 0; apart && ow < Yw; ow++)
+            out_row[ow * ow_stride] = dst[ow];
     }
 }
 

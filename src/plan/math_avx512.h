@@ -39,6 +39,19 @@
 
 #define MATH_AVX512 __attribute__((target("avx512f"))) static inline
 
+/* ln 2 in two parts: the first has the low bits of its mantissa zero,
+ * so n times it is exact for the exponents f32 has. */
+#define LN2_HI 0.693145751953125f
+#define LN2_LO 1.42860677e-6f
+
+/* c[0] + c[1] x + ... + c[n - 1] x^(n - 1) by Horner's rule. */
+MATH_AVX512 __m512 poly_avx512(__m512 x, const float *c, int n) {
+    __m512 p = _mm512_set1_ps(c[n - 1]);
+    for (int i = n - 2; i >= 0; i--)
+        p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(c[i]));
+    return p;
+}
+
 MATH_AVX512 __m512 exp_avx512(__m512 x) {
     /* beyond: infinity and zero; min and max keep a NaN (their second
      * operand is returned where either is one) */
@@ -47,23 +60,16 @@ MATH_AVX512 __m512 exp_avx512(__m512 x) {
     __m512 n = _mm512_roundscale_ps(
             _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860677e-6f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 5040);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    return _mm512_scalef_ps(p, n);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+    static const float c[] = {1.0f, 1.0f, 1.0f / 2, 1.0f / 6, 1.0f / 24,
+            1.0f / 120, 1.0f / 720, 1.0f / 5040};
+    return _mm512_scalef_ps(poly_avx512(r, c, 8), n);
 }
 
 MATH_AVX512 __m512 tanh_avx512(__m512 x) {
     const __m512i sign = _mm512_set1_epi32((int)0x80000000u);
-    __m512 ax = _mm512_castsi512_ps(
-            _mm512_andnot_si512(sign, _mm512_castps_si512(x)));
+    __m512 ax = _mm512_abs_ps(x);
     const __m512 one = _mm512_set1_ps(1.0f);
     /* e^(2|x|) overflows to infinity beyond 44, and the quotient is 0 */
     __m512 e = exp_avx512(_mm512_add_ps(ax, ax));
@@ -73,9 +79,7 @@ MATH_AVX512 __m512 tanh_avx512(__m512 x) {
     static const float c[] = {-0.333333333f, 0.133333333f, -0.0539682540f,
             0.0218694885f, -0.00886323553f, 0.00359212804f,
             -0.00145583439f, 0.000590027441f};
-    __m512 x2 = _mm512_mul_ps(ax, ax), p = _mm512_set1_ps(c[7]);
-    for (int i = 6; i >= 0; i--)
-        p = _mm512_fmadd_ps(p, x2, _mm512_set1_ps(c[i]));
+    __m512 x2 = _mm512_mul_ps(ax, ax), p = poly_avx512(x2, c, 8);
     __m512 near = _mm512_fmadd_ps(_mm512_mul_ps(ax, x2), p, ax);
     __mmask16 is_near = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.55f),
             _CMP_LT_OQ);
@@ -103,9 +107,8 @@ MATH_AVX512 __m512 expm1_avx512(__m512 x) {
     static const float c[] = {1.0f / 2, 1.0f / 6, 1.0f / 24, 1.0f / 120,
             1.0f / 720, 1.0f / 5040, 1.0f / 40320, 1.0f / 362880,
             1.0f / 3628800};
-    __m512 p = _mm512_set1_ps(c[8]);
-    for (int i = 7; i >= 0; i--) p = _mm512_fmadd_ps(p, x, _mm512_set1_ps(c[i]));
-    __m512 near = _mm512_fmadd_ps(_mm512_mul_ps(x, x), p, x);
+    __m512 near = _mm512_fmadd_ps(_mm512_mul_ps(x, x), poly_avx512(x, c, 9),
+            x);
     __m512 far = _mm512_sub_ps(exp_avx512(x), _mm512_set1_ps(1.0f));
     __mmask16 is_near = _mm512_cmp_ps_mask(_mm512_abs_ps(x),
             _mm512_set1_ps(0.5f), _CMP_LT_OQ);
@@ -128,14 +131,12 @@ MATH_AVX512 __m512 log_avx512(__m512 x) {
     m = _mm512_mask_mul_ps(m, high, m, _mm512_set1_ps(0.5f));
     e = _mm512_mask_add_ps(e, high, e, one);
     __m512 s = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one));
-    __m512 s2 = _mm512_mul_ps(s, s), p = _mm512_set1_ps(1.0f / 9);
-    p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / 7));
-    p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / 5));
-    p = _mm512_fmadd_ps(p, s2, _mm512_set1_ps(1.0f / 3));
+    static const float c[] = {1.0f / 3, 1.0f / 5, 1.0f / 7, 1.0f / 9};
+    __m512 s2 = _mm512_mul_ps(s, s), p = poly_avx512(s2, c, 4);
     __m512 two_s = _mm512_add_ps(s, s);
     __m512 log_m = _mm512_fmadd_ps(_mm512_mul_ps(two_s, s2), p, two_s);
-    __m512 r = _mm512_fmadd_ps(e, _mm512_set1_ps(1.42860677e-6f), log_m);
-    r = _mm512_fmadd_ps(e, _mm512_set1_ps(0.693145751953125f), r);
+    __m512 r = _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_LO), log_m);
+    r = _mm512_fmadd_ps(e, _mm512_set1_ps(LN2_HI), r);
     /* getexp gives -infinity at 0 and infinity at infinity; the sign */
     __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(),
             _CMP_LT_OQ);
@@ -195,12 +196,9 @@ MATH_AVX512 __m512 one_plus_erf_avx512(__m512 z) {
     __m512 a = _mm512_abs_ps(z), z2 = _mm512_mul_ps(z, z);
     __m512 t = _mm512_div_ps(one,
             _mm512_fmadd_ps(_mm512_set1_ps(0.5f), a, one));
-    __m512 q = _mm512_set1_ps(p[9]);
-    for (int i = 8; i >= 0; i--) q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(p[i]));
-    __m512 erfc = _mm512_mul_ps(t, exp_avx512(_mm512_sub_ps(q, z2)));
-    __m512 s = _mm512_set1_ps(c[7]);
-    for (int i = 6; i >= 0; i--) s = _mm512_fmadd_ps(s, z2, _mm512_set1_ps(c[i]));
-    __m512 erf_near = _mm512_mul_ps(z, s); /* signed */
+    __m512 erfc = _mm512_mul_ps(t,
+            exp_avx512(_mm512_sub_ps(poly_avx512(t, p, 10), z2)));
+    __m512 erf_near = _mm512_mul_ps(z, poly_avx512(z2, c, 8)); /* signed */
     __mmask16 near = _mm512_cmp_ps_mask(a, _mm512_set1_ps(0.5f), _CMP_LT_OQ);
     __mmask16 below = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
     __m512 far = _mm512_mask_blend_ps(below, _mm512_sub_ps(
@@ -208,6 +206,8 @@ MATH_AVX512 __m512 one_plus_erf_avx512(__m512 z) {
     return _mm512_mask_blend_ps(near, far, _mm512_add_ps(one, erf_near));
 }
 
+#undef LN2_HI
+#undef LN2_LO
 #undef MATH_AVX512
 #endif
 #endif

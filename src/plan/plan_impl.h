@@ -745,13 +745,13 @@ dnnl_status_t reorder_make_safe(step_t *step, md_ref_t from, md_ref_t to);
 dnnl_status_t own_copy_make(step_t *step, md_ref_t from, md_ref_t to);
 /* dgrad's own copy of one tensor between the step's layouts. */
 void own_reorder_run(const step_t *step, const void *from, void *to);
-/* Whether a step runs (a primitive, or dgrad's own copy). */
 /* Floor division (positions before an axis's first are negative where
  * the padding is): the own loops' and the fold's tap arithmetic. */
 static inline int64_t div_floor(int64_t a, int64_t b) {
     return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
+/* Whether a step runs (a primitive, or dgrad's own copy). */
 static inline int step_exists(const step_t *s) {
     return s->prim != NULL || s->own;
 }

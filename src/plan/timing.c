@@ -301,6 +301,11 @@ static int tail_is_zero(const dgrad_plan_t *plan, const void *out) {
  * (edge_cases.json#onednn_nxc_xio_groups_output_tail). */
 static int tail_checked(const dgrad_plan_t *plan, const probe_bufs_t *b,
         const void *wei, int wei_prepared) {
+    /* The check runs the bare op. A plan whose chain is made was checked
+     * before it was (search, then chain_ready), and may carry the chain
+     * in a step, which cannot run without the chain's operands
+     * (keep_faster_threading gets the search's winner). */
+    if (plan->post.active) return 1;
     /* Out of memory fails the planning (allocated), not the candidate. */
     char *first = allocated(dgrad_malloc(b->out_bytes ? b->out_bytes : 1));
     if (!first) return 0;
@@ -688,14 +693,9 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
     int have_bufs = probe_init(&bufs, problem, policy) == 0, ok = have_bufs;
     for (int j = 0; ok && j < 2; j++)
         ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
-    /* The tail check runs the bare op: a plan whose chain is made (the
-     * search's winner, checked before chain_ready) may carry it in a
-     * step, which cannot run without the chain's operands. */
     if (ok && c->extend_tail)
-        ok = (one->post.active
-                     || tail_checked(one, &bufs, w[1].ptr, w[1].prepared))
-                && (all->post.active
-                        || tail_checked(all, &bufs, w[0].ptr, w[0].prepared));
+        ok = tail_checked(one, &bufs, w[1].ptr, w[1].prepared)
+                && tail_checked(all, &bufs, w[0].ptr, w[0].prepared);
     if (ok) ok = chain_ready(all) == 0 && chain_ready(one) == 0;
     if (ok) ok = runoff(pl, w, &bufs, 5, 4, t);
     if (layout_search_verbose())
