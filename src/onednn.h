@@ -61,9 +61,9 @@ typedef struct dgrad_plan_policy {
      * DGRAD_OWN_KERNELS=avx2). */
     int32_t own_kernels;
     /* A post-op chain the step writing the output could carry (a folded
-     * forward convolution, the bias add) is timed carried and as a pass
-     * of its own (0), carried (1: DGRAD_CHAIN_PASS=0), or a pass (2:
-     * tests, DGRAD_CHAIN_PASS=only). */
+     * forward convolution, the bias add, dgrad's own loop) is timed
+     * carried and as a pass of its own (0), carried (1:
+     * DGRAD_CHAIN_PASS=0), or a pass (2: tests, DGRAD_CHAIN_PASS=only). */
     int32_t chain_pass;
     /* dgrad's own loop copies its input rows (direct_stage.c) by its rule
      * (0), never (1: DGRAD_STAGE_ROWS=never), or wherever the copies fit

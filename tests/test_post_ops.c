@@ -1207,6 +1207,96 @@ Test(post_ops_api, the_gemm_rows_loop_carries_the_chain) {
     dgrad_api_set_policy_for_testing(NULL);
 }
 
+/* The other side of the timed choice between an own loop carrying the
+ * chain and a pass after the bare loop (timing.c, own_chain_passed):
+ * with the pass forced, each loop that would carry the chain (rows,
+ * channels-last depthwise, blocks, gemm rows) leaves it to a pass after
+ * it, and the output matches the reference (own_loop_chain's chains:
+ * unary ops, the in-place Add, per-channel and per-position operands;
+ * 1D to 3D, each type, both layouts); with carrying forced, the same
+ * plans carry it. */
+Test(post_ops_api, an_own_loop_leaves_its_chain_to_a_pass_when_faster) {
+    static const struct {
+        int kind, ncx, nsp;
+        long G, Cin, Cout, X, S, K, pad;
+        const char *impl;
+    } loops[] = {
+            {DIRECT_ROWS, 1, 2, 2, 4, 6, 21, 2, 3, 1, "dgrad:direct"},
+            {DIRECT_ROWS, 1, 3, 1, 3, 2, 9, 3, 3, 1, "dgrad:direct"},
+            {DIRECT_DEPTHWISE_CL, 0, 2, 20, 20, 20, 9, 2, 4, 1,
+                    "direct_dw"},
+            {DIRECT_BLOCKS_CL, 0, 2, 1, 7, 20, 9, 2, 2, 0, "direct_blocks"},
+            {DIRECT_BLOCKS_CL, 0, 1, 1, 5, 32, 53, 2, 2, 0,
+                    "direct_blocks"},
+            {DIRECT_GEMM_ROWS, 1, 2, 2, 32, 4, 13, 2, 5, 1, "gemm_rows"},
+            {DIRECT_GEMM_ROWS, 0, 1, 1, 17, 3, 13, 3, 5, 1, "gemm_rows"},
+    };
+    const dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (size_t l = 0; l < sizeof loops / sizeof loops[0]; l++)
+        for (int j = 0; j < 9; j += 4) {
+            tester_t t;
+            int nsp = loops[l].nsp, ncx = loops[l].ncx;
+            if (ncx)
+                tester_init(&t, j % 2 ? dgrad_op_conv_transpose
+                                      : dgrad_op_group_convolution_backprop_data,
+                        nsp);
+            else
+                tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
+                                      : dgrad_op_convolution_backward_data,
+                        nsp);
+            t.channels_last = !ncx;
+            t.G = loops[l].G;
+            t.Cin = loops[l].Cin;
+            t.Cout = loops[l].Cout;
+            t.dt = dts[(l + (size_t)j) % 3];
+            for (int i = 0; i < nsp; i++) {
+                t.X[i] = i == nsp - 1 ? loops[l].X : 4;
+                t.S[i] = loops[l].S;
+                t.K[i] = loops[l].K;
+                t.pb[i] = t.pe[i] = loops[l].pad;
+            }
+            t.bias = j % 2; /* ConvTranspose only */
+            unsigned spatial = ((1u << nsp) - 1) << 2;
+            if (ncx)
+                own_loop_chain(&t, j, 0x1 | spatial,
+                        0x3 | (spatial & ~(1u << (1 + nsp))));
+            else
+                own_loop_chain(&t, j, (1u << (nsp + 1)) - 1,
+                        ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
+            t.seed = 2600u + 10u * (unsigned)l + (unsigned)j;
+            int in_place = t.in_place;
+            for (int pass = 2; pass >= 1; pass--) {
+                dgrad_plan_policy_t policy = dgrad_plan_policy_default();
+                policy.own_loop = 2;
+                policy.own_loop_kind = loops[l].kind;
+                policy.chain_pass = pass;
+                dgrad_api_set_policy_for_testing(&policy);
+                t.in_place = in_place;
+                expect_pass(&t);
+                t.in_place = 0;
+                tester_case_t c;
+                char why[512], desc[768];
+                cr_assert(tester_case_create(&c, &t, why, sizeof why), "%s",
+                        why);
+                const char *carrier =
+                        dgrad_compiled_op_chain_carrier(c.compiled);
+                const char *impl = dgrad_compiled_op_impl_name(c.compiled);
+                tester_describe(&t, desc, sizeof desc);
+                cr_expect(strstr(impl, loops[l].impl) != NULL, "%s: impl %s",
+                        desc, impl);
+                if (pass == 1)
+                    cr_expect_str_eq(carrier, "own loop", "%s: chain on %s",
+                            desc, carrier);
+                else
+                    cr_expect(!strcmp(carrier, "pass")
+                                    || !strcmp(carrier, "own pass"),
+                            "%s: chain on %s, not a pass", desc, carrier);
+                tester_case_destroy(&c);
+            }
+        }
+    dgrad_api_set_policy_for_testing(NULL);
+}
+
 /* Its AMX form (direct_phase_pair_amx.c) likewise, bf16 only: 1 to 4
  * output channels, with and without a bias, on a CPU with AMX. */
 Test(post_ops_api, the_phase_pair_amx_loop_carries_an_epilogue_chain) {

@@ -313,6 +313,7 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
         return NULL;
     }
     plan->direct_avx2 = avx2;
+    plan->post.passed = policy->chain_pass == 2;
     /* on the AVX2 kernels the loop must still apply (the blocks loop
      * reads a 16-bit NCX input itself only in the lanes form, AVX-512) */
     if (avx2 && direct_applicable(plan, policy->own_loop_kind)

@@ -446,6 +446,9 @@ dgrad_plan_t *plan_alloc_whole_box(const dgrad_problem_t *problem,
  * where oneDNN cannot build the primitive): out of memory is the only
  * failure. */
 dnnl_status_t post_pass_init(dgrad_plan_t *plan);
+/* Whether dgrad's own loop of @p plan can apply the chain to each row it
+ * writes (unless the plan's post.passed asks for a pass). */
+int direct_can_carry(const dgrad_plan_t *plan);
 void post_pass_free(post_pass_t *pp);
 /* The memory objects of the pass's primitive in a new context. */
 dnnl_status_t post_pass_memories(exec_ctx_t *c);

@@ -187,7 +187,7 @@ static int fold_can_carry(const dgrad_plan_t *plan) {
 /* dgrad's own loop writes every output row once, in f32, and can apply
  * the whole chain to it there (post_chain_row) when it covers the whole
  * output (no border to fill after it). */
-static int direct_can_carry(const dgrad_plan_t *plan) {
+int direct_can_carry(const dgrad_plan_t *plan) {
     return plan->direct && plan->full_box;
 }
 
@@ -199,7 +199,7 @@ dnnl_status_t post_pass_init(dgrad_plan_t *plan) {
     pp->active = 1;
     pp->own = 1;
     if (plan->empty) return dnnl_success;
-    if (direct_can_carry(plan)) {
+    if (!pp->passed && direct_can_carry(plan)) {
         pp->fused = 1;
         pp->fused_into = NULL; /* no oneDNN step: the loop itself */
         pp->own = 0;

@@ -712,12 +712,13 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
 }
 
 /* @p best (timed at @p best_ms), or @p own (a plan of dgrad's own loop,
- * direct.c, or the projection, projection.c) where it runs faster on
- * scratch buffers (a close call decided by alternating runs, as in
- * search); frees the other. */
-dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
+ * direct.c, or the projection, projection.c) where it runs faster than
+ * @p margin times @p best's time on scratch buffers (a close call decided
+ * by alternating runs, as in search); frees the other. */
+static dgrad_plan_t *challenge_within(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
-        dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms) {
+        dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms,
+        double margin) {
     probe_bufs_t bufs;
     probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
     const dgrad_plan_t *pl[2] = {best, own};
@@ -733,20 +734,30 @@ dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
         ok = runoff(pl, w, &bufs, 3, runs, t);
     }
     if (layout_search_verbose())
-        fprintf(stderr, "dgrad layout search: %s%s%s %.4f ms, %s%s%s "
-                "%.4f ms\n", best->impl,
+        fprintf(stderr, "dgrad layout search: %s%s%s (chain: %s) %.4f ms, "
+                "%s%s%s (chain: %s) %.4f ms\n", best->impl,
                 best->direct && best->staged ? " (f32 copies)" : "",
-                best->direct_avx2 ? " (AVX2 kernels)" : "", t[0],
+                best->direct_avx2 ? " (AVX2 kernels)" : "",
+                dgrad_plan_chain_carrier(best), t[0],
                 own->direct ? "dgrad's own loop" : own->impl,
                 own->staged ? " (f32 copies)" : "",
-                own->direct_avx2 ? " (AVX2 kernels)" : "", t[1]);
+                own->direct_avx2 ? " (AVX2 kernels)" : "",
+                dgrad_plan_chain_carrier(own), t[1]);
     free(w[0].own);
     free(w[1].own);
     if (have_bufs) probe_free(&bufs);
-    int keep_own = ok && t[1] < t[0];
+    int keep_own = ok && t[1] < margin * t[0];
     plan_destroy(keep_own ? best : own);
     if (keep_own) *best_ms = t[1];
     return keep_own ? own : best;
+}
+
+/* challenge_within, @p own kept wherever it runs faster. */
+dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int weights_constant,
+        dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms) {
+    return challenge_within(problem, policy, weights_constant, best, own,
+            best_ms, 1.0);
 }
 
 /* Gives the heap's free memory back to the system, between the timings
@@ -841,6 +852,32 @@ dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
     return build_direct(copy, &as_problem, staged, avx2);
 }
 
+/* How much faster than the best so far an own loop with its chain as a
+ * pass must run to be kept: the pass reads and writes the output once
+ * more, which the timing's runs find in the cache (the grouped 2D
+ * example's 6.4 MB) where a graph's next op seldom does, and a ReLU the
+ * loop applies in registers tied with its pass (0.504 against 0.506 ms
+ * in one of five plannings, `DGRAD_LAYOUT_SEARCH=verbose dgrad bench
+ * --post-ops relu --data-format NCX g4mb1ic20ih224oc8oh447kh3sh2ph1`). */
+#define PASS_MARGIN 0.95
+
+/* dgrad's own loop (as build_direct_as_problem builds it) with the
+ * chain as a pass of its own after it, for a loop that could carry the
+ * chain (NULL without a chain, and where the policy fixes the carrier):
+ * a loop applying a costly chain to each row as it writes it can lose to
+ * the bare loop and one oneDNN pass over the output (the grouped 2D
+ * specification example with GELU (erf), f32 NCX: 1.46-1.62 ms carried,
+ * 1.08-1.20 as a pass; bench/README.md, thirty-third look). */
+static dgrad_plan_t *own_chain_passed(const dgrad_problem_t *problem,
+        const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
+        int staged, int avx2) {
+    if (!problem->n_post_ops || policy->chain_pass) return NULL;
+    dgrad_plan_t *passed = build_direct_as_problem(problem, full, policy,
+            staged, avx2);
+    if (passed) passed->post.passed = 1;
+    return passed;
+}
+
 /* Each form of dgrad's own loop that applies (on the user's tensors, on
  * f32 copies: for 16-bit types either can win, the copies costing two
  * passes, the widening in the loop an instruction per load; on a CPU
@@ -862,9 +899,16 @@ dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
                 if (policy->own_kernels == (avx2 ? 1 : 2)) continue;
                 dgrad_plan_t *own = build_direct_as_problem(problem, full,
                         &kind, s, avx2);
+                int carries = own && direct_can_carry(own);
                 if (own)
                     best = challenge_with(problem, policy, weights_constant,
                             best, own, best_ms);
+                dgrad_plan_t *passed = carries ? own_chain_passed(problem,
+                        full, &kind, s, avx2) : NULL;
+                if (passed)
+                    best = challenge_within(problem, policy,
+                            weights_constant, best, passed, best_ms,
+                            PASS_MARGIN);
             }
     }
     return best;
