@@ -388,8 +388,7 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
         rbest = challenge_with_direct(&r, c->problem, c->policy,
                 c->weights_constant, rbest, &rms);
         if (rbest->direct) {
-            int staged = rbest->staged, avx2 = rbest->direct_avx2,
-                passed = rbest->post.passed;
+            int staged = rbest->staged, avx2 = rbest->direct_avx2;
             dgrad_plan_policy_t kind = *c->policy;
             kind.own_loop_kind = rbest->direct;
             plan_destroy(rbest);
@@ -397,7 +396,6 @@ static dgrad_plan_t *choose_on_reduced_copy(choosing_t *c) {
             avx2 = own_kernels_on_rows_copy(c->problem, &kind,
                     c->weights_constant, staged, avx2);
             best = build_direct(c->problem, &kind, staged, avx2);
-            if (best) best->post.passed = passed; /* as timed */
             const char *why = !best ? " (not built for the problem: ranking)"
                     : !within_budget(best)
                     ? " (over the workspace budget: ranking)" : "";

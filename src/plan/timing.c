@@ -866,8 +866,10 @@ dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
  * chain (NULL without a chain, and where the policy fixes the carrier):
  * a loop applying a costly chain to each row as it writes it can lose to
  * the bare loop and one oneDNN pass over the output (the grouped 2D
- * specification example with GELU (erf), f32 NCX: 1.46-1.62 ms carried,
- * 1.08-1.20 as a pass; bench/README.md, thirty-third look). */
+ * specification example with GELU (erf), f32 NCX: 1.54-1.71 ms carried,
+ * 0.90-1.23 with the pass; bench/README.md, thirty-third look). A reduced
+ * copy is timed without the chain (reduce_within), and its problem's
+ * loop carries it. */
 static dgrad_plan_t *own_chain_passed(const dgrad_problem_t *problem,
         const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
         int staged, int avx2) {
