@@ -669,16 +669,42 @@ static void own_loop_chain(tester_t *t, int j, unsigned per_channel,
     t->executions = 2;
 }
 
-/* Case @p j of an NCX loop's chain test (@p t set up but for its chain):
- * own_loop_chain's chain with operands broadcast as NCX orders the axes
- * (bit d: axis d), checked against the reference with the in-place Add
- * where the chain has one, then carried by the loop (@p impl) itself. */
-static void expect_ncx_loop_carries(tester_t *t, int j, unsigned seed,
-        const char *impl) {
+/* @p t for case @p j of an own loop's chain test in @p nsp spatial
+ * axes: OpenVINO's and ONNX's NCX dialects (@p ncx), else oneDNN Graph's
+ * channels-last ones; ConvTranspose (which takes a bias) on odd @p j. */
+static void own_loop_dialect(tester_t *t, int j, int ncx, int nsp) {
+    if (ncx)
+        tester_init(t, j % 2 ? dgrad_op_conv_transpose
+                             : dgrad_op_group_convolution_backprop_data,
+                nsp);
+    else
+        tester_init(t, j % 2 ? dgrad_op_onednn_conv_transpose
+                             : dgrad_op_convolution_backward_data,
+                nsp);
+    t->channels_last = !ncx;
+}
+
+/* own_loop_chain's chain j on @p t with its operands broadcast as the
+ * layout orders the axes (bit d: axis d): per channel, and per position
+ * of the last axis. */
+static void own_loop_chain_in_layout(tester_t *t, int j) {
     int nsp = t->nsp;
     unsigned spatial = ((1u << nsp) - 1) << 2;
-    own_loop_chain(t, j, 0x1 | spatial,
-            0x3 | (spatial & ~(1u << (1 + nsp))));
+    if (t->channels_last)
+        own_loop_chain(t, j, (1u << (nsp + 1)) - 1,
+                ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
+    else
+        own_loop_chain(t, j, 0x1 | spatial,
+                0x3 | (spatial & ~(1u << (1 + nsp))));
+}
+
+/* Case @p j of an own loop's chain test (@p t set up but for its
+ * chain): own_loop_chain_in_layout's chain, checked against the
+ * reference with the in-place Add where the chain has one, then carried
+ * by the loop (@p impl) itself. */
+static void expect_loop_carries(tester_t *t, int j, unsigned seed,
+        const char *impl) {
+    own_loop_chain_in_layout(t, j);
     t->seed = seed + (unsigned)j;
     expect_pass(t);
     t->in_place = 0;
@@ -710,25 +736,9 @@ Test(post_ops_api, the_own_loop_carries_the_chain) {
             t.pb[i] = t.pe[i] = 1;
         }
         t.bias = j % 2;
-        expect_ncx_loop_carries(&t, j, 700u, "direct");
+        expect_loop_carries(&t, j, 700u, "direct");
     }
     dgrad_api_set_policy_for_testing(NULL);
-}
-
-/* Case @p j of a channels-last loop's chain test (@p t set up but for
- * its chain): own_loop_chain's chain with operands broadcast as NXC
- * orders the axes (bit d: axis d), checked against the reference with
- * the in-place Add where the chain has one, then carried by the loop
- * (@p impl) itself. */
-static void expect_channels_last_loop_carries(tester_t *t, int j,
-        unsigned seed, const char *impl) {
-    int nsp = t->nsp;
-    own_loop_chain(t, j, (1u << (nsp + 1)) - 1,
-            ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
-    t->seed = seed + (unsigned)j;
-    expect_pass(t);
-    t->in_place = 0;
-    expect_carrier(t, "own loop", impl);
 }
 
 /* The channels-last depthwise loop (direct_dw.c) applies the whole
@@ -758,7 +768,7 @@ Test(post_ops_api, the_depthwise_channels_last_loop_carries_the_chain) {
             t.pb[i] = t.pe[i] = 1;
         }
         t.bias = j % 2; /* ConvTranspose only */
-        expect_channels_last_loop_carries(&t, j, 800u, "direct_dw");
+        expect_loop_carries(&t, j, 800u, "direct_dw");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
@@ -809,7 +819,7 @@ Test(post_ops_api, the_blocks_channels_last_loop_carries_the_chain) {
         }
         /* an output of S times the input where K < S */
         if (nsp > 1) t.op[0] = 1;
-        expect_channels_last_loop_carries(&t, j, 900u, "direct_blocks");
+        expect_loop_carries(&t, j, 900u, "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
@@ -841,10 +851,7 @@ static void expect_blocks_overlapping_carry(int ncx, unsigned seed) {
         tester_t t;
         blocks_chain_case(&t, j, channels, 2 + j, ncx);
         overlapping_geometry(&t, j);
-        if (ncx)
-            expect_ncx_loop_carries(&t, j, seed, "direct_blocks");
-        else
-            expect_channels_last_loop_carries(&t, j, seed, "direct_blocks");
+        expect_loop_carries(&t, j, seed, "direct_blocks");
     }
     dgrad_api_set_policy_for_testing(NULL);
 }
@@ -897,11 +904,7 @@ Test(post_ops_api, the_blocks_loop_carries_the_chain_in_the_lanes_form) {
             lanes_chain_groups(&t, j / 3 == 2 ? 8 : 4);
             overlapping_geometry(&t, j);
             unsigned seed = 1200u + 100u * (unsigned)mode;
-            if (mode == 2)
-                expect_ncx_loop_carries(&t, j, seed, "direct_blocks");
-            else
-                expect_channels_last_loop_carries(&t, j, seed,
-                        "direct_blocks");
+            expect_loop_carries(&t, j, seed, "direct_blocks");
         }
     }
     /* a chain the kernels apply whole, spread (from lists) and not */
@@ -1179,15 +1182,7 @@ Test(post_ops_api, the_gemm_rows_loop_carries_the_chain) {
         for (int j = 0; j < 9; j++) {
             tester_t t;
             int nsp = 1 + j % 2;
-            if (ncx)
-                tester_init(&t, j % 2 ? dgrad_op_conv_transpose
-                                      : dgrad_op_group_convolution_backprop_data,
-                        nsp);
-            else
-                tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
-                                      : dgrad_op_convolution_backward_data,
-                        nsp);
-            t.channels_last = !ncx;
+            own_loop_dialect(&t, j, ncx, nsp);
             t.G = ncx && j % 2 == 0 ? 2 : 1;
             t.Cin = t.G == 1 ? 16 + j % 3 : 32;
             t.Cout = (1 + j % 3) * t.G;
@@ -1199,10 +1194,7 @@ Test(post_ops_api, the_gemm_rows_loop_carries_the_chain) {
                 t.pb[i] = t.pe[i] = 1;
             }
             t.bias = j % 2; /* ConvTranspose only */
-            if (ncx)
-                expect_ncx_loop_carries(&t, j, 2400u, "gemm_rows");
-            else
-                expect_channels_last_loop_carries(&t, j, 2500u, "gemm_rows");
+            expect_loop_carries(&t, j, ncx ? 2400u : 2500u, "gemm_rows");
         }
     dgrad_api_set_policy_for_testing(NULL);
 }
@@ -1235,16 +1227,8 @@ Test(post_ops_api, an_own_loop_leaves_its_chain_to_a_pass_when_faster) {
     for (size_t l = 0; l < sizeof loops / sizeof loops[0]; l++)
         for (int j = 0; j < 9; j += 4) {
             tester_t t;
-            int nsp = loops[l].nsp, ncx = loops[l].ncx;
-            if (ncx)
-                tester_init(&t, j % 2 ? dgrad_op_conv_transpose
-                                      : dgrad_op_group_convolution_backprop_data,
-                        nsp);
-            else
-                tester_init(&t, j % 2 ? dgrad_op_onednn_conv_transpose
-                                      : dgrad_op_convolution_backward_data,
-                        nsp);
-            t.channels_last = !ncx;
+            int nsp = loops[l].nsp;
+            own_loop_dialect(&t, j, loops[l].ncx, nsp);
             t.G = loops[l].G;
             t.Cin = loops[l].Cin;
             t.Cout = loops[l].Cout;
@@ -1256,13 +1240,7 @@ Test(post_ops_api, an_own_loop_leaves_its_chain_to_a_pass_when_faster) {
                 t.pb[i] = t.pe[i] = loops[l].pad;
             }
             t.bias = j % 2; /* ConvTranspose only */
-            unsigned spatial = ((1u << nsp) - 1) << 2;
-            if (ncx)
-                own_loop_chain(&t, j, 0x1 | spatial,
-                        0x3 | (spatial & ~(1u << (1 + nsp))));
-            else
-                own_loop_chain(&t, j, (1u << (nsp + 1)) - 1,
-                        ((1u << (nsp + 2)) - 1) & ~(1u << nsp));
+            own_loop_chain_in_layout(&t, j);
             t.seed = 2600u + 10u * (unsigned)l + (unsigned)j;
             int in_place = t.in_place;
             for (int pass = 2; pass >= 1; pass--) {
