@@ -516,14 +516,24 @@ static void try_one_thread(const dgrad_problem_t *problem,
     timed_drop(&one);
 }
 
+/* How much faster a plan with its chain as a pass must run than the
+ * one it would replace (carrying the chain, or the best so far) to be
+ * kept: the pass reads and writes the output once more, which the
+ * timing's runs find in the cache (the grouped 2D example's 6.4 MB)
+ * where a graph's next op seldom does, and a ReLU dgrad's loop applies
+ * in registers tied with its pass (0.504 against 0.506 ms in one of five
+ * plannings, `DGRAD_LAYOUT_SEARCH=verbose dgrad bench --post-ops relu
+ * --data-format NCX g4mb1ic20ih224oc8oh447kh3sh2ph1`). */
+#define PASS_MARGIN 0.95
+
 /* A candidate (@p cur, timed) whose chain rides on the step writing the
  * output (a folded forward convolution, the bias add) against the same
  * with the chain as a pass of its own: a kernel with post-ops can be
  * slower than the kernel alone and one more pass over the output
  * (`unet3d:upconv3_128` with bias + ReLU, folded: 10.6 ms carried against
- * 9.0 ms unfused, bench/README.md). @p cur becomes the faster; where the
- * pass wins, @p c is marked so that rebuilding it (threads, runoffs)
- * builds the same. */
+ * 9.0 ms unfused, bench/README.md). @p cur becomes the pass where that
+ * runs under PASS_MARGIN times the carried time; then @p c is marked so
+ * that rebuilding it (threads, runoffs) builds the same. */
 static void try_chain_passed(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
         cand_pd_t *c, const probe_bufs_t *bufs, timed_t *cur) {
@@ -549,7 +559,7 @@ static void try_chain_passed(const dgrad_problem_t *problem,
         if (layout_search_verbose())
             fprintf(stderr, "dgrad layout search: chain carried %.4f ms, "
                     "as a pass %.4f ms\n", t[0], t[1]);
-        if (ok && t[1] < t[0]) {
+        if (ok && t[1] < PASS_MARGIN * t[0]) {
             passed.ms = t[1];
             timed_t swap = *cur;
             *cur = passed;
@@ -851,15 +861,6 @@ dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
     as_problem.stage_rows = copies ? 2 : 1;
     return build_direct(copy, &as_problem, staged, avx2);
 }
-
-/* How much faster than the best so far an own loop with its chain as a
- * pass must run to be kept: the pass reads and writes the output once
- * more, which the timing's runs find in the cache (the grouped 2D
- * example's 6.4 MB) where a graph's next op seldom does, and a ReLU the
- * loop applies in registers tied with its pass (0.504 against 0.506 ms
- * in one of five plannings, `DGRAD_LAYOUT_SEARCH=verbose dgrad bench
- * --post-ops relu --data-format NCX g4mb1ic20ih224oc8oh447kh3sh2ph1`). */
-#define PASS_MARGIN 0.95
 
 /* dgrad's own loop (as build_direct_as_problem builds it) with the
  * chain as a pass of its own after it, for a loop that could carry the
