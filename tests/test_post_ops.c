@@ -1200,7 +1200,7 @@ Test(post_ops_api, the_gemm_rows_loop_carries_the_chain) {
 }
 
 /* The other side of the timed choice between an own loop carrying the
- * chain and a pass after the bare loop (timing.c, own_chain_passed):
+ * chain and a pass after the bare loop (challenge.c, own_chain_passed):
  * with the pass forced, each loop that would carry the chain (rows,
  * channels-last depthwise, blocks, gemm rows) leaves it to a pass after
  * it, and the output matches the reference (own_loop_chain's chains:

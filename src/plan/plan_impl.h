@@ -824,6 +824,12 @@ dgrad_plan_t *search(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int staged, int weights_constant,
         cand_pd_t *pds, int n, int *winner, double *winner_ms,
         dnnl_status_t *err, const char **what);
+dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
+        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
+        const cand_pd_t *c, dgrad_plan_t *plan, double *ms);
+
+/* --------------------------------------------------------- challenge.c */
+
 int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
         const dgrad_plan_policy_t *policy, int weights_constant,
         int staged, int chosen);
@@ -840,9 +846,6 @@ dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
 dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
         const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
         int weights_constant, dgrad_plan_t *best, double *best_ms);
-dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int staged, int weights_constant,
-        const cand_pd_t *c, dgrad_plan_t *plan, double *ms);
 
 /* ------------------------------------------------------------ choice.c */
 

@@ -3,11 +3,14 @@
  * time, alternating runs for close calls, the search over all candidates,
  * the reduced copy of a problem too large to time as it is, the check that
  * a plan computing the output tail writes zeros there, and the choice
- * between all threads and one.
+ * between all threads and one. What the search's winner then meets
+ * (dgrad's own loops, the projection) is challenge.c's; the probe's
+ * pieces both use are declared in probe.h.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "plan_impl.h"
+#include "probe.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,16 +31,7 @@ double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
 
-/* Scratch user buffers for timing candidates (contents irrelevant:
- * zeros, touched so that every page is real), the post-ops' operands
- * included (one per binary post-op, in chain order). */
-typedef struct probe_bufs {
-    void *in, *wei, *bias, *out;
-    void *operands[DGRAD_MAX_POST_OPS];
-    size_t out_bytes;
-} probe_bufs_t;
-
-static void probe_free(probe_bufs_t *b) {
+void probe_free(probe_bufs_t *b) {
     free(b->in);
     free(b->wei);
     free(b->bias);
@@ -72,7 +66,7 @@ double problem_bytes(const dgrad_problem_t *p) {
     return (in + out + wei) * (double)dgrad_data_type_size(p->dt);
 }
 
-static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p,
+int probe_init(probe_bufs_t *b, const dgrad_problem_t *p,
         const dgrad_plan_policy_t *policy) {
     int64_t in[5], out[5], wei[6];
     canonical_dims(p, in, wei, out);
@@ -107,7 +101,7 @@ static int probe_init(probe_bufs_t *b, const dgrad_problem_t *p,
  * the largest spatial size halved (but the last where @p keep_rows: the
  * same rows) until it is within @p bytes and @p macs. Returns -1 when it
  * cannot get there (huge channel counts). */
-static int reduce_within(const dgrad_problem_t *p, double bytes,
+int reduce_within(const dgrad_problem_t *p, double bytes,
         double macs, int keep_rows, dgrad_problem_t *r) {
     int64_t pe[DGRAD_MAX_SPATIAL], in_old[5], wei_old[6], out_old[5];
     int frozen[DGRAD_MAX_SPATIAL] = {0};
@@ -160,16 +154,7 @@ int reduce_problem(const dgrad_problem_t *p,
             policy->reduced_macs, 0, r);
 }
 
-/* The weights a timed candidate runs with: the scratch user weights, or,
- * for a plan chosen for constant weights, those weights prepared once in
- * the primitive's layout (their conversion is not part of an execute). */
-typedef struct probe_wei {
-    const void *ptr;
-    int prepared;
-    void *own;
-} probe_wei_t;
-
-static int probe_wei_init(probe_wei_t *w, const dgrad_plan_t *plan,
+int probe_wei_init(probe_wei_t *w, const dgrad_plan_t *plan,
         const probe_bufs_t *b, int weights_constant) {
     size_t size = weights_constant ? dgrad_plan_prepared_weights_size(plan) : 0;
     w->ptr = b->wei;
@@ -192,7 +177,7 @@ static int probe_wei_init(probe_wei_t *w, const dgrad_plan_t *plan,
  * rides on a step (the bias add, a folded convolution) and where it takes
  * a pass of its own is part of its time. After any tail check (which
  * runs without the chain). Returns -1 when the pass cannot be made. */
-static int chain_ready(dgrad_plan_t *plan) {
+int chain_ready(dgrad_plan_t *plan) {
     return plan->p.n_post_ops && post_pass_init(plan) != dnnl_success ? -1
                                                                       : 0;
 }
@@ -238,7 +223,7 @@ static double typical_run(double *v, int n) {
  * further, after a second run in case the first paid a one-time cost
  * (oneDNN's gemm generates its kernels at its first call in the
  * process). */
-static double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
+double time_plan(const dgrad_plan_t *plan, const probe_bufs_t *b,
         const probe_wei_t *w, double best) {
     double t0 = now_ms();
     if (probe_run(plan, b, w->ptr, w->prepared) != dnnl_success)
@@ -398,7 +383,7 @@ static void timed_drop(timed_t *t) {
  * @p runs each, so that a burst of noise does not decide; the typical
  * time of each (typical_run) goes to @p t. Returns 0 if a run failed.
  * Warm and lead runs as above. */
-static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
+int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
         const probe_bufs_t *b, int rounds, int runs, double t[2]) {
     double v[2][RUNOFF_ROUNDS_MAX * TIMED_RUNS_MAX];
     if (rounds > RUNOFF_ROUNDS_MAX) rounds = RUNOFF_ROUNDS_MAX;
@@ -434,7 +419,7 @@ static int runoff(const dgrad_plan_t *const pl[2], const probe_wei_t w[2],
 
 /* Runs per round of a runoff between plans of about @p ms each: some
  * 0.25 ms of work per round, 1 to 10 runs. */
-static int runoff_runs(double ms) {
+int runoff_runs(double ms) {
     int runs = ms >= 50 ? 1 : ms >= 5 ? 2
             : (int)ceil(0.25 / (ms > 0.01 ? ms : 0.01));
     return runs > TIMED_RUNS_MAX ? TIMED_RUNS_MAX : runs;
@@ -515,16 +500,6 @@ static void try_one_thread(const dgrad_problem_t *problem,
     }
     timed_drop(&one);
 }
-
-/* How much faster a plan with its chain as a pass must run than the
- * one it would replace (carrying the chain, or the best so far) to be
- * kept: the pass reads and writes the output once more, which the
- * timing's runs find in the cache (the grouped 2D example's 6.4 MB)
- * where a graph's next op seldom does, and a ReLU dgrad's loop applies
- * in registers tied with its pass (0.504 against 0.506 ms in one of five
- * plannings, `DGRAD_LAYOUT_SEARCH=verbose dgrad bench --post-ops relu
- * --data-format NCX g4mb1ic20ih224oc8oh447kh3sh2ph1`). */
-#define PASS_MARGIN 0.95
 
 /* A candidate (@p cur, timed) whose chain rides on the step writing the
  * output (a folded forward convolution, the bias add) against the same
@@ -721,55 +696,6 @@ dgrad_plan_t *keep_faster_threading(const dgrad_problem_t *problem,
     return keep_one ? one : all;
 }
 
-/* @p best (timed at @p best_ms), or @p own (a plan of dgrad's own loop,
- * direct.c, or the projection, projection.c) where it runs faster than
- * @p margin times @p best's time on scratch buffers (a close call decided
- * by alternating runs, as in search); frees the other. */
-static dgrad_plan_t *challenge_within(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int weights_constant,
-        dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms,
-        double margin) {
-    probe_bufs_t bufs;
-    probe_wei_t w[2] = {{NULL, 0, NULL}, {NULL, 0, NULL}};
-    const dgrad_plan_t *pl[2] = {best, own};
-    double t[2] = {*best_ms, INFINITY};
-    int have_bufs = probe_init(&bufs, problem, policy) == 0, ok = have_bufs;
-    for (int j = 0; ok && j < 2; j++)
-        ok = probe_wei_init(&w[j], pl[j], &bufs, weights_constant) == 0;
-    if (ok) ok = chain_ready(best) == 0 && chain_ready(own) == 0;
-    if (ok) t[1] = time_plan(own, &bufs, &w[1], t[0]);
-    if (ok && t[1] < 1.15 * t[0]) {
-        int runs = runoff_runs(t[0]);
-        t[0] = t[1] = INFINITY;
-        ok = runoff(pl, w, &bufs, 3, runs, t);
-    }
-    if (layout_search_verbose())
-        fprintf(stderr, "dgrad layout search: %s%s%s (chain: %s) %.4f ms, "
-                "%s%s%s (chain: %s) %.4f ms\n", best->impl,
-                best->direct && best->staged ? " (f32 copies)" : "",
-                best->direct_avx2 ? " (AVX2 kernels)" : "",
-                dgrad_plan_chain_carrier(best), t[0],
-                own->direct ? "dgrad's own loop" : own->impl,
-                own->staged ? " (f32 copies)" : "",
-                own->direct_avx2 ? " (AVX2 kernels)" : "",
-                dgrad_plan_chain_carrier(own), t[1]);
-    free(w[0].own);
-    free(w[1].own);
-    if (have_bufs) probe_free(&bufs);
-    int keep_own = ok && t[1] < margin * t[0];
-    plan_destroy(keep_own ? best : own);
-    if (keep_own) *best_ms = t[1];
-    return keep_own ? own : best;
-}
-
-/* challenge_within, @p own kept wherever it runs faster. */
-dgrad_plan_t *challenge_with(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int weights_constant,
-        dgrad_plan_t *best, dgrad_plan_t *own, double *best_ms) {
-    return challenge_within(problem, policy, weights_constant, best, own,
-            best_ms, 1.0);
-}
-
 /* Gives the heap's free memory back to the system, between the timings
  * of a problem too large to time as it is and after them. The reduced
  * copy's candidates free buffers of a few MB, which glibc keeps in its
@@ -786,133 +712,4 @@ void return_freed_memory(void) {
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
-}
-
-/* Whether dgrad's own loop of @p problem (@p staged as built) runs faster
- * on its AVX2 kernels than on AVX-512's, timed on a copy that keeps its
- * rows, and its copies of them where the problem's loop has them
- * (build_direct_as_problem), and is larger than the last-level cache
- * (up to the policy's max_bytes and max_macs), where @p problem is too
- * large to time as it is: a reduced copy's rows are short and its
- * output stays in the cache, where the two sets tied (the full 3D
- * specification example's copy: 3.06 against 3.14 ms) while on the
- * problem the AVX2 ones took 275 ms against 345-352
- * (`DGRAD_OWN_KERNELS=avx2|widest dgrad demo`, AMD EPYC Zen 4). @p
- * chosen (the reduced copy's) where the policy fixes the set or that
- * copy cannot be made or run. */
-int own_kernels_on_rows_copy(const dgrad_problem_t *problem,
-        const dgrad_plan_policy_t *policy, int weights_constant,
-        int staged, int chosen) {
-    if (policy->own_kernels) return chosen; /* fixed: the copy's choice */
-    return_freed_memory();
-    double bytes = 4.0 * (double)cpu_llc_bytes();
-    if (bytes < policy->reduced_bytes) bytes = policy->reduced_bytes;
-    if (bytes > policy->max_bytes) bytes = policy->max_bytes;
-    dgrad_problem_t r;
-    if (reduce_within(problem, bytes, policy->max_macs, 1, &r) != 0)
-        return chosen;
-    dgrad_plan_t *wide = build_direct_as_problem(&r, problem, policy, staged,
-                         0),
-                 *avx2 = build_direct_as_problem(&r, problem, policy, staged,
-                         1);
-    if (!wide || !avx2) {
-        if (wide) plan_destroy(wide);
-        if (avx2) plan_destroy(avx2);
-        return chosen;
-    }
-    double ms = INFINITY;
-    dgrad_plan_t *kept = challenge_with(&r, policy, weights_constant, wide,
-            avx2, &ms);
-    int on_avx2 = kept->direct_avx2;
-    plan_destroy(kept);
-    return on_avx2;
-}
-
-/* dgrad's own loop of @p copy, a reduced copy of @p problem, copying its
- * input rows (direct_stage.c) where the loop of @p problem does, or not
- * at all where that one does not: the rule weighs the rows' length and
- * the spacing of channel planes, which the copy changes, and a copy
- * timed on rows the problem would read in place says nothing of the
- * problem (`masknet_p1:deconv1`, 64 -> 3 channels of 512^2, f32 NCX: on
- * its copy of 128 x 256 the copies fit the L2 budget and the loop beat
- * oneDNN's gemm; on the problem they do not fit and it took 82-99 ms
- * against 50-57, `dgrad bench --data-format NCX --weights-format OIX
- * g1mb1ic64ih512iw512oc3oh1030ow1030kh7kw7sh2sw2ph0pw0`, AMD EPYC Zen 4).
- * NULL where the loop does not apply to @p problem. */
-dgrad_plan_t *build_direct_as_problem(const dgrad_problem_t *copy,
-        const dgrad_problem_t *problem, const dgrad_plan_policy_t *policy,
-        int staged, int avx2) {
-    dgrad_plan_t *own = build_direct(copy, policy, staged, avx2);
-    if (!own || !problem) return own;
-    /* a loop's limits are sizes, which a copy can be within where the
-     * problem is not (the row vectors loop's rows of 128 values): a loop
-     * that does not apply to the problem is not timed on its copy */
-    dgrad_plan_t *full = build_direct(problem, policy, staged, avx2);
-    if (!full) {
-        plan_destroy(own);
-        return NULL;
-    }
-    int copies = full->direct_stage.slots > 0;
-    plan_destroy(full);
-    if (policy->stage_rows || (own->direct_stage.slots > 0) == copies)
-        return own;
-    plan_destroy(own);
-    dgrad_plan_policy_t as_problem = *policy;
-    as_problem.stage_rows = copies ? 2 : 1;
-    return build_direct(copy, &as_problem, staged, avx2);
-}
-
-/* dgrad's own loop (as build_direct_as_problem builds it) with the
- * chain as a pass of its own after it, for a loop that could carry the
- * chain (NULL without a chain, and where the policy fixes the carrier):
- * a loop applying a costly chain to each row as it writes it can lose to
- * the bare loop and one oneDNN pass over the output (the grouped 2D
- * specification example with GELU (erf), f32 NCX: 1.54-1.71 ms carried,
- * 0.90-1.23 with the pass; bench/README.md, thirty-third look). A reduced
- * copy is timed without the chain (reduce_within), and its problem's
- * loop carries it. */
-static dgrad_plan_t *own_chain_passed(const dgrad_problem_t *problem,
-        const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
-        int staged, int avx2) {
-    if (!problem->n_post_ops || policy->chain_pass) return NULL;
-    dgrad_plan_t *passed = build_direct_as_problem(problem, full, policy,
-            staged, avx2);
-    if (passed) passed->post.passed = 1;
-    return passed;
-}
-
-/* Each form of dgrad's own loop that applies (on the user's tensors, on
- * f32 copies: for 16-bit types either can win, the copies costing two
- * passes, the widening in the loop an instruction per load; on a CPU
- * with AVX-512, its kernels and the AVX2 ones, as the policy allows: an
- * AMD Zen 4 runs a 512-bit operation as two 256-bit halves, and there the
- * AVX2 kernels' tuning won, the dense 2D specification example 1.22-1.26
- * ms against 1.57-1.63 in NCX, bench/README.md) against @p best, the
- * faster kept. Where @p problem is a reduced copy of @p full (else NULL),
- * each loop is timed copying the input rows as on @p full. */
-dgrad_plan_t *challenge_with_direct(const dgrad_problem_t *problem,
-        const dgrad_problem_t *full, const dgrad_plan_policy_t *policy,
-        int weights_constant, dgrad_plan_t *best, double *best_ms) {
-    dgrad_plan_policy_t kind = *policy;
-    for (int k = DIRECT_ROWS; k <= DIRECT_LAST; k++) {
-        if (policy->own_loop_kind && k != policy->own_loop_kind) continue;
-        kind.own_loop_kind = k;
-        for (int s = 0; s < 2; s++)
-            for (int avx2 = 0; avx2 < 2; avx2++) {
-                if (policy->own_kernels == (avx2 ? 1 : 2)) continue;
-                dgrad_plan_t *own = build_direct_as_problem(problem, full,
-                        &kind, s, avx2);
-                int carries = own && direct_can_carry(own);
-                if (own)
-                    best = challenge_with(problem, policy, weights_constant,
-                            best, own, best_ms);
-                dgrad_plan_t *passed = carries ? own_chain_passed(problem,
-                        full, &kind, s, avx2) : NULL;
-                if (passed)
-                    best = challenge_within(problem, policy,
-                            weights_constant, best, passed, best_ms,
-                            PASS_MARGIN);
-            }
-    }
-    return best;
 }
