@@ -1805,8 +1805,8 @@ static void check_blocks_listed(const dgrad_problem_t *p) {
  * on the one-pixel ones, or rows grouped by their terms; channels in one
  * vector), the specification's grouped example (4 x 5 -> 2: channels in
  * two vectors; ends whose columns the padding cuts), 2 and 3 vectors of
- * columns (Cout dividing 16) with partial blocks at the ends, 4 vectors
- * in 1D, 5 (row by row), 8 groups of 2 -> 1, 16-bit rows widened in the
+ * columns (Cout dividing 16) with partial blocks at the ends (and with
+ * channels in two vectors), 4 vectors in 1D, 5 (row by row), 8 groups of 2 -> 1, 16-bit rows widened in the
  * loop (windows that do not overlap) or spread and rounded, a pixel stride
  * beyond the channels (spread by the rule); every type, with and without
  * a bias. Block-diagonal weights instead for 2 groups, output columns of
@@ -1834,6 +1834,13 @@ Test(onednn, own_loop_blocks_lanes_form) {
         set_natural_y(&v, 0);
         check_blocks_lanes(v, 1, 3);
     }
+    /* channels in two vectors, 2 vectors of columns: rows of 11 blocks,
+     * more than one kernel call's pixels and a part call's */
+    shape_t two_by_two = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4,
+            .Cin = 20, .Cout = 16, .X = {3, 11}, .K = {3, 3}, .S = {2, 2},
+            .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+    set_natural_y(&two_by_two, 0);
+    check_blocks_lanes(two_by_two, 1, 3);
     shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 8, .Cin = 32,
             .Cout = 16, .X = {19}, .K = {9}, .S = {4}, .D = {1}, .PB = {3}};
     set_natural_y(&wide, 1);

@@ -226,23 +226,35 @@ DEFINE_BLOCK_KERNEL(single_portable_1, , v4f, v4i, 4, 1, 1, STORE_PART_V4)
             }                                                                 \
         }                                                                     \
     }
-/* [form][NV - 1]; spread pixels hold no channels in registers, so their
- * blocks take more of them */
-#define LANES_KERNELS(PREFIX, MB1, MB2, MB3, MB4, SMB1, SMB2, SMB3, SMB4)     \
+/* [form][NV - 1]: pixels MB1..MB4 of one vector of channels, TMB1..TMB4
+ * of two, SMB1..SMB4 spread. Spread pixels hold no channels in
+ * registers, so their blocks take more of them. Pixels of two vectors
+ * take two registers each: at 8 pixels of one vector of columns (6 of
+ * two) GCC spilled a pixel's vector and the weights to the stack and
+ * reloaded them for every row of a term (`objdump -d` of
+ * lanes_avx512_two_1, _two_2); at 5 (4) it spills none, and the
+ * grouped 2D example in NXC (two vectors, one vector of columns) took
+ * 0.64-0.75 ms on the blocks loop against 0.79-0.93 at 8, and
+ * g4mb1ic20ih112oc16oh223kh3sh2ph1 (two of columns) 0.20-0.26 at 4
+ * against 0.28-0.30 at 6 (`DGRAD_OWN_LOOP=blocks dgrad bench --no-raw
+ * --data-format NXC`, both threads, builds alternated three times, AMD
+ * EPYC Zen 4 VM). */
+#define LANES_KERNELS(PREFIX, MB1, MB2, MB3, MB4, TMB1, TMB2, TMB3, TMB4,   \
+        SMB1, SMB2, SMB3, SMB4)                                               \
     DEFINE_LANES_KERNEL(PREFIX##_1, MB1, 1, LANES_BY_ONE)                     \
     DEFINE_LANES_KERNEL(PREFIX##_2, MB2, 2, LANES_BY_ONE)                     \
     DEFINE_LANES_KERNEL(PREFIX##_3, MB3, 3, LANES_BY_ONE)                     \
     DEFINE_LANES_KERNEL(PREFIX##_4, MB4, 4, LANES_BY_ONE)                     \
-    DEFINE_LANES_KERNEL(PREFIX##_two_1, MB1, 1, LANES_BY_TWO)                 \
-    DEFINE_LANES_KERNEL(PREFIX##_two_2, MB2, 2, LANES_BY_TWO)                 \
-    DEFINE_LANES_KERNEL(PREFIX##_two_3, MB3, 3, LANES_BY_TWO)                 \
-    DEFINE_LANES_KERNEL(PREFIX##_two_4, MB4, 4, LANES_BY_TWO)                 \
+    DEFINE_LANES_KERNEL(PREFIX##_two_1, TMB1, 1, LANES_BY_TWO)                \
+    DEFINE_LANES_KERNEL(PREFIX##_two_2, TMB2, 2, LANES_BY_TWO)                \
+    DEFINE_LANES_KERNEL(PREFIX##_two_3, TMB3, 3, LANES_BY_TWO)                \
+    DEFINE_LANES_KERNEL(PREFIX##_two_4, TMB4, 4, LANES_BY_TWO)                \
     DEFINE_LANES_KERNEL(PREFIX##_spread_1, SMB1, 1, LANES_BY_SPREAD)          \
     DEFINE_LANES_KERNEL(PREFIX##_spread_2, SMB2, 2, LANES_BY_SPREAD)          \
     DEFINE_LANES_KERNEL(PREFIX##_spread_3, SMB3, 3, LANES_BY_SPREAD)          \
     DEFINE_LANES_KERNEL(PREFIX##_spread_4, SMB4, 4, LANES_BY_SPREAD)
-LANES_KERNELS(lanes_avx512, 8, 6, 4, 4, 12, 8, 6, 5)
-LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4, 3, 4, 4, 4)
+LANES_KERNELS(lanes_avx512, 8, 6, 4, 4, 5, 4, 4, 4, 12, 8, 6, 5)
+LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4, 4, 4, 4, 4, 3, 4, 4, 4)
 
 /* One block (an end of a row) in the lanes form: the terms go round
  * LANES_SINGLE_CHAINS partial sums, added at the end, so that the FMAs
