@@ -1806,7 +1806,8 @@ static void check_blocks_listed(const dgrad_problem_t *p) {
  * vector), the specification's grouped example (4 x 5 -> 2: channels in
  * two vectors; ends whose columns the padding cuts), 2 and 3 vectors of
  * columns (Cout dividing 16) with partial blocks at the ends (and with
- * channels in two vectors), 4 vectors in 1D, 5 (row by row), 8 groups of 2 -> 1, 16-bit rows widened in the
+ * channels in two vectors; every tap of the last axis at once, 2 or 3),
+ * 4 vectors in 1D, 5 (row by row), 8 groups of 2 -> 1, 16-bit rows widened in the
  * loop (windows that do not overlap) or spread and rounded, a pixel stride
  * beyond the channels (spread by the rule); every type, with and without
  * a bias. Block-diagonal weights instead for 2 groups, output columns of
@@ -1841,6 +1842,18 @@ Test(onednn, own_loop_blocks_lanes_form) {
             .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
     set_natural_y(&two_by_two, 0);
     check_blocks_lanes(two_by_two, 1, 3);
+    /* each pixel permuted once for the taps of the last axis
+     * (lanes_taps): 2 and 3 taps, one and two vectors of channels and
+     * of columns */
+    for (int i = 0; i < 8; i++) {
+        int64_t K = i % 2 ? 5 + (i / 4) : 3;
+        shape_t taps = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4,
+                .Cin = i / 2 % 2 ? 20 : 16, .Cout = i / 4 ? 16 : 8,
+                .X = {3, 11}, .K = {3, K}, .S = {2, 2}, .D = {1, 1},
+                .PB = {1, K / 2}, .has_bias = 1};
+        set_natural_y(&taps, 0);
+        check_blocks_lanes(taps, 1, 3);
+    }
     shape_t wide = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 8, .Cin = 32,
             .Cout = 16, .X = {19}, .K = {9}, .S = {4}, .D = {1}, .PB = {3}};
     set_natural_y(&wide, 1);

@@ -445,7 +445,20 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     int64_t whole = ncols & ~(chunk - 1), rest_nv =
             ((ncols - whole + a->k.w - 1)
                     >> __builtin_ctzll((unsigned long long)a->k.w)) - 1;
-    if (a->lanes) {
+    /* every tap of the last axis reaches these blocks: the taps kernels
+     * permute each pixel once for all of them (one call of at most
+     * LANES_TAPS_NV vectors of columns) */
+    int64_t nt = T - LANES_TAPS_MIN, nv = (ncols + a->k.w - 1) / a->k.w;
+    if (a->lanes && a->by != LANES_BY_SPREAD && count > SHORT_BLOCKS
+            && n == T * r->nterms && nt >= 0 && nt < LANES_TAPS_COUNT
+            && nv <= LANES_TAPS_NV && a->k.lanes_taps[0][0][0]) {
+        const float *base[BLOCKS_MAX_TERMS];
+        for (int64_t u = 0; u < r->nterms; u++)
+            base[u] = in + (r->in_off[u] + x * in_step);
+        a->k.lanes_taps[a->by == LANES_BY_TWO][nt][nv - 1](base, r->nterms,
+                in_step, p->Cin, a->rows, &a->pattern[0][0], r->w,
+                a->rows * np, np, c0, r->brow, ncols, &r->ep, dst, nc, count);
+    } else if (a->lanes) {
         int by = a->by;
         const lanes_fn *of = count == 1 ? a->k.lanes_single[by]
                 : count <= SHORT_BLOCKS ? a->k.lanes_short[by]

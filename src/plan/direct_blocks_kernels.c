@@ -256,6 +256,88 @@ DEFINE_BLOCK_KERNEL(single_portable_1, , v4f, v4i, 4, 1, 1, STORE_PART_V4)
 LANES_KERNELS(lanes_avx512, 8, 6, 4, 4, 5, 4, 4, 4, 12, 8, 6, 5)
 LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4, 4, 4, 4, 4, 3, 4, 4, 4)
 
+/* Blocks as DEFINE_LANES_KERNEL's (FORM LANES_BY_ONE or _TWO) where a
+ * call has all NT taps of the last axis: term (u, d) of block m reads
+ * pixel m - d of @p src[u] (the pixel of block 0 at tap 0) with the
+ * weights at @p w[u] + d x @p tap_step. Each pixel is permuted once for
+ * the NT blocks that read it, not once per block and tap: MB + NT - 1
+ * pixels a row of a term feed MB x NT products. The grouped 2D example
+ * in NXC (2 taps, two vectors of channels) took 0.38-0.57 ms on the
+ * blocks loop against 0.63-0.75 with a permute per block and tap (both
+ * threads, four alternating rounds, `DGRAD_OWN_LOOP=blocks dgrad bench
+ * --no-raw --data-format NXC`, AMD EPYC Zen 4 VM; bench/README.md,
+ * thirty-fourth look). */
+#define DEFINE_LANES_TAPS(NAME, MB, NV, NT, FORM)                             \
+    AVX512 static void NAME(const float *const *src, int64_t nu,            \
+            int64_t in_step, int64_t cin, int64_t rows,                       \
+            const int32_t *pattern, const float *const *w, int64_t tap_step, \
+            int64_t np, int64_t col, const float *brow, int64_t ncols,        \
+            const epilogue_t *epp, float *out, int64_t pitch,                 \
+            int64_t count) {                                                  \
+        enum { P = (MB) + (NT) - 1 }; /* pixels a block of MB reads */        \
+        const epilogue_t e_ = *epp, *ep = &e_;                                \
+        LANES_MASKS(cin);                                                     \
+        for (int64_t x = 0; x < count; x += MB) {                             \
+            int mb = count - x < MB ? (int)(count - x) : MB;                  \
+            for (int64_t j0 = 0; j0 < ncols; j0 += NV * 16) {                 \
+                v16f acc[MB][NV];                                             \
+                BLOCK_ACC_BIAS(v16f, 16, MB, NV, acc, brow + col + j0);       \
+                for (int64_t u = 0; u < nu; u++) {                            \
+                    /* pixel q is block q - (NT - 1)'s at tap 0; past the     \
+                     * last block, the last block's */                        \
+                    __m512 lo[P], hi[P];                                      \
+                    _Pragma("GCC unroll 16") for (int q = 0; q < P; q++) {    \
+                        const float *s_ = src[u]                              \
+                                + (x + (q < mb + (NT) - 1 ? q : mb + (NT) - 2) \
+                                          - ((NT) - 1))                       \
+                                        * in_step;                            \
+                        lo[q] = _mm512_maskz_loadu_ps(k0, s_);                \
+                        hi[q] = FORM == LANES_BY_TWO                          \
+                                ? _mm512_maskz_loadu_ps(k1, s_ + 16)          \
+                                : lo[q];                                      \
+                    }                                                         \
+                    const float *wr = w[u] + col + j0;                        \
+                    for (int64_t i = 0; i < rows; i++, wr += np) {            \
+                        __m512i idx = _mm512_loadu_si512(pattern + 16 * i);   \
+                        v16f wv[NT][NV];                                      \
+                        _Pragma("GCC unroll 4") for (int d = 0; d < (NT); d++) \
+                            _Pragma("GCC unroll 4") for (int v = 0; v < NV;   \
+                                                         v++)                 \
+                                V_LOAD(wv[d][v], wr + d * tap_step + v * 16); \
+                        _Pragma("GCC unroll 16") for (int q = 0; q < P;       \
+                                                      q++) {                  \
+                            v16f xv = FORM == LANES_BY_TWO                    \
+                                    ? (v16f)_mm512_permutex2var_ps(lo[q],     \
+                                            idx, hi[q])                       \
+                                    : (v16f)_mm512_permutexvar_ps(idx,        \
+                                            lo[q]);                           \
+                            _Pragma("GCC unroll 4") for (int d = 0;           \
+                                                         d < (NT); d++) {     \
+                                int m = q - ((NT) - 1) + d;                   \
+                                if (m < 0 || m >= (MB)) continue;             \
+                                _Pragma("GCC unroll 4") for (int v = 0;       \
+                                                             v < NV; v++)     \
+                                    acc[m][v] += xv * wv[d][v];               \
+                            }                                                 \
+                        }                                                     \
+                    }                                                         \
+                }                                                             \
+                BLOCK_STORE(v16f, v16i, 16, MB, NV, STORE_PART_V16, acc, mb,  \
+                        j0);                                                  \
+            }                                                                 \
+        }                                                                     \
+    }
+/* [one, two][NT - 2][NV - 1], pixels a call as few as keep the
+ * accumulators, the pixels and NT x NV weights in registers */
+DEFINE_LANES_TAPS(lanes_taps_2_1, 8, 1, 2, LANES_BY_ONE)
+DEFINE_LANES_TAPS(lanes_taps_2_2, 6, 2, 2, LANES_BY_ONE)
+DEFINE_LANES_TAPS(lanes_taps_3_1, 8, 1, 3, LANES_BY_ONE)
+DEFINE_LANES_TAPS(lanes_taps_3_2, 5, 2, 3, LANES_BY_ONE)
+DEFINE_LANES_TAPS(lanes_taps_two_2_1, 5, 1, 2, LANES_BY_TWO)
+DEFINE_LANES_TAPS(lanes_taps_two_2_2, 4, 2, 2, LANES_BY_TWO)
+DEFINE_LANES_TAPS(lanes_taps_two_3_1, 5, 1, 3, LANES_BY_TWO)
+DEFINE_LANES_TAPS(lanes_taps_two_3_2, 3, 2, 3, LANES_BY_TWO)
+
 /* One block (an end of a row) in the lanes form: the terms go round
  * LANES_SINGLE_CHAINS partial sums, added at the end, so that the FMAs
  * of one pixel are not one chain of their latency each (a row end of
@@ -415,15 +497,19 @@ block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan) {
                         LIST_SET(lanes_list2_avx512),
                         LIST_SET(lanes_list1_avx512)},
                 {8, 6, 5, 4},
-                4, 16};
+                4, 16,
+                {{{lanes_taps_2_1, lanes_taps_2_2},
+                         {lanes_taps_3_1, lanes_taps_3_2}},
+                        {{lanes_taps_two_2_1, lanes_taps_two_2_2},
+                                {lanes_taps_two_3_1, lanes_taps_two_3_2}}}};
     if (cpu_has_avx2_fma())
         return (block_kernels_t){{block_avx2_1, block_avx2_2},
                 {short_avx2_1, short_avx2_2}, {single_avx2_1, single_avx2_2},
-                {{0}}, {{0}}, {{0}}, {{0}}, {0}, 2, 8};
+                {{0}}, {{0}}, {{0}}, {{0}}, {0}, 2, 8, {{{0}}}};
 #endif
     (void)plan;
     return (block_kernels_t){{block_portable_1, block_portable_2},
             {short_portable_1, short_portable_2},
             {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}},
-            {{0}}, {0}, 2, 4};
+            {{0}}, {0}, 2, 4, {{{0}}}};
 }

@@ -37,6 +37,19 @@ typedef void (*lanes_fn)(const float *const *, int64_t, int64_t, int64_t,
         const float *, int64_t, const epilogue_t *, float *, int64_t,
         int64_t);
 
+/* src, nu, in_step, cin, rows, pattern, w, tap_step, np, col, brow,
+ * ncols, ep, out, pitch, count: see DEFINE_LANES_TAPS. */
+typedef void (*lanes_taps_fn)(const float *const *, int64_t, int64_t,
+        int64_t, int64_t, const int32_t *, const float *const *, int64_t,
+        int64_t, int64_t, const float *, int64_t, const epilogue_t *,
+        float *, int64_t, int64_t);
+
+/* The taps of the last axis that lanes_taps kernels take at once
+ * (LANES_TAPS_MIN ..), and their vectors of columns at most. */
+#define LANES_TAPS_MIN 2
+#define LANES_TAPS_COUNT 2
+#define LANES_TAPS_NV 2
+
 /* in, soff, nterms, pix, rows, w, woff, np, brow, ncols, colidx, ep,
  * out, dst, count: see DEFINE_LANES_LIST. */
 typedef void (*lanes_list_fn)(const float *, const int64_t *, int64_t,
@@ -66,6 +79,10 @@ typedef struct block_kernels {
     int list_many[NV_MAX];
     int nv_max;
     int64_t w;
+    /* the lanes form with every tap of the last axis in one call, its
+     * input permuted from one vector of channels or two: [LANES_BY_ONE
+     * or _TWO][taps - LANES_TAPS_MIN][NV - 1] (AVX-512 only) */
+    lanes_taps_fn lanes_taps[2][LANES_TAPS_COUNT][LANES_TAPS_NV];
 } block_kernels_t;
 
 /* The widest set the CPU runs (cpu.c), or AVX2's where the plan says
