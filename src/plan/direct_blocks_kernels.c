@@ -327,15 +327,20 @@ LANES_KERNELS(lanes_short_avx512, 4, 4, 4, 4, 4, 4, 4, 4, 3, 4, 4, 4)
             }                                                                 \
         }                                                                     \
     }
-/* [one, two][NT - 2][NV - 1], pixels a call as few as keep the
- * accumulators, the pixels and NT x NV weights in registers */
+/* [one, two][NT - 2][NV - 1], pixels a call as many as GCC keeps in
+ * registers with the accumulators and NT x NV weights: no vector
+ * register spilled to the stack (`objdump -d`); with a pixel more each
+ * kernel spilled a pixel's vector or the index, 2 to 14 stack accesses.
+ * For the grouped 2D example (lanes_taps_two_2_1) 4 pixels and 5, whose
+ * spill is one reload a row of a term, ran alike (0.37-0.41 ms and
+ * 0.38-0.53, four alternating rounds, both threads). */
 DEFINE_LANES_TAPS(lanes_taps_2_1, 8, 1, 2, LANES_BY_ONE)
-DEFINE_LANES_TAPS(lanes_taps_2_2, 6, 2, 2, LANES_BY_ONE)
-DEFINE_LANES_TAPS(lanes_taps_3_1, 8, 1, 3, LANES_BY_ONE)
-DEFINE_LANES_TAPS(lanes_taps_3_2, 5, 2, 3, LANES_BY_ONE)
-DEFINE_LANES_TAPS(lanes_taps_two_2_1, 5, 1, 2, LANES_BY_TWO)
-DEFINE_LANES_TAPS(lanes_taps_two_2_2, 4, 2, 2, LANES_BY_TWO)
-DEFINE_LANES_TAPS(lanes_taps_two_3_1, 5, 1, 3, LANES_BY_TWO)
+DEFINE_LANES_TAPS(lanes_taps_2_2, 4, 2, 2, LANES_BY_ONE)
+DEFINE_LANES_TAPS(lanes_taps_3_1, 5, 1, 3, LANES_BY_ONE)
+DEFINE_LANES_TAPS(lanes_taps_3_2, 4, 2, 3, LANES_BY_ONE)
+DEFINE_LANES_TAPS(lanes_taps_two_2_1, 4, 1, 2, LANES_BY_TWO)
+DEFINE_LANES_TAPS(lanes_taps_two_2_2, 3, 2, 2, LANES_BY_TWO)
+DEFINE_LANES_TAPS(lanes_taps_two_3_1, 4, 1, 3, LANES_BY_TWO)
 DEFINE_LANES_TAPS(lanes_taps_two_3_2, 3, 2, 3, LANES_BY_TWO)
 
 /* One block (an end of a row) in the lanes form: the terms go round
