@@ -1666,16 +1666,31 @@ Test(onednn, own_loop_blocks_channels_last) {
 }
 
 /* The blocks loop on @p s, whose windows overlap or are cut by the
- * padding or the output's size: f32 on the user's buffers, 16-bit only
- * on f32 copies of whole tensors (its rows in f32 hold one input row). */
+ * padding or the output's size, on the user's buffers: 16-bit ones too,
+ * the input rows an output row reads widened in f32 by the loop, except
+ * where they are more than half of WIDENED_MAX_ROWS (16): then on f32
+ * copies of whole tensors. */
 static void check_blocks_overlapping(shape_t s) {
     check_own_loop_as(s, NXC, "dgrad:direct_blocks");
     s.act_layout = NXC;
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
     cr_assert(own && own->direct == DIRECT_BLOCKS_CL);
-    cr_assert_eq(own->staged, s.dt != dgrad_f32);
+    int64_t rows = 1;
+    for (int i = 0; i < s.nsp - 1; i++)
+        rows *= (s.K[i] + s.S[i] - 1) / s.S[i];
+    cr_assert_eq(own->staged, s.dt != dgrad_f32 && rows > 8,
+            "type %d, %ld input rows an output row", (int)s.dt, (long)rows);
     plan_destroy(own);
+}
+
+/* check_blocks_overlapping of @p s in f32, bf16 and f16. */
+static void check_blocks_overlapping_types(shape_t s) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    for (int i = 0; i < 3; i++) {
+        s.dt = dts[i];
+        check_blocks_overlapping(s);
+    }
 }
 
 /* The blocks loop where windows overlap (K > S: a block sums the taps of
@@ -1685,53 +1700,63 @@ static void check_blocks_overlapping(shape_t s) {
  * k4s2 at few channels, k3s2 with padding 1 and an output padding
  * (ENet), k16s8 in 1D (HiFi-GAN), stride 1, negative padding, an output
  * longer than the natural one, input rows of 1 and 2 pixels (every block
- * at an edge), K < S with padding, 3D; every type with a bias, two
- * images; both kernel sets. */
+ * at an edge), K < S with padding, 3D, rows of several stretches; each
+ * 2D and 1D case in every type; with a bias, two images; both kernel
+ * sets. */
 Test(onednn, own_loop_blocks_where_windows_overlap) {
-    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
     for (int k = 1; k <= 2; k++) {
         policy()->own_kernels = k;
         shape_t fcn = {.nsp = 2, .dt = dgrad_f32, .N = 2, .G = 1, .Cin = 21,
                 .Cout = 21, .X = {5, 7}, .K = {4, 4}, .S = {2, 2},
                 .D = {1, 1}, .PB = {0, 0}, .has_bias = 1};
         set_natural_y(&fcn, 0);
-        for (int i = 0; i < 3; i++) {
-            fcn.dt = dts[i];
-            check_blocks_overlapping(fcn);
-        }
+        check_blocks_overlapping_types(fcn);
+        /* rows of several stretches of output (a 16-bit output is
+         * rounded a stretch at a time): 60 blocks of 128 columns, 300
+         * of 16 in the lanes form */
+        shape_t wide = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 8,
+                .Cout = 64, .X = {3, 60}, .K = {3, 3}, .S = {2, 2},
+                .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&wide, 1);
+        check_blocks_overlapping_types(wide);
+        shape_t lanes = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 4,
+                .Cin = 20, .Cout = 8, .X = {3, 300}, .K = {3, 3},
+                .S = {2, 2}, .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
+        set_natural_y(&lanes, 0);
+        check_blocks_overlapping_types(lanes);
         shape_t enet = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1,
                 .Cin = 6, .Cout = 13, .X = {4, 9}, .K = {3, 3},
                 .S = {2, 2}, .D = {1, 1}, .PB = {1, 1}};
         set_natural_y(&enet, 0); /* natural - 2 PB + 1: output padding */
-        check_blocks_overlapping(enet);
+        check_blocks_overlapping_types(enet);
         shape_t hifi = {.nsp = 1, .dt = dgrad_f32, .N = 2, .G = 1,
                 .Cin = 8, .Cout = 5, .X = {23}, .K = {16}, .S = {8},
                 .D = {1}, .PB = {4}, .has_bias = 1};
         set_natural_y(&hifi, 4);
-        check_blocks_overlapping(hifi);
+        check_blocks_overlapping_types(hifi);
         shape_t s1 = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
                 .Cout = 20, .X = {5, 6}, .K = {3, 3}, .S = {1, 1},
                 .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
         set_natural_y(&s1, 1);
-        check_blocks_overlapping(s1);
+        check_blocks_overlapping_types(s1);
         /* output starting before the natural one, ending past it */
         shape_t neg = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 3,
                 .Cout = 7, .X = {3, 5}, .K = {4, 4}, .S = {2, 3},
                 .D = {1, 1}, .PB = {-1, -2}, .has_bias = 1};
         set_natural_y(&neg, -3);
-        check_blocks_overlapping(neg);
+        check_blocks_overlapping_types(neg);
         for (int64_t x = 1; x <= 2; x++) {
             shape_t r = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1,
                     .Cin = 5, .Cout = 16, .X = {x}, .K = {5}, .S = {2},
                     .D = {1}, .PB = {1}, .has_bias = 1};
             set_natural_y(&r, 0);
-            check_blocks_overlapping(r);
+            check_blocks_overlapping_types(r);
         }
         shape_t gaps = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1,
                 .Cin = 4, .Cout = 9, .X = {3, 7}, .K = {1, 2},
                 .S = {3, 3}, .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
         set_natural_y(&gaps, -1);
-        check_blocks_overlapping(gaps);
+        check_blocks_overlapping_types(gaps);
         shape_t v = {.nsp = 3, .dt = dgrad_bf16, .N = 1, .G = 1, .Cin = 5,
                 .Cout = 6, .X = {3, 4, 5}, .K = {3, 4, 3}, .S = {2, 2, 2},
                 .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
@@ -1743,7 +1768,7 @@ Test(onednn, own_loop_blocks_where_windows_overlap) {
                 .Cin = 20, .Cout = 8, .X = {4, 9}, .K = {3, 3},
                 .S = {2, 2}, .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
         set_natural_y(&spec, 0);
-        check_blocks_overlapping(spec);
+        check_blocks_overlapping_types(spec);
         shape_t g8 = {.nsp = 3, .dt = dgrad_f16, .N = 2, .G = 8,
                 .Cin = 24, .Cout = 32, .X = {2, 3, 4}, .K = {3, 3, 3},
                 .S = {1, 1, 1}, .D = {1, 1, 1}, .PB = {1, 1, 1}};
@@ -2872,7 +2897,8 @@ Test(onednn, own_loop_blocks_channels_first) {
 
 /* Where it does not apply: more than BLOCKS_MAX_GROUPS groups, dilation,
  * more than BLOCKS_MAX_TERMS terms (K / S taps, 3D); and, for the loop
- * that widens 16-bit rows itself, windows that overlap and NCX. */
+ * that widens 16-bit rows itself, NCX and output rows that read more
+ * input rows than half of WIDENED_MAX_ROWS (9: 3D, k3s1). */
 Test(onednn, own_loop_blocks_where_it_does_not_apply) {
     shape_t base = {.nsp = 2, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 4,
             .Cout = 6, .X = {3, 5}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
@@ -2898,7 +2924,17 @@ Test(onednn, own_loop_blocks_where_it_does_not_apply) {
                 s.PB[i] = 0;
             }
         }
-        if (c == 4) s.dt = dgrad_bf16;
+        if (c == 4) {
+            s.dt = dgrad_bf16;
+            s.nsp = 3;
+            s.X[2] = 4;
+            for (int i = 0; i < 3; i++) {
+                s.K[i] = 3;
+                s.S[i] = 1;
+                s.D[i] = 1;
+                s.PB[i] = 1;
+            }
+        }
         set_natural_y(&s, 0);
         dgrad_problem_t p = make_problem(&s);
         int staged = c == 1 || c == 4 ? 0 : DIRECT_EITHER;

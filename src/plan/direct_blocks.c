@@ -4,9 +4,10 @@
  * dilation, on channels-last or NCX activations, in f32, bf16 or f16: the
  * up-sampling layers of U-Net, ESPNet and ENet (k2s2, k3s2), FCN-8s's
  * k4s2 and k16s8 at 21 classes, HiFi-GAN's k16s8. 16-bit types go through
- * f32 copies of whole tensors (plan->staged) or, where windows do not
- * overlap on channels-last, row by row through f32 rows in the thread's
- * scratch, or, where the input is spread, widened as it is spread and
+ * f32 copies of whole tensors (plan->staged) or, on channels-last, row by
+ * row through f32 rows in the thread's scratch (each input row widened
+ * once for the output rows that read it, widened_t), or, where the input
+ * is spread, widened as it is spread and
  * rounded from f32 rows a run of rows at a time (deconv_ci_3d:grouped in
  * f16 over raw oneDNN's f32 on its preferred layouts: +8.7-9.0 -> +1.0-1.1
  * us in NXC, +8.1-8.4 -> +0.9-2.2 in NCX, with the lists made once;
@@ -67,22 +68,25 @@
 #include "direct_blocks_impl.h"
 #include "dtype.h"
 
-/* Whether every output block is the product of one input pixel: one tap
- * per phase on every axis, no padding, an output S times the input. */
-static int windows_disjoint(const dgrad_problem_t *p) {
-    for (int i = 0; i < p->nsp; i++)
-        if (p->K[i] > p->S[i] || p->PB[i] != 0
-                || p->Y[i] != p->X[i] * p->S[i])
-            return 0;
-    return 1;
-}
-
 /* Whether the loop reads and writes the user's 16-bit tensors itself,
- * through f32 rows: an input row (X pixels by Cin) widened once for the
- * S output rows it reaches, and the output row computed, chained and
- * rounded a stretch at a time in scratch. */
+ * through f32 rows: each input row (X pixels by Cin) that an output row
+ * reads widened into the thread's scratch (widened_t: kept there for the
+ * next output rows that read it), and the output row computed, chained
+ * and rounded a stretch at a time in scratch. */
 static int rows_in_f32(const dgrad_plan_t *plan) {
     return !plan->staged && plan->p.dt != dgrad_f32;
+}
+
+/* Where the loop widens 16-bit rows itself (rows_in_f32), a thread's
+ * scratch holds widened_rows input rows widened: twice the rows one
+ * output row reads (outer_taps), so that the rows an output row adds
+ * never take the place of one it reads and the next output rows find
+ * most of theirs. At most this many (past it, f32 copies of the whole
+ * tensors). */
+#define WIDENED_MAX_ROWS 16
+
+static int64_t widened_rows(const dgrad_problem_t *p) {
+    return 2 * outer_taps(p);
 }
 
 /* Whether output pixels along the last axis are Cout contiguous
@@ -283,16 +287,18 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
     }
     /* 16-bit tensors are read and written by the loop where the input is
      * spread (widened as it is) and its rows run from lists (rounded
-     * from f32 rows, BLOCKS_MAX_ROW_VALUES each at most), or where rows
-     * widened in f32 hold one channels-last input row and are rounded
-     * into a channels-last output; windows that overlap and other
-     * layouts go through f32 copies of the whole tensors (plan->staged) */
+     * from f32 rows, BLOCKS_MAX_ROW_VALUES each at most), or where
+     * channels-last input rows are widened into f32 rows (at most
+     * WIDENED_MAX_ROWS of them) and rounded into a channels-last output;
+     * other layouts go through f32 copies of the whole tensors
+     * (plan->staged) */
     if (rows_in_f32(plan) && spread_listed(plan))
         return p->Y[l] <= BLOCKS_MAX_ROW_VALUES / p->Cout
                 && phases * terms * p->Cin
                 <= BLOCKS_MAX_WEIGHTS / padded_cols(p);
     if (rows_in_f32(plan)
-            && (!windows_disjoint(p) || is[1] != 1 || !output_cl(plan)
+            && (is[1] != 1 || !output_cl(plan)
+                    || widened_rows(p) > WIDENED_MAX_ROWS
                     || p->X[l] > BLOCKS_MAX_ROW_VALUES / p->Cin))
         return 0;
     return phases * terms * p->Cin <= BLOCKS_MAX_WEIGHTS / padded_cols(p);
@@ -345,7 +351,7 @@ static size_t thread_rows_scratch(const dgrad_plan_t *plan) {
     if (rows_in_f32(plan) && spread_listed(plan))
         n += 3 * list_rows(plan) * p->Y[l] * p->Cout;
     else if (rows_in_f32(plan))
-        n += p->X[l] * p->Cin + stretch_pixels(p) * cols(p);
+        n += widened_rows(p) * p->X[l] * p->Cin + stretch_pixels(p) * cols(p);
     else if (!output_cl(plan))
         n += p->Y[l] * p->Cout;
     return ((size_t)n * sizeof(float) + 63) / 64 * 64;
@@ -495,19 +501,20 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     }
 }
 
-/* Blocks [@p x0, @p x1] of a row: those whose columns are all in the
- * output and whose taps all reach input pixels in one call, the others
- * (at the row's ends) one by one with the columns and taps they have. */
+/* Blocks [@p x0, @p x1] of a row (output pixel o at (o - @p o_base) x
+ * Cout of @p out): those whose columns are all in the output and whose
+ * taps all reach input pixels in one call, the others (at the row's
+ * ends) one by one with the columns and taps they have. */
 static void blocks_span(const blocks_args_t *a, const row_work_t *r,
-        const float *in, int64_t in_step, float *out_row, int64_t x0,
-        int64_t x1) {
+        const float *in, int64_t in_step, float *out, int64_t o_base,
+        int64_t x0, int64_t x1) {
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
     int64_t S = p->S[l], PB = p->PB[l], C = p->Cout, lo = a->lo, hi = a->hi;
     for (int64_t x = x0; x <= x1; x++) {
         if (x >= lo && x <= hi) {
             int64_t end = hi < x1 ? hi : x1;
-            blocks_pixels(a, r, in, in_step, out_row, 0, x, end - x + 1, 0,
+            blocks_pixels(a, r, in, in_step, out, o_base, x, end - x + 1, 0,
                     S * C);
             x = end;
             continue;
@@ -515,7 +522,7 @@ static void blocks_span(const blocks_args_t *a, const row_work_t *r,
         int64_t b0 = PB - S * x, b1 = p->Y[l] + PB - S * x;
         if (b0 < 0) b0 = 0;
         if (b1 > S) b1 = S;
-        blocks_pixels(a, r, in, in_step, out_row, 0, x, 1, b0 * C, b1 * C);
+        blocks_pixels(a, r, in, in_step, out, o_base, x, 1, b0 * C, b1 * C);
     }
 }
 
@@ -565,24 +572,51 @@ static void store_row(const blocks_args_t *a, const float *row, float *out) {
             out[co * os[1] + y * os[2 + l]] = row[y * C + co];
 }
 
+/* The input rows a thread holds widened (rows_in_f32), in slots of X x
+ * Cin floats: the input row (element offset) each slot holds (-1:
+ * none), the output row that last read it, and output rows begun. */
+typedef struct widened {
+    int64_t row[WIDENED_MAX_ROWS], last[WIDENED_MAX_ROWS], clock;
+} widened_t;
+
+/* The slot of @p wd (slots of @p rows, widened_rows of them) that holds
+ * input row @p in_off widened, widened there first if none does, in
+ * place of the row read longest ago (never one the current output row
+ * reads: the slots are twice its rows). */
+static int64_t widened_slot(const blocks_args_t *a, const char *in,
+        int64_t in_off, widened_t *wd, float *rows) {
+    const dgrad_problem_t *p = &a->plan->p;
+    int64_t victim = 0, slots = widened_rows(p);
+    for (int64_t s = 0; s < slots; s++) {
+        if (wd->row[s] == in_off) {
+            wd->last[s] = wd->clock;
+            return s;
+        }
+        if (wd->last[s] < wd->last[victim]) victim = s;
+    }
+    widen_input_row(a, in, in_off, rows + victim * p->X[p->nsp - 1] * p->Cin);
+    wd->row[victim] = in_off;
+    wd->last[victim] = wd->clock;
+    return victim;
+}
+
 /* One output row (image @p n, outer output position @p y), the bias row
  * already at the start of @p scratch. Its terms are the combinations of
  * outer taps whose input rows are in the input; a row none reaches (K <
  * S, or padding) gets the bias (then the chain) like any other. The
  * blocks go straight into a channels-last output, else into a
  * channels-last row in scratch that store_row then writes. Where the
- * loop widens rows itself (rows_in_f32: windows that do not overlap,
- * one term), @p widened is the input row the scratch holds (-1: none),
- * and the output is computed into scratch a stretch at a time and
- * rounded into the user's. */
+ * loop widens rows itself (rows_in_f32), @p wd holds the rows widened in
+ * scratch, and the output is computed into scratch a stretch of blocks
+ * at a time and rounded into the user's. */
 static void blocks_row(const blocks_args_t *a, const char *in,
         const float *w, int64_t n, const int64_t *y, char *scratch,
-        int64_t *widened) {
+        widened_t *wd) {
     const dgrad_plan_t *plan = a->plan;
     const dgrad_problem_t *p = &plan->p;
     const int64_t *is = a->is, *os = plan->out.io_strides;
     int l = p->nsp - 1;
-    int64_t nc = a->nc, np = a->np, ot = a->ot, T = a->T;
+    int64_t np = a->np, ot = a->ot, T = a->T;
     float *brow = (float *)scratch;
     /* the term arrays are filled up to nterms, not zeroed (1 KiB a row) */
     row_work_t r;
@@ -630,42 +664,49 @@ static void blocks_row(const blocks_args_t *a, const char *in,
         r.c_step = is[1];
         if (a->out_cl) {
             blocks_span(a, &r, (const float *)in, is[2 + l],
-                    (float *)a->out + out_off, x0, x1);
+                    (float *)a->out + out_off, 0, x0, x1);
             return;
         }
         float *row = brow + a->row_buf;
-        blocks_span(a, &r, (const float *)in, is[2 + l], row, x0, x1);
+        blocks_span(a, &r, (const float *)in, is[2 + l], row, 0, x0, x1);
         store_row(a, row, (float *)a->out + out_off);
         return;
     }
-    /* one term at most, of input row r.in_off[0] */
+    /* the terms' rows widened (X pixels of Cin channels), each term at
+     * its slot */
     r.c_step = 1;
-    float *in_row = brow + a->row_buf, *stretch = in_row + p->X[l] * p->Cin;
-    if (r.nterms && *widened != r.in_off[0]) {
-        widen_input_row(a, in, r.in_off[0], in_row);
-        *widened = r.in_off[0];
-    }
-    r.in_off[0] = 0;
+    int64_t row_floats = p->X[l] * p->Cin, S = p->S[l], PB = p->PB[l],
+            Y = p->Y[l], C = p->Cout;
+    float *rows = brow + a->row_buf,
+          *stretch = rows + widened_rows(p) * row_floats;
+    wd->clock++;
+    for (int64_t u = 0; u < r.nterms; u++)
+        r.in_off[u] = widened_slot(a, in, r.in_off[u], wd, rows) * row_floats;
     int64_t step = stretch_pixels(p);
-    for (int64_t x = 0; x < p->X[l]; x += step) {
-        int64_t count = p->X[l] - x < step ? p->X[l] - x : step;
-        /* the stretch holds output pixels from S * x on */
-        blocks_pixels(a, &r, in_row, p->Cin, stretch, x * p->S[l], x,
-                count, 0, nc);
+    for (int64_t x = x0; x <= x1; x += step) {
+        int64_t xe = x1 - x < step ? x1 : x + step - 1;
+        /* the stretch holds the output pixels of blocks x .. xe */
+        int64_t o0 = S * x - PB, o1 = S * xe - PB + S - 1;
+        if (o0 < 0) o0 = 0;
+        if (o1 > Y - 1) o1 = Y - 1;
+        blocks_span(a, &r, rows, p->Cin, stretch, o0, x, xe);
         convert_run_from_f32(p->dt, stretch,
-                a->out + (size_t)(out_off + x * nc) * a->esize, count * nc);
+                a->out + (size_t)(out_off + o0 * C) * a->esize,
+                (o1 - o0 + 1) * C);
     }
 }
 
 /* The rows of direct_blocks_run: @p n the image, @p y the outer position
- * and the @p run - 1 after it on the last outer axis (rows of the same
- * input row one after the other: it is widened once for them). */
+ * and the @p run - 1 after it on the last outer axis (rows that read the
+ * same input rows one after the other: each is widened once for them). */
 static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
         int64_t run, char *scratch) {
     const blocks_args_t *a = arg;
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
-    int64_t at[DGRAD_MAX_SPATIAL], widened = -1, nc = a->nc, C = p->Cout;
+    int64_t at[DGRAD_MAX_SPATIAL], nc = a->nc, C = p->Cout;
+    widened_t wd = {.clock = 0};
+    for (int64_t s = 0; s < WIDENED_MAX_ROWS; s++) wd.row[s] = wd.last[s] = -1;
     const float *w = a->private_off
             ? (const float *)(scratch + a->private_off)
             : a->w;
@@ -684,7 +725,7 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
     for (int i = 0; i < l; i++) at[i] = y[i];
     for (int64_t k = 0; k < run; k++) {
         if (k) at[l - 1]++; /* runs are longer than 1 only where l >= 1 */
-        blocks_row(a, in, w, n, at, scratch, &widened);
+        blocks_row(a, in, w, n, at, scratch, &wd);
     }
 }
 
