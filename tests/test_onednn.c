@@ -1834,8 +1834,9 @@ static void check_blocks_listed(const dgrad_problem_t *p) {
  * channels in two vectors; every tap of the last axis at once, 2 or 3),
  * 4 vectors in 1D, 5 (row by row), 8 groups of 2 -> 1, 16-bit rows widened in the
  * loop (windows that do not overlap) or spread and rounded, a pixel stride
- * beyond the channels (spread by the rule); every type, with and without
- * a bias. Block-diagonal weights instead for 2 groups, output columns of
+ * beyond the channels (spread by the rule), and the rule with channels
+ * contiguous (rows long enough for the taps kernels permuted, shorter
+ * ones and 3D spread); every type, with and without a bias. Block-diagonal weights instead for 2 groups, output columns of
  * no common lane pattern (4 x 5 output channels) and the AVX2 kernels. */
 Test(onednn, own_loop_blocks_lanes_form) {
     policy()->own_loop_kind = DIRECT_BLOCKS_CL;
@@ -1921,6 +1922,21 @@ Test(onednn, own_loop_blocks_lanes_form) {
     p.in_strides[2] = st.X[1] * p.in_strides[3];
     p.in_strides[0] = st.X[0] * p.in_strides[2] + 5;
     check_blocks_listed(&p);
+    /* the rule with channels contiguous (NXC): the 2D grouped example's
+     * k3s2 permuted (its rows of TAPS_MIN_ROW_BLOCKS blocks and more on
+     * the taps kernels), spread where rows are shorter, and in 3D */
+    int64_t row_pixels[] = {13, 12};
+    for (int i = 0; i < 2; i++) {
+        shape_t k3s2 = spec;
+        k3s2.X[1] = row_pixels[i];
+        set_natural_y(&k3s2, 0);
+        check_blocks_form(k3s2, NXC, i == 0 ? 1 : 3);
+    }
+    shape_t g3d = {.nsp = 3, .dt = dgrad_f32, .N = 1, .G = 4, .Cin = 20,
+            .Cout = 8, .X = {3, 4, 14}, .K = {3, 3, 3}, .S = {2, 2, 2},
+            .D = {1, 1, 1}, .PB = {1, 1, 1}, .has_bias = 1};
+    set_natural_y(&g3d, 0);
+    check_blocks_form(g3d, NXC, 3);
 }
 
 /* check_blocks_form (lists: form 3) with the spread input in each
@@ -2723,9 +2739,10 @@ Test(onednn, own_loop_blocks_lists_not_kept_past_their_limit) {
 }
 
 /* 16-bit rows from lists, rounded into the user's output by the loop
- * (blocks_round_rows): rows of 79 pixels of 16 channels, of which
- * LIST_MAX_ROUNDED_FLOATS holds fewer than a run has (a run in several
- * parts), in NCX (channels gathered, rows contiguous), NXC (one run),
+ * (blocks_round_rows): rows of 19 pixels of 16 channels (short enough
+ * that the rule spreads the input in NXC too, TAPS_MIN_ROW_BLOCKS), of
+ * which LIST_MAX_ROUNDED_FLOATS holds fewer than a run has (a run in
+ * several parts), in NCX (channels gathered, rows contiguous), NXC (one run),
  * NCX with a gap after each row (a row at a time), and pixels 2 floats
  * apart beyond their channels (neither layout: element by element);
  * bf16 and f16, with a bias; on the AVX2 kernels, through f32 copies. */
@@ -2736,7 +2753,7 @@ Test(onednn, own_loop_blocks_lanes_16bit_rounded) {
     dgrad_data_type_t dts[] = {dgrad_bf16, dgrad_f16};
     for (int i = 0; i < 2; i++) {
         shape_t s = {.nsp = 2, .dt = dts[i], .N = 2, .G = 4, .Cin = 16,
-                .Cout = 16, .X = {12, 40}, .K = {3, 3}, .S = {2, 2},
+                .Cout = 16, .X = {16, 10}, .K = {3, 3}, .S = {2, 2},
                 .D = {1, 1}, .PB = {1, 1}, .has_bias = 1};
         set_natural_y(&s, 0);
         cr_assert_gt(s.Y[0], LIST_MAX_ROUNDED_FLOATS / (s.Y[1] * s.Cout));

@@ -131,6 +131,33 @@ static int output_cl(const dgrad_plan_t *plan) {
  * builds). */
 #define LANES_SPREAD_MIN_TERMS 4
 
+/* In 1D and 2D, rows of at least this many blocks whose taps the lanes
+ * taps kernels take (taps_take_rows) run faster permuted than spread:
+ * with channels contiguous (NXC), the grouped example's k3s2 at 14^2,
+ * 28^2 and 56^2 input pixels took 5.2-5.8, 12-14 and 38-45 us permuted
+ * against 6.7-7.2, 17-18 and 56-61 spread, and k3s1, k4s2, k5s2 and k6s2
+ * at 28^2 (4 to 9 terms) 13-18, 15-19, 22-26 and 29-32 us against 20-21,
+ * 22-23, 30-31 and 39-41; rows of 7 pixels (k3s2, 6 blocks) 5.1-5.2
+ * against 4.1-4.6, where the spread's lists put the blocks of several
+ * rows in one call. In 3D the spread still won at rows of 14 (k3s2, 8
+ * terms: 0.135-0.147 ms permuted against 0.109) and 5 (k3s1, 27 terms:
+ * 17-18 us against 11.5), where the lists save each output row's
+ * terms (`DGRAD_OWN_LOOP=blocks dgrad bench --no-raw --data-format NXC`
+ * with DGRAD_SPREAD_INPUT unset and `=never`, three alternating rounds,
+ * AMD EPYC Zen 4 VM; bench/README.md, thirty-fourth look). */
+#define TAPS_MIN_ROW_BLOCKS 12
+
+/* Whether the lanes taps kernels take the interior blocks of a row: 2 or
+ * 3 taps of the last axis (LANES_TAPS_*), at most LANES_TAPS_NV vectors
+ * of columns, and rows of at least TAPS_MIN_ROW_BLOCKS blocks whose taps
+ * all reach the row. */
+static int taps_take_rows(const dgrad_problem_t *p) {
+    int64_t T = axis_taps(p, p->nsp - 1);
+    return T >= LANES_TAPS_MIN && T < LANES_TAPS_MIN + LANES_TAPS_COUNT
+            && padded_cols(p) <= LANES_TAPS_NV * 16
+            && p->X[p->nsp - 1] - (T - 1) >= TAPS_MIN_ROW_BLOCKS;
+}
+
 /* Where the policy has the input spread whatever its size (tests), it
  * is still at most this many floats. */
 #define LANES_SPREAD_ALWAYS_MAX_FLOATS ((int64_t)1 << 30)
@@ -173,18 +200,22 @@ static int listable(const dgrad_plan_t *plan) {
  * 16-bit input (widened as it is spread) only where the rows then run
  * from lists (the rows otherwise read it as f32); by the rule, where the
  * channels are contiguous (else only the spread input gives the lanes
- * form), only where a block has LANES_SPREAD_MIN_TERMS terms or more. */
+ * form), only where a block has LANES_SPREAD_MIN_TERMS terms or more and,
+ * in 1D and 2D, the taps kernels do not take the rows
+ * (TAPS_MIN_ROW_BLOCKS). */
 static int spread_fits(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int64_t cs = plan->in.io_strides[1];
     int rule = plan->policy.spread_input;
+    int pays = cs != 1
+            || (outer_taps(p) * axis_taps(p, p->nsp - 1)
+                            >= LANES_SPREAD_MIN_TERMS
+                    && (p->nsp >= 3 || !taps_take_rows(p)));
     return rule != 1 && (!rows_in_f32(plan) || listable(plan))
             && (rule == 2
                     || (spread_floats(p) <= LANES_SPREAD_MAX_BYTES
                                             / (int64_t)sizeof(float)
-                            && (cs != 1
-                                    || outer_taps(p) * axis_taps(p, p->nsp - 1)
-                                            >= LANES_SPREAD_MIN_TERMS)))
+                            && pays))
             && cs >= 0 && cs <= INT32_MAX / LANES_MAX_CIN;
 }
 
