@@ -77,18 +77,6 @@ static int rows_in_f32(const dgrad_plan_t *plan) {
     return !plan->staged && plan->p.dt != dgrad_f32;
 }
 
-/* Where the loop widens 16-bit rows itself (rows_in_f32), a thread's
- * scratch holds widened_rows input rows widened: twice the rows one
- * output row reads (outer_taps), so that the rows an output row adds
- * never take the place of one it reads and the next output rows find
- * most of theirs. At most this many (past it, f32 copies of the whole
- * tensors). */
-#define WIDENED_MAX_ROWS 16
-
-static int64_t widened_rows(const dgrad_problem_t *p) {
-    return 2 * outer_taps(p);
-}
-
 /* Whether output pixels along the last axis are Cout contiguous
  * channels apart (channels-last): blocks are stored straight into it;
  * other layouts (NCX) get each row through a channels-last row in
@@ -418,23 +406,6 @@ size_t direct_blocks_weights_size(const dgrad_plan_t *plan) {
 }
 
 
-/* Input row @p in_off (elements) of @p in, a 16-bit tensor, widened
- * into @p row: X pixels of Cin channels, contiguous. */
-static void widen_input_row(const blocks_args_t *a, const char *in,
-        int64_t in_off, float *row) {
-    const dgrad_problem_t *p = &a->plan->p;
-    int l = p->nsp - 1;
-    int64_t step = a->plan->in.io_strides[2 + l];
-    const char *src = in + (size_t)in_off * a->esize;
-    if (step == p->Cin) {
-        convert_run_to_f32(p->dt, src, row, p->X[l] * p->Cin);
-        return;
-    }
-    for (int64_t x = 0; x < p->X[l]; x++)
-        convert_run_to_f32(p->dt, src + (size_t)(x * step) * a->esize,
-                row + x * p->Cin, p->Cin);
-}
-
 /* What the row functions share for one output row: its terms, each an
  * input row (an element offset, of pixel 0) and the packed weights of
  * its outer taps (tap 0 of the last axis; tap t follows t * Cin rows on). */
@@ -448,6 +419,27 @@ typedef struct row_work {
     int64_t idx[2 + DGRAD_MAX_SPATIAL]; /* the row's first output pixel */
     float *tmp; /* a pixel of a 16-bit post-op operand */
 } row_work_t;
+
+/* The rest of the chain after the kernels' epilogue on the output pixels
+ * of blocks_pixels' call (@p count blocks, columns @p c0 on, @p ncols of
+ * them; output pixel @p o0 at block x's column 0), while they are in
+ * cache. */
+static void chain_after_kernels(const blocks_args_t *a, const row_work_t *r,
+        float *out, int64_t o_base, int64_t o0, int64_t count, int64_t c0,
+        int64_t ncols) {
+    const dgrad_problem_t *p = &a->plan->p;
+    int l = p->nsp - 1;
+    if (!a->plan->post.fused || r->from >= p->n_post_ops) return;
+    int64_t idx[2 + DGRAD_MAX_SPATIAL];
+    memcpy(idx, r->idx, sizeof idx);
+    int64_t first = o0 + c0 / p->Cout,
+            pixels = count > 1 ? count * p->S[l] : ncols / p->Cout;
+    for (int64_t k = 0; k < pixels; k++) {
+        idx[2 + l] = first + k;
+        post_chain_run(p, a->operands, r->from, idx, 1, p->Cout,
+                out + (first + k - o_base) * p->Cout, r->tmp);
+    }
+}
 
 /* @p count blocks of the last axis from block @p x on (the S output
  * pixels that input pixel x reaches with tap 0), columns [@p c0, @p c1)
@@ -464,15 +456,6 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
     int64_t nc = a->nc, np = a->np, T = a->T;
-    const float *src[BLOCKS_MAX_TERMS], *w[BLOCKS_MAX_TERMS];
-    int64_t n = 0;
-    for (int64_t t = 0; t < T; t++) {
-        if (x - t < 0 || x + count - 1 - t >= p->X[l]) continue;
-        for (int64_t u = 0; u < r->nterms; u++) {
-            src[n] = in + r->in_off[u] + (x - t) * in_step;
-            w[n++] = r->w[u] + t * a->rows * np;
-        }
-    }
     int64_t o0 = x * p->S[l] - p->PB[l]; /* output pixel of column 0 */
     float *dst = out + ((o0 - o_base) * p->Cout + c0);
     /* nv_max and w are powers of two: masks and shifts, not divisions
@@ -482,20 +465,36 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     int64_t whole = ncols & ~(chunk - 1), rest_nv =
             ((ncols - whole + a->k.w - 1)
                     >> __builtin_ctzll((unsigned long long)a->k.w)) - 1;
-    /* every tap of the last axis reaches these blocks: the taps kernels
-     * permute each pixel once for all of them (one call of at most
-     * LANES_TAPS_NV vectors of columns) */
+    /* where every tap of the last axis reaches these blocks (their input
+     * pixels x - T + 1 .. x + count - 1 all in the row), the taps
+     * kernels permute each pixel once for all of them (one call of at
+     * most LANES_TAPS_NV vectors of columns) */
     int64_t nt = T - LANES_TAPS_MIN, nv = (ncols + a->k.w - 1) / a->k.w;
     if (a->lanes && a->by != LANES_BY_SPREAD && count > SHORT_BLOCKS
-            && n == T * r->nterms && nt >= 0 && nt < LANES_TAPS_COUNT
-            && nv <= LANES_TAPS_NV && a->k.lanes_taps[0][0][0]) {
+            && x >= T - 1 && x + count <= p->X[l] && nt >= 0
+            && nt < LANES_TAPS_COUNT && nv <= LANES_TAPS_NV
+            && a->k.lanes_taps[0][0][0]) {
         const float *base[BLOCKS_MAX_TERMS];
         for (int64_t u = 0; u < r->nterms; u++)
             base[u] = in + (r->in_off[u] + x * in_step);
         a->k.lanes_taps[a->by == LANES_BY_TWO][nt][nv - 1](base, r->nterms,
                 in_step, p->Cin, a->rows, &a->pattern[0][0], r->w,
                 a->rows * np, np, c0, r->brow, ncols, &r->ep, dst, nc, count);
-    } else if (a->lanes) {
+        chain_after_kernels(a, r, out, o_base, o0, count, c0, ncols);
+        return;
+    }
+    /* the terms: each tap t whose input pixels x - t .. x + count - 1 - t
+     * are all in the row, each combination of outer taps */
+    const float *src[BLOCKS_MAX_TERMS], *w[BLOCKS_MAX_TERMS];
+    int64_t n = 0;
+    for (int64_t t = 0; t < T; t++) {
+        if (x - t < 0 || x + count - 1 - t >= p->X[l]) continue;
+        for (int64_t u = 0; u < r->nterms; u++) {
+            src[n] = in + r->in_off[u] + (x - t) * in_step;
+            w[n++] = r->w[u] + t * a->rows * np;
+        }
+    }
+    if (a->lanes) {
         int by = a->by;
         const lanes_fn *of = count == 1 ? a->k.lanes_single[by]
                 : count <= SHORT_BLOCKS ? a->k.lanes_short[by]
@@ -520,16 +519,7 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
                     c0 + whole, r->brow, ncols - whole, &r->ep, dst + whole,
                     nc, count);
     }
-    if (!a->plan->post.fused || r->from >= p->n_post_ops) return;
-    int64_t idx[2 + DGRAD_MAX_SPATIAL];
-    memcpy(idx, r->idx, sizeof idx);
-    int64_t first = o0 + c0 / p->Cout,
-            pixels = count > 1 ? count * p->S[l] : ncols / p->Cout;
-    for (int64_t k = 0; k < pixels; k++) {
-        idx[2 + l] = first + k;
-        post_chain_run(p, a->operands, r->from, idx, 1, p->Cout,
-                out + (first + k - o_base) * p->Cout, r->tmp);
-    }
+    chain_after_kernels(a, r, out, o_base, o0, count, c0, ncols);
 }
 
 /* Blocks [@p x0, @p x1] of a row (output pixel o at (o - @p o_base) x
@@ -555,80 +545,6 @@ static void blocks_span(const blocks_args_t *a, const row_work_t *r,
         if (b1 > S) b1 = S;
         blocks_pixels(a, r, in, in_step, out, o_base, x, 1, b0 * C, b1 * C);
     }
-}
-
-/* An output row computed channels-last in @p row (Y pixels of Cout) into
- * the output at @p out (its first pixel), channel by channel: 16 pixels
- * of a channel gathered at a time with AVX-512, else one by one (the row
- * is in L1 or L2; the user's rows are written in order). */
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx512f"))) static void store_row_avx512(
-        const float *row, int64_t pixels, int64_t C, float *out,
-        int64_t c_stride) {
-    __m512i idx = _mm512_mullo_epi32(_mm512_set1_epi32((int)C),
-            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
-                    14, 15));
-    for (int64_t co = 0; co < C; co++) {
-        const float *src = row + co;
-        float *dst = out + co * c_stride;
-        int64_t y = 0;
-        for (; y + 16 <= pixels; y += 16)
-            _mm512_storeu_ps(dst + y,
-                    _mm512_i32gather_ps(idx, src + y * C, 4));
-        if (y < pixels) {
-            __mmask16 m = (__mmask16)((1u << (pixels - y)) - 1u);
-            _mm512_mask_storeu_ps(dst + y, m,
-                    _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx,
-                            src + y * C, 4));
-        }
-    }
-}
-
-#endif
-
-static void store_row(const blocks_args_t *a, const float *row, float *out) {
-    const dgrad_problem_t *p = &a->plan->p;
-    const int64_t *os = a->plan->out.io_strides;
-    int l = p->nsp - 1;
-    int64_t C = p->Cout, Y = p->Y[l];
-#if defined(__x86_64__) && defined(__GNUC__)
-    /* gather indices are 32-bit: Y * C < 2^31 (BLOCKS_MAX_ROW_VALUES) */
-    if (os[2 + l] == 1 && cpu_has_avx512f() && !a->plan->direct_avx2) {
-        store_row_avx512(row, Y, C, out, os[1]);
-        return;
-    }
-#endif
-    for (int64_t co = 0; co < C; co++)
-        for (int64_t y = 0; y < Y; y++)
-            out[co * os[1] + y * os[2 + l]] = row[y * C + co];
-}
-
-/* The input rows a thread holds widened (rows_in_f32), in slots of X x
- * Cin floats: the input row (element offset) each slot holds (-1:
- * none), the output row that last read it, and output rows begun. */
-typedef struct widened {
-    int64_t row[WIDENED_MAX_ROWS], last[WIDENED_MAX_ROWS], clock;
-} widened_t;
-
-/* The slot of @p wd (slots of @p rows, widened_rows of them) that holds
- * input row @p in_off widened, widened there first if none does, in
- * place of the row read longest ago (never one the current output row
- * reads: the slots are twice its rows). */
-static int64_t widened_slot(const blocks_args_t *a, const char *in,
-        int64_t in_off, widened_t *wd, float *rows) {
-    const dgrad_problem_t *p = &a->plan->p;
-    int64_t victim = 0, slots = widened_rows(p);
-    for (int64_t s = 0; s < slots; s++) {
-        if (wd->row[s] == in_off) {
-            wd->last[s] = wd->clock;
-            return s;
-        }
-        if (wd->last[s] < wd->last[victim]) victim = s;
-    }
-    widen_input_row(a, in, in_off, rows + victim * p->X[p->nsp - 1] * p->Cin);
-    wd->row[victim] = in_off;
-    wd->last[victim] = wd->clock;
-    return victim;
 }
 
 /* One output row (image @p n, outer output position @p y), the bias row
@@ -700,7 +616,7 @@ static void blocks_row(const blocks_args_t *a, const char *in,
         }
         float *row = brow + a->row_buf;
         blocks_span(a, &r, (const float *)in, is[2 + l], row, 0, x0, x1);
-        store_row(a, row, (float *)a->out + out_off);
+        blocks_store_row(a, row, (float *)a->out + out_off);
         return;
     }
     /* the terms' rows widened (X pixels of Cin channels), each term at
@@ -712,7 +628,7 @@ static void blocks_row(const blocks_args_t *a, const char *in,
           *stretch = rows + widened_rows(p) * row_floats;
     wd->clock++;
     for (int64_t u = 0; u < r.nterms; u++)
-        r.in_off[u] = widened_slot(a, in, r.in_off[u], wd, rows) * row_floats;
+        r.in_off[u] = blocks_widened_slot(a, in, r.in_off[u], wd, rows) * row_floats;
     int64_t step = stretch_pixels(p);
     for (int64_t x = x0; x <= x1; x += step) {
         int64_t xe = x1 - x < step ? x1 : x + step - 1;
@@ -736,8 +652,8 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
     const dgrad_problem_t *p = &a->plan->p;
     int l = p->nsp - 1;
     int64_t at[DGRAD_MAX_SPATIAL], nc = a->nc, C = p->Cout;
-    widened_t wd = {.clock = 0};
-    for (int64_t s = 0; s < WIDENED_MAX_ROWS; s++) wd.row[s] = wd.last[s] = -1;
+    widened_t wd;
+    if (a->in_f32) blocks_widened_reset(&wd);
     const float *w = a->private_off
             ? (const float *)(scratch + a->private_off)
             : a->w;

@@ -2,7 +2,8 @@
  * What the blocks loop's files share (direct_blocks.c: where it applies,
  * its rows and their threads; direct_blocks_pack.c: its packed weights;
  * direct_blocks_spread.c: the lanes form's spread input and the blocks
- * of rows it runs from lists): its limits, the geometry of a problem's
+ * of rows it runs from lists; direct_blocks_rows.c: the f32 rows between
+ * the loop and the user's tensors): its limits, the geometry of a problem's
  * blocks and the arguments of one run.
  */
 #ifndef DGRAD_PLAN_DIRECT_BLOCKS_IMPL_H
@@ -176,6 +177,38 @@ int64_t blocks_packed_rows(const dgrad_plan_t *plan);
 int blocks_pack_gathers(const dgrad_plan_t *plan);
 void blocks_pack_rows(const dgrad_plan_t *plan, const void *user,
         float *packed, int64_t r0, int64_t r1);
+
+/* Where the loop widens 16-bit rows itself (rows_in_f32), a thread's
+ * scratch holds widened_rows input rows widened: twice the rows one
+ * output row reads (outer_taps), so that the rows an output row adds
+ * never take the place of one it reads and the next output rows find
+ * most of theirs. At most this many (past it, f32 copies of the whole
+ * tensors). */
+#define WIDENED_MAX_ROWS 16
+
+static inline int64_t widened_rows(const dgrad_problem_t *p) {
+    return 2 * outer_taps(p);
+}
+
+/* The input rows a thread holds widened (rows_in_f32), in slots of X x
+ * Cin floats: the input row (element offset) each slot holds (-1:
+ * none), the output row that last read it, and output rows begun. */
+typedef struct widened {
+    int64_t row[WIDENED_MAX_ROWS], last[WIDENED_MAX_ROWS], clock;
+} widened_t;
+
+/* direct_blocks_rows.c, the f32 rows between the loop and the user's
+ * tensors: @p wd emptied (a thread's run of rows begins); the slot of @p
+ * wd (slots of X x Cin floats at @p rows, widened_rows of them) that
+ * holds input row @p in_off (elements of @p in, 16-bit) widened, widened
+ * there first if none does, in place of the row read longest ago (never
+ * one the current output row reads: the slots are twice its rows); and
+ * an output row computed channels-last in @p row (Y pixels of Cout)
+ * stored into a layout that is not, at @p out (its first pixel). */
+void blocks_widened_reset(widened_t *wd);
+int64_t blocks_widened_slot(const blocks_args_t *a, const char *in,
+        int64_t in_off, widened_t *wd, float *rows);
+void blocks_store_row(const blocks_args_t *a, const float *row, float *out);
 
 /* direct_blocks_spread.c: pixels [@p i0, @p i1) of the spread input
  * into @p into (AVX-512; a 16-bit input widened on the way), and a run
