@@ -461,23 +461,23 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     /* nv_max and w are powers of two: masks and shifts, not divisions
      * (whose latency took a quarter of this function's time on
      * onnx:convtranspose_3d, 5 calls a row, `perf annotate`) */
-    int64_t chunk = a->k.nv_max * a->k.w, ncols = c1 - c0;
+    int64_t chunk = a->k->nv_max * a->k->w, ncols = c1 - c0;
     int64_t whole = ncols & ~(chunk - 1), rest_nv =
-            ((ncols - whole + a->k.w - 1)
-                    >> __builtin_ctzll((unsigned long long)a->k.w)) - 1;
+            ((ncols - whole + a->k->w - 1)
+                    >> __builtin_ctzll((unsigned long long)a->k->w)) - 1;
     /* where every tap of the last axis reaches these blocks (their input
      * pixels x - T + 1 .. x + count - 1 all in the row), the taps
      * kernels permute each pixel once for all of them (one call of at
      * most LANES_TAPS_NV vectors of columns) */
-    int64_t nt = T - LANES_TAPS_MIN, nv = (ncols + a->k.w - 1) / a->k.w;
+    int64_t nt = T - LANES_TAPS_MIN, nv = (ncols + a->k->w - 1) / a->k->w;
     if (a->lanes && a->by != LANES_BY_SPREAD && count > SHORT_BLOCKS
             && x >= T - 1 && x + count <= p->X[l] && nt >= 0
             && nt < LANES_TAPS_COUNT && nv <= LANES_TAPS_NV
-            && a->k.lanes_taps[0][0][0]) {
+            && a->k->lanes_taps[0][0][0]) {
         const float *base[BLOCKS_MAX_TERMS];
         for (int64_t u = 0; u < r->nterms; u++)
             base[u] = in + (r->in_off[u] + x * in_step);
-        a->k.lanes_taps[a->by == LANES_BY_TWO][nt][nv - 1](base, r->nterms,
+        a->k->lanes_taps[a->by == LANES_BY_TWO][nt][nv - 1](base, r->nterms,
                 in_step, p->Cin, a->rows, &a->pattern[0][0], r->w,
                 a->rows * np, np, c0, r->brow, ncols, &r->ep, dst, nc, count);
         chain_after_kernels(a, r, out, o_base, o0, count, c0, ncols);
@@ -496,11 +496,11 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
     }
     if (a->lanes) {
         int by = a->by;
-        const lanes_fn *of = count == 1 ? a->k.lanes_single[by]
-                : count <= SHORT_BLOCKS ? a->k.lanes_short[by]
-                                              : a->k.lanes_of[by];
+        const lanes_fn *of = count == 1 ? a->k->lanes_single[by]
+                : count <= SHORT_BLOCKS ? a->k->lanes_short[by]
+                                              : a->k->lanes_of[by];
         if (whole)
-            of[a->k.nv_max - 1](src, n, in_step, p->Cin, a->rows,
+            of[a->k->nv_max - 1](src, n, in_step, p->Cin, a->rows,
                     &a->pattern[0][0], w, np, c0, r->brow, whole, &r->ep,
                     dst, nc, count);
         if (whole < ncols)
@@ -508,11 +508,11 @@ static void blocks_pixels(const blocks_args_t *a, const row_work_t *r,
                     w, np, c0 + whole, r->brow, ncols - whole, &r->ep,
                     dst + whole, nc, count);
     } else {
-        const block_fn *of = count == 1 ? a->k.single
-                : count <= SHORT_BLOCKS ? a->k.short_of
-                                        : a->k.of;
+        const block_fn *of = count == 1 ? a->k->single
+                : count <= SHORT_BLOCKS ? a->k->short_of
+                                        : a->k->of;
         if (whole)
-            of[a->k.nv_max - 1](src, n, in_step, r->c_step, p->Cin, w, np,
+            of[a->k->nv_max - 1](src, n, in_step, r->c_step, p->Cin, w, np,
                     c0, r->brow, whole, &r->ep, dst, nc, count);
         if (whole < ncols)
             of[rest_nv](src, n, in_step, r->c_step, p->Cin, w, np,
@@ -729,25 +729,28 @@ static void blocks_args_geometry(blocks_args_t *args,
         const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1, spread = lanes_spread(plan);
-    *args = (blocks_args_t){.plan = plan,
-            .k = direct_blocks_kernels(plan),
-            .is = plan->in.io_strides,
-            .esize = rows_in_f32(plan) ? dgrad_data_type_size(p->dt)
-                                       : sizeof(float),
-            .rows = blocks_term_rows(plan),
-            .lanes = blocks_lanes_form(plan),
-            .list_rows = list_rows(plan),
-            .nc = cols(p),
-            .np = padded_cols(p),
-            .T = axis_taps(p, l),
-            .ot = outer_taps(p),
-            .x0 = div_floor(p->PB[l], p->S[l]),
-            .x1 = div_floor(p->Y[l] - 1 + p->PB[l], p->S[l]),
-            .lo = -div_floor(-p->PB[l], p->S[l]),
-            .hi = div_floor(p->Y[l] + p->PB[l], p->S[l]) - 1,
-            .in_f32 = rows_in_f32(plan),
-            .out_cl = output_cl(plan),
-            .row_buf = row_buffers(p)};
+    /* in place: a compound literal assigned to *args zeroes a stack copy
+     * of the whole struct (1.7 KB) and copies it over, at every run */
+    memset(args, 0, sizeof *args);
+    args->plan = plan;
+    args->k = direct_blocks_kernels(plan);
+    args->is = plan->in.io_strides;
+    args->esize = rows_in_f32(plan) ? dgrad_data_type_size(p->dt)
+                                    : sizeof(float);
+    args->rows = blocks_term_rows(plan);
+    args->lanes = blocks_lanes_form(plan);
+    args->list_rows = list_rows(plan);
+    args->nc = cols(p);
+    args->np = padded_cols(p);
+    args->T = axis_taps(p, l);
+    args->ot = outer_taps(p);
+    args->x0 = div_floor(p->PB[l], p->S[l]);
+    args->x1 = div_floor(p->Y[l] - 1 + p->PB[l], p->S[l]);
+    args->lo = -div_floor(-p->PB[l], p->S[l]);
+    args->hi = div_floor(p->Y[l] + p->PB[l], p->S[l]) - 1;
+    args->in_f32 = rows_in_f32(plan);
+    args->out_cl = output_cl(plan);
+    args->row_buf = row_buffers(p);
     if (args->lanes)
         args->by = spread ? LANES_BY_SPREAD
                 : p->Cin > 16 ? LANES_BY_TWO

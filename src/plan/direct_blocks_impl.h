@@ -95,7 +95,7 @@ static inline int64_t outer_phases(const dgrad_problem_t *p) {
 
 typedef struct blocks_args {
     const dgrad_plan_t *plan;
-    block_kernels_t k;
+    const block_kernels_t *k;
     const char *in; /* the user's type, or f32 where the plan stages */
     const int64_t *is; /* in's strides: the plan's, or the spread copy's */
     const float *w, *bias;

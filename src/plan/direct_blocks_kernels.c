@@ -480,41 +480,44 @@ LANES_LISTS(3, 5)
 LANES_LISTS(4, 4)
 #endif
 
-block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan) {
+/* One set per CPU target, static: a run points at its set (copied into
+ * each run's arguments, the set's 608 bytes were most of building them). */
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_has_avx512f() && !plan->direct_avx2)
-        return (block_kernels_t){{block_avx512_1, block_avx512_2,
-                                         block_avx512_3, block_avx512_4},
-                {short_avx512_1, short_avx512_2, short_avx512_3,
-                        short_avx512_4},
-                {single_avx512_1, single_avx512_2, single_avx512_3,
-                        single_avx512_4},
 #define LANES_SET(PREFIX)                                                     \
     {{PREFIX##_1, PREFIX##_2, PREFIX##_3, PREFIX##_4},                        \
             {PREFIX##_two_1, PREFIX##_two_2, PREFIX##_two_3, PREFIX##_two_4}, \
             {PREFIX##_spread_1, PREFIX##_spread_2, PREFIX##_spread_3,         \
                     PREFIX##_spread_4}}
-                LANES_SET(lanes_avx512), LANES_SET(lanes_short_avx512),
-                LANES_SET(lanes_single_avx512),
 #define LIST_SET(PREFIX)                                                      \
     {PREFIX##_1, PREFIX##_2, PREFIX##_3, PREFIX##_4}
-                {LIST_SET(lanes_list_avx512), LIST_SET(lanes_list4_avx512),
-                        LIST_SET(lanes_list2_avx512),
-                        LIST_SET(lanes_list1_avx512)},
-                {8, 6, 5, 4},
-                4, 16,
-                {{{lanes_taps_2_1, lanes_taps_2_2},
-                         {lanes_taps_3_1, lanes_taps_3_2}},
-                        {{lanes_taps_two_2_1, lanes_taps_two_2_2},
-                                {lanes_taps_two_3_1, lanes_taps_two_3_2}}}};
-    if (cpu_has_avx2_fma())
-        return (block_kernels_t){{block_avx2_1, block_avx2_2},
-                {short_avx2_1, short_avx2_2}, {single_avx2_1, single_avx2_2},
-                {{0}}, {{0}}, {{0}}, {{0}}, {0}, 2, 8, {{{0}}}};
+static const block_kernels_t kernels_avx512 = {
+        {block_avx512_1, block_avx512_2, block_avx512_3, block_avx512_4},
+        {short_avx512_1, short_avx512_2, short_avx512_3, short_avx512_4},
+        {single_avx512_1, single_avx512_2, single_avx512_3,
+                single_avx512_4},
+        LANES_SET(lanes_avx512), LANES_SET(lanes_short_avx512),
+        LANES_SET(lanes_single_avx512),
+        {LIST_SET(lanes_list_avx512), LIST_SET(lanes_list4_avx512),
+                LIST_SET(lanes_list2_avx512), LIST_SET(lanes_list1_avx512)},
+        {8, 6, 5, 4}, 4, 16,
+        {{{lanes_taps_2_1, lanes_taps_2_2}, {lanes_taps_3_1, lanes_taps_3_2}},
+                {{lanes_taps_two_2_1, lanes_taps_two_2_2},
+                        {lanes_taps_two_3_1, lanes_taps_two_3_2}}}};
+static const block_kernels_t kernels_avx2 = {{block_avx2_1, block_avx2_2},
+        {short_avx2_1, short_avx2_2}, {single_avx2_1, single_avx2_2}, {{0}},
+        {{0}}, {{0}}, {{0}}, {0}, 2, 8, {{{0}}}};
+#endif
+static const block_kernels_t kernels_portable = {
+        {block_portable_1, block_portable_2},
+        {short_portable_1, short_portable_2},
+        {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}}, {{0}},
+        {0}, 2, 4, {{{0}}}};
+
+const block_kernels_t *direct_blocks_kernels(const dgrad_plan_t *plan) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512f() && !plan->direct_avx2) return &kernels_avx512;
+    if (cpu_has_avx2_fma()) return &kernels_avx2;
 #endif
     (void)plan;
-    return (block_kernels_t){{block_portable_1, block_portable_2},
-            {short_portable_1, short_portable_2},
-            {single_portable_1, single_portable_2}, {{0}}, {{0}}, {{0}},
-            {{0}}, {0}, 2, 4, {{{0}}}};
+    return &kernels_portable;
 }

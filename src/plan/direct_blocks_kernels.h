@@ -87,6 +87,6 @@ typedef struct block_kernels {
 
 /* The widest set the CPU runs (cpu.c), or AVX2's where the plan says
  * so (plan->direct_avx2). */
-block_kernels_t direct_blocks_kernels(const dgrad_plan_t *plan);
+const block_kernels_t *direct_blocks_kernels(const dgrad_plan_t *plan);
 
 #endif

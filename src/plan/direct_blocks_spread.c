@@ -265,7 +265,7 @@ static void list_blocks(list_sink_t *o, const int64_t *soff,
     const blocks_args_t *a = o->a;
     blocks_lists_t *rec = o->rec;
     int nv = (int)((ncols + 15) / 16) - 1;
-    int64_t x = 0, many = a->k.list_many[nv];
+    int64_t x = 0, many = a->k->list_many[nv];
     if (rec) {
         if (rec->sets) {
             rec->sets[rec->nsets] = (list_set_t){.terms_at = rec->nterms,
@@ -292,7 +292,7 @@ static void list_blocks(list_sink_t *o, const int64_t *soff,
         int64_t step = size == LIST_MANY ? left / many * many
                 : size == LIST_4         ? (left >= 4 ? left / 4 * 4 : left)
                                          : left;
-        lanes_list_fn fn = a->k.lanes_list[size][nv];
+        lanes_list_fn fn = a->k->lanes_list[size][nv];
         if (rec) {
             if (rec->sets) {
                 rec->calls[rec->ncalls] = (list_call_t){

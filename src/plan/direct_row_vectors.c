@@ -297,7 +297,7 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
     int l = p->nsp - 1;
     row_vectors_t rv = {.nvec = vectors_of(p),
             .w_last = weights_last_offset(p),
-            .kernel = direct_blocks_kernels(plan).lanes_list[LIST_1][0],
+            .kernel = direct_blocks_kernels(plan)->lanes_list[LIST_1][0],
             .lanes = lanes_of(p),
             .taps = p->K[l],
             .outer_taps = outer_kernel(p),
