@@ -187,6 +187,19 @@ static int64_t stage_bytes(void) {
             : bytes > STAGE_BYTES_MAX ? STAGE_BYTES_MAX : bytes;
 }
 
+/* Rows ahead on the last outer axis that a copy requests in 3D and up
+ * (stage_row; one in 2D). Distance 2 against 1, alternating rounds of
+ * one build (the distance from an environment variable, a prototype),
+ * `DGRAD_OWN_LOOP=only dgrad bench --no-raw --data-format NCX`, AMD EPYC
+ * Zen 4 VM, median ms: 3D example at 56^3, seven rounds, 4.9-6.7 against
+ * 6.3-8.3 (faster in each round); at 112^3, six rounds, 37.8-55.0 against
+ * 37.5-50.1 (median of the rounds 40.1 against 43); 3 rows ahead at 56^3
+ * 6.3-7.1. Two builds, six rounds at 56^3: 4.6-6.7 against 4.8-6.7
+ * (median of the rounds 5.9 against 6.6; 4 faster). The 2D examples
+ * moved within their noise (dense 0.91-1.74 ms either way), and keep 1
+ * (bench/README.md, thirty-fifth look). */
+#define PREFETCH_ROWS_3D 2
+
 void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
         int padding_pays) {
     direct_stage_t *st = &plan->direct_stage;
@@ -254,6 +267,7 @@ void direct_stage_plan(dgrad_plan_t *plan, int vector_kernels,
     st->padded = padded;
     st->tile = tile;
     st->next = plan->in.io_strides[2 + l - 1];
+    st->prefetch = (l >= 2 ? PREFETCH_ROWS_3D : 1) * st->next;
     st->ahead = l >= 2 ? plan->in.io_strides[2 + l - 2] : 0;
 }
 
@@ -270,10 +284,11 @@ void direct_stage_clear(const direct_stage_t *st, float *rows,
 }
 
 /* Copies input row @p row (elements from @p in) into slot @p s unless
- * the slot holds it, and starts the row after it on the last outer axis
- * on its way (a copy otherwise waits on each line: with staging forced on
+ * the slot holds it, and starts a row further on the last outer axis on
+ * its way (st->prefetch: a copy otherwise waits on each line: with
+ * staging forced on
  * `g4mb1ic20id16ih224iw224oc8od31oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1`
- * 30.0 -> 27.2 ms, two runs each). Where the slot holds it already, in 3D
+ * 30.0 -> 27.2 ms, two runs each, one row ahead). Where the slot holds it already, in 3D
  * and up, starts the row one position further on the axis outside the
  * runs' instead: at stride 2 every other run of output rows reads only
  * rows held since the run before and the next run copies those further
@@ -292,7 +307,7 @@ static void stage_row(const direct_stage_t *st, const void *in,
     convert_run_to_f32(dt, from, rows + s * st->pitch + st->halo[0], st->x);
     tags[s] = row + 1;
     for (int64_t c = 0; c < st->x * es; c += 64)
-        __builtin_prefetch(from + st->next * es + c, 0, 2);
+        __builtin_prefetch(from + st->prefetch * es + c, 0, 2);
 }
 
 void direct_stage_fill(const direct_stage_t *st, int nsp, const void *in,

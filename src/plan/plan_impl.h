@@ -209,6 +209,7 @@ typedef struct direct_stage {
     int64_t halo[2]; /* zeros before and after each copy, where padded */
     int padded;      /* terms may read whole steps (direct_stage_plan) */
     int64_t ahead;   /* elements to the row a run further (0: none) */
+    int64_t prefetch; /* elements to the row requested after a copy */
 } direct_stage_t;
 
 struct dgrad_plan {
