@@ -480,8 +480,9 @@ LANES_LISTS(3, 5)
 LANES_LISTS(4, 4)
 #endif
 
-/* One set per CPU target, static: a run points at its set (copied into
- * each run's arguments, the set's 608 bytes were most of building them). */
+/* One set per CPU target, static: a run's arguments point at theirs
+ * (a copy of the set's 608 bytes at every run was most of the cost of
+ * building them, blocks_args_geometry). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #define LANES_SET(PREFIX)                                                     \
     {{PREFIX##_1, PREFIX##_2, PREFIX##_3, PREFIX##_4},                        \
