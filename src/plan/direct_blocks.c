@@ -80,7 +80,7 @@ static int rows_in_f32(const dgrad_plan_t *plan) {
 /* Whether output pixels along the last axis are Cout contiguous
  * channels apart (channels-last): blocks are stored straight into it;
  * other layouts (NCX) get each row through a channels-last row in
- * scratch, stored channel by channel (store_row). */
+ * scratch, stored channel by channel (blocks_store_row). */
 static int output_cl(const dgrad_plan_t *plan) {
     const int64_t *os = plan->out.io_strides;
     return os[1] == 1 && os[2 + plan->p.nsp - 1] == plan->p.Cout;
@@ -552,10 +552,10 @@ static void blocks_span(const blocks_args_t *a, const row_work_t *r,
  * outer taps whose input rows are in the input; a row none reaches (K <
  * S, or padding) gets the bias (then the chain) like any other. The
  * blocks go straight into a channels-last output, else into a
- * channels-last row in scratch that store_row then writes. Where the
- * loop widens rows itself (rows_in_f32), @p wd holds the rows widened in
- * scratch, and the output is computed into scratch a stretch of blocks
- * at a time and rounded into the user's. */
+ * channels-last row in scratch that blocks_store_row then writes. Where
+ * the loop widens rows itself (rows_in_f32), @p wd holds the rows
+ * widened in scratch, and the output is computed into scratch a stretch
+ * of blocks at a time and rounded into the user's. */
 static void blocks_row(const blocks_args_t *a, const char *in,
         const float *w, int64_t n, const int64_t *y, char *scratch,
         widened_t *wd) {
@@ -628,7 +628,8 @@ static void blocks_row(const blocks_args_t *a, const char *in,
           *stretch = rows + widened_rows(p) * row_floats;
     wd->clock++;
     for (int64_t u = 0; u < r.nterms; u++)
-        r.in_off[u] = blocks_widened_slot(a, in, r.in_off[u], wd, rows) * row_floats;
+        r.in_off[u] = blocks_widened_slot(a, in, r.in_off[u], wd, rows)
+                * row_floats;
     int64_t step = stretch_pixels(p);
     for (int64_t x = x0; x <= x1; x += step) {
         int64_t xe = x1 - x < step ? x1 : x + step - 1;

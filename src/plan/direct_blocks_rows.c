@@ -34,7 +34,8 @@ static void widen_input_row(const blocks_args_t *a, const char *in,
 
 void blocks_widened_reset(widened_t *wd) {
     wd->clock = 0;
-    for (int64_t s = 0; s < WIDENED_MAX_ROWS; s++) wd->row[s] = wd->last[s] = -1;
+    for (int64_t s = 0; s < WIDENED_MAX_ROWS; s++)
+        wd->row[s] = wd->last[s] = -1;
 }
 
 int64_t blocks_widened_slot(const blocks_args_t *a, const char *in,

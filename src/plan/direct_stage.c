@@ -288,12 +288,13 @@ void direct_stage_clear(const direct_stage_t *st, float *rows,
  * its way (st->prefetch: a copy otherwise waits on each line: with
  * staging forced on
  * `g4mb1ic20id16ih224iw224oc8od31oh447ow447kd3kh3kw3sd2sh2sw2pd1ph1pw1`
- * 30.0 -> 27.2 ms, two runs each, one row ahead). Where the slot holds it already, in 3D
- * and up, starts the row one position further on the axis outside the
- * runs' instead: at stride 2 every other run of output rows reads only
- * rows held since the run before and the next run copies those further
- * rows, which the prefetch one row ahead reached too late (one thread on
- * that problem, `perf record`: memmove 11.1% -> 5.5% of the samples). */
+ * 30.0 -> 27.2 ms, two runs each, one row ahead). Where the slot holds
+ * it already, in 3D and up, starts the row one position further on the
+ * axis outside the runs' instead: at stride 2 every other run of output
+ * rows reads only rows held since the run before and the next run copies
+ * those further rows, which the prefetch one row ahead reached too late
+ * (one thread on that problem, `perf record`: memmove 11.1% -> 5.5% of
+ * the samples). */
 static void stage_row(const direct_stage_t *st, const void *in,
         dgrad_data_type_t dt, int64_t row, int64_t s, float *rows,
         int64_t *tags) {
