@@ -3294,13 +3294,18 @@ Test(onednn, own_loop_weights_change_between_executes) {
  * weights_unchanged): through a run of executions whose weights change
  * in their last element, then their first, change back, and come again
  * from another address, every output is the reference's for the
- * weights of that execution, and the repeats (and only they) took the
- * prepared copy. In each form that prepares weights: oneDNN's reorder
- * (ranked plans on blocked kernels), the fold, dgrad's blocks loop
- * (whose small weights each thread packs into its own scratch, so the
- * first repeat packs them for the context) and the phase pair loop, in
- * each type (f16 through f32 copies on oneDNN 2.6). */
-static void check_weights_reuse(const dgrad_problem_t *p) {
+ * weights of that execution, and the repeats that find a copy (and only
+ * they) took the prepared one. After the third change in a row the
+ * execution keeps no copy (weights_worth_keeping: only the 1st, 2nd,
+ * 4th, ... of such a run do), so the first repeat after it is not taken
+ * prepared and the second is. In each form that prepares weights:
+ * oneDNN's reorder (ranked plans on blocked kernels), the fold, dgrad's
+ * blocks loop (whose small weights each thread packs into its own
+ * scratch, so the first repeat packs them for the context) and the
+ * phase pair loop, in each type (f16 through f32 copies on oneDNN 2.6);
+ * weights of more than WEIGHTS_SEEN_MAX_BYTES (256 KiB) are never taken
+ * so (@p kept 0). */
+static void check_weights_reuse(const dgrad_problem_t *p, int kept) {
     dgrad_plan_t *plan = NULL;
     cr_assert_eq(dgrad_plan_get(p, dgrad_weights_variable, policy(), &plan),
             dgrad_success, "%s", dgrad_last_error_message());
@@ -3313,10 +3318,11 @@ static void check_weights_reuse(const dgrad_problem_t *p) {
     cr_assert(original && elsewhere);
     memcpy(original, b.wei, bytes);
     memcpy(elsewhere, b.wei, bytes);
-    /* executions 1 and 5 repeat the weights before them */
-    static const int repeats[6] = {0, 1, 0, 0, 0, 1};
+    /* executions 1, 5 and 6 repeat the weights before them; 2, 3 and 4
+     * change them, and 4, the third change in a row, keeps no copy */
+    static const int repeats[7] = {0, 1, 0, 0, 0, 0, 1};
     long reused = 0;
-    for (int e = 0; e < 6; e++) {
+    for (int e = 0; e < 7; e++) {
         int64_t at = e == 2 ? b.n_wei - 1 : 0;
         if (e == 2 || e == 3) {
             double v = dgrad_load(b.wei, p->dt, at);
@@ -3334,10 +3340,10 @@ static void check_weights_reuse(const dgrad_problem_t *p) {
                 (long long)bad);
         exec_ctx_t *c = atomic_load(&plan->spare);
         cr_assert_not_null(c);
-        reused += repeats[e];
+        reused += kept ? repeats[e] : 0;
         cr_assert_eq(c->wei_reused, reused,
-                "%s, execution %d: weights taken prepared %ld times, not "
-                "%ld", impl, e, c->wei_reused, reused);
+                "%s, %zu bytes of weights, execution %d: taken prepared %ld "
+                "times, not %ld", impl, bytes, e, c->wei_reused, reused);
     }
     cr_log_info("%s: %ld repeats taken prepared", impl, reused);
     free(original);
@@ -3360,23 +3366,35 @@ Test(onednn, unchanged_variable_weights_taken_prepared) {
                 .PB = {0}, .has_bias = 1, .act_layout = NCX,
                 .wei_layout = WEI_KFIRST};
         set_natural_y(&line, -1);
-        dgrad_problem_t g = make_problem(&grouped), l = make_problem(&line);
+        /* 64 -> 32 channels, 5x5: 102 or 205 KB of weights, kept; 64 ->
+         * 96: 307 or 614 KB, past the 256 KiB kept */
+        shape_t wide = {.nsp = 2, .dt = dts[i], .N = 1, .G = 1, .Cin = 64,
+                .Cout = 32, .X = {6, 6}, .K = {5, 5}, .S = {1, 1},
+                .D = {1, 1}, .PB = {2, 2}, .has_bias = 1, .act_layout = NCX,
+                .wei_layout = WEI_KFIRST};
+        set_natural_y(&wide, 0);
+        shape_t wider = wide;
+        wider.Cout = 96;
+        dgrad_problem_t g = make_problem(&grouped), l = make_problem(&line),
+                        m = make_problem(&wide), h = make_problem(&wider);
         /* oneDNN's kernels, ranked: blocked weights */
         *policy() = dgrad_plan_policy_default();
         policy()->layout_search = 0;
         policy()->own_loop = 0;
         policy()->projection = 0;
         policy()->phase_fold = 0;
-        check_weights_reuse(&g);
+        check_weights_reuse(&g, 1);
+        check_weights_reuse(&m, 1);
+        check_weights_reuse(&h, 0);
         policy()->phase_fold = 2;
-        check_weights_reuse(&l);
+        check_weights_reuse(&l, 1);
         /* dgrad's loops */
         *policy() = dgrad_plan_policy_default();
         policy()->own_loop = 2;
         policy()->own_loop_kind = DIRECT_BLOCKS_CL;
-        check_weights_reuse(&g);
+        check_weights_reuse(&g, 1);
         policy()->own_loop_kind = DIRECT_PHASE_PAIR;
-        check_weights_reuse(&l);
+        check_weights_reuse(&l, 1);
     }
 }
 
