@@ -151,7 +151,7 @@ typedef struct exec_ctx {
     int wei_seen_valid;
     const void *wei_seen_at;
     long wei_reused; /* executions that took them so */
-    long wei_misses; /* executions in a row whose weights were not */
+    long wei_misses; /* executions in a row not taking them so */
 } exec_ctx_t;
 
 /* The output phases of a transposed convolution folded into the channels
