@@ -2033,8 +2033,14 @@ Test(onednn, own_loop_blocks_lanes_on_ncx) {
     }
 }
 
-/* @p s in @p layout on the row vectors loop where the CPU has AVX-512
- * (none without): the plan of that loop reads and writes a 16-bit
+/* Whether the CPU runs the row vectors loop (direct_row_vectors.c):
+ * vectors of 16 lanes with AVX-512, of 8 with AVX2 (and FMA). */
+static int row_vectors_cpu(void) {
+    return cpu_has_avx512f() || cpu_has_avx2_fma();
+}
+
+/* @p s in @p layout on the row vectors loop where the CPU runs it
+ * (none elsewhere): the plan of that loop reads and writes a 16-bit
  * problem's tensors itself (no f32 copies), and is checked against the
  * reference for every weights layout, with variable and constant
  * weights. */
@@ -2043,7 +2049,7 @@ static void check_row_vectors(shape_t s, int layout) {
     dgrad_problem_t p = make_problem(&s);
     dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
     int applies = own && own->direct == DIRECT_ROW_VECTORS;
-    cr_assert_eq(applies, cpu_has_avx512f(), "%s, Y %ld x Cout %ld",
+    cr_assert_eq(applies, row_vectors_cpu(), "%s, Y %ld x Cout %ld",
             dgrad_data_type_name(s.dt), (long)s.Y[s.nsp - 1], (long)s.Cout);
     if (applies) cr_assert_not(own->staged);
     if (own) plan_destroy(own);
@@ -2128,7 +2134,7 @@ Test(onednn, own_loop_row_vectors) {
             }
             dgrad_plan_t *own = build_direct(&p, policy(), DIRECT_EITHER, 0);
             cr_assert_eq(own && own->direct == DIRECT_ROW_VECTORS,
-                    cpu_has_avx512f());
+                    row_vectors_cpu());
             if (own) plan_destroy(own);
             check_problem_ex(&p, 1, 0);
             check_problem_ex(&p, 1, 1);
@@ -2141,13 +2147,13 @@ Test(onednn, own_loop_row_vectors) {
     cr_assert_eq(wide.Y[0] * wide.Cout, 129);
     cr_assert_not(row_vectors_apply(wide));
     wide.Y[0]--;
-    cr_assert_eq(row_vectors_apply(wide), cpu_has_avx512f());
+    cr_assert_eq(row_vectors_apply(wide), row_vectors_cpu());
     shape_t deep = {.nsp = 1, .dt = dgrad_f32, .N = 1, .G = 1, .Cin = 17,
             .Cout = 2, .X = {4}, .K = {3}, .S = {1}, .D = {1}, .PB = {0}};
     set_natural_y(&deep, 0);
     cr_assert_not(row_vectors_apply(deep));
     deep.Cin = 16;
-    cr_assert_eq(row_vectors_apply(deep), cpu_has_avx512f());
+    cr_assert_eq(row_vectors_apply(deep), row_vectors_cpu());
     /* timed on a reduced copy only where it applies to the problem too
      * (the copy's rows are shorter: within the limit where the
      * problem's are not) */
@@ -2162,7 +2168,7 @@ Test(onednn, own_loop_row_vectors) {
                     longer = make_problem(&long_s), same = copy;
     dgrad_plan_t *own = build_direct_as_problem(&copy, &same, policy(),
             DIRECT_EITHER, 0);
-    cr_assert_eq(own && own->direct == DIRECT_ROW_VECTORS, cpu_has_avx512f());
+    cr_assert_eq(own && own->direct == DIRECT_ROW_VECTORS, row_vectors_cpu());
     if (own) plan_destroy(own);
     cr_assert_null(build_direct_as_problem(&copy, &longer, policy(),
             DIRECT_EITHER, 0));
@@ -2836,7 +2842,8 @@ static void check_weights_to_their_end(shape_t s, int kind,
 }
 
 /* 16-bit weights packed by gathers of 32-bit words at their elements
- * (gather_avx512.h gather16): the weights' last element is read alone,
+ * (gather_avx512.h gather16; the row vectors loop's AVX2 form reads
+ * them one by one): the weights' last element is read alone,
  * so that no word passes the tensor's end; every weights layout puts
  * the last element in another packed row and lane. The blocks loop
  * (direct_blocks_pack.c), the row vectors loop (direct_row_vectors.c)
@@ -2848,7 +2855,7 @@ Test(onednn, own_loop_16bit_weights_gathered_to_their_end) {
             .PB = {1, 1, 1}, .act_layout = NXC};
     set_natural_y(&s, 0);
     check_weights_to_their_end(s, DIRECT_BLOCKS_CL, "dgrad:direct_blocks");
-    if (!cpu_has_avx512f()) return; /* the row vectors loop needs it */
+    if (!row_vectors_cpu()) return;
     shape_t r = {.nsp = 2, .N = 2, .G = 2, .Cin = 4, .Cout = 6,
             .X = {3, 4}, .K = {3, 3}, .S = {2, 2}, .D = {1, 1},
             .PB = {1, 1}, .act_layout = NCX};

@@ -404,11 +404,12 @@ LANES_SINGLES(lanes_single_avx512, LANES_BY_SPREAD, _spread)
  * several short rows fill one kernel's MB pixels (offsets, not pointers:
  * lists made once serve every execution's buffers). The terms go round
  * P partial sums (a few blocks are otherwise chains of dependent FMAs).
- * All columns in one call (ncols <= NV x 16);
+ * All columns in one call (ncols <= NV x W);
  * with @p colidx (their output offsets: the output not channels-last)
- * they are scattered, else stored contiguous. */
-#define DEFINE_LANES_LIST(NAME, MB, NV, P)                                    \
-    AVX512 static void NAME(const float *in, const int64_t *soff,            \
+ * they are scattered, else stored contiguous, by STORE_COLS (o, j, r,
+ * n: vector r as columns j to j + n of o). */
+#define DEFINE_LANES_LIST(NAME, TARGET, VF, VI, W, MB, NV, P, STORE_COLS)     \
+    TARGET static void NAME(const float *in, const int64_t *soff,            \
             int64_t nterms, const int64_t *pix, int64_t rows, const float *w, \
             const int64_t *woff, int64_t np, const float *brow,               \
             int64_t ncols, const int32_t *colidx, const epilogue_t *epp,      \
@@ -416,12 +417,12 @@ LANES_SINGLES(lanes_single_avx512, LANES_BY_SPREAD, _spread)
         const epilogue_t e_ = *epp, *ep = &e_;                                \
         for (int64_t x = 0; x < count; x += MB) {                             \
             int mb = count - x < MB ? (int)(count - x) : MB;                  \
-            v16f acc[P][MB][NV];                                              \
-            BLOCK_ACC_BIAS(v16f, 16, MB, NV, acc[0], brow);                   \
+            VF acc[P][MB][NV];                                                \
+            BLOCK_ACC_BIAS(VF, W, MB, NV, acc[0], brow);                      \
             _Pragma("GCC unroll 4") for (int q = 1; q < P; q++)               \
                 _Pragma("GCC unroll 16") for (int m = 0; m < MB; m++)         \
                     _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)      \
-                        acc[q][m][v] = (v16f){0};                             \
+                        acc[q][m][v] = (VF){0};                               \
             for (int64_t t0 = 0; t0 < nterms; t0 += P)                        \
                 _Pragma("GCC unroll 4") for (int q = 0; q < P; q++) {         \
                     if (t0 + q >= nterms) break;                              \
@@ -431,13 +432,13 @@ LANES_SINGLES(lanes_single_avx512, LANES_BY_SPREAD, _spread)
                                 + pix[x + (m < mb ? m : mb - 1)];             \
                     const float *wr = w + woff[t0 + q];                       \
                     for (int64_t i = 0; i < rows; i++, wr += np) {            \
-                        v16f wv[NV];                                          \
+                        VF wv[NV];                                            \
                         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)  \
-                            V_LOAD(wv[v], wr + v * 16);                       \
+                            V_LOAD(wv[v], wr + v * W);                        \
                         _Pragma("GCC unroll 16") for (int m = 0; m < MB;      \
                                                       m++) {                  \
-                            v16f xv;                                          \
-                            V_LOAD(xv, s[m] + 16 * i);                        \
+                            VF xv;                                            \
+                            V_LOAD(xv, s[m] + W * i);                         \
                             _Pragma("GCC unroll 4") for (int v = 0; v < NV;   \
                                                          v++)                 \
                                 acc[q][m][v] += xv * wv[v];                   \
@@ -448,36 +449,58 @@ LANES_SINGLES(lanes_single_avx512, LANES_BY_SPREAD, _spread)
                 if (m >= mb) break;                                           \
                 float *o = out + dst[x + m];                                  \
                 _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {        \
-                    int64_t j = v * 16;                                       \
+                    int64_t j = v * W;                                        \
                     if (j >= ncols) break;                                    \
-                    v16f r = acc[0][m][v];                                    \
+                    VF r = acc[0][m][v];                                      \
                     _Pragma("GCC unroll 4") for (int q = 1; q < P; q++)       \
                         r += acc[q][m][v];                                    \
-                    if (ep->on) V_EPILOGUE(v16f, v16i, ep, r);                \
-                    __mmask16 k = (__mmask16)(ncols - j >= 16                 \
-                                    ? 0xffffu                                 \
-                                    : (1u << (ncols - j)) - 1u);              \
-                    if (colidx)                                               \
-                        _mm512_mask_i32scatter_ps(o, k,                       \
-                                _mm512_loadu_si512(colidx + j), (__m512)r,    \
-                                4);                                           \
-                    else                                                      \
-                        _mm512_mask_storeu_ps(o + j, k, (__m512)r);           \
+                    if (ep->on) V_EPILOGUE(VF, VI, ep, r);                    \
+                    STORE_COLS(o, j, r, ncols - j < W ? ncols - j : W);       \
                 }                                                             \
             }                                                                 \
         }                                                                     \
     }
+/* Columns of a list kernel: one masked store or scatter (AVX-512), or
+ * lane by lane at constant lane numbers (AVX2: see STORE_LANES). */
+#define LIST_COLS_V16(o, j, r, n)                                             \
+    do {                                                                      \
+        __mmask16 k_ = (__mmask16)((n) >= 16 ? 0xffffu : (1u << (n)) - 1u);   \
+        if (colidx)                                                           \
+            _mm512_mask_i32scatter_ps((o), k_,                                \
+                    _mm512_loadu_si512(colidx + (j)), (__m512)(r), 4);        \
+        else                                                                  \
+            _mm512_mask_storeu_ps((o) + (j), k_, (__m512)(r));                \
+    } while (0)
+#define LIST_COLS_V8(o, j, r, n)                                              \
+    do {                                                                      \
+        int64_t c_ = (n);                                                     \
+        if (colidx) {                                                         \
+            _Pragma("GCC unroll 8") for (int l_ = 0; l_ < 8; l_++)            \
+                if (l_ < c_) (o)[colidx[(j) + l_]] = (r)[l_];                 \
+        } else if (c_ == 8) {                                                 \
+            V_STORE((o) + (j), r);                                            \
+        } else {                                                              \
+            STORE_LANES(8, (o) + (j), r, c_);                                 \
+        }                                                                     \
+    } while (0)
 /* [size: many blocks, 4, 2, 1][NV - 1]: 4 x NV or more accumulators
  * for every size */
 #define LANES_LISTS(NV, MANY)                                                 \
-    DEFINE_LANES_LIST(lanes_list_avx512_##NV, MANY, NV, 1)                    \
-    DEFINE_LANES_LIST(lanes_list4_avx512_##NV, 4, NV, 1)                      \
-    DEFINE_LANES_LIST(lanes_list2_avx512_##NV, 2, NV, 2)                      \
-    DEFINE_LANES_LIST(lanes_list1_avx512_##NV, 1, NV, 4)
+    DEFINE_LANES_LIST(lanes_list_avx512_##NV, AVX512, v16f, v16i, 16, MANY,   \
+            NV, 1, LIST_COLS_V16)                                             \
+    DEFINE_LANES_LIST(lanes_list4_avx512_##NV, AVX512, v16f, v16i, 16, 4, NV, \
+            1, LIST_COLS_V16)                                                 \
+    DEFINE_LANES_LIST(lanes_list2_avx512_##NV, AVX512, v16f, v16i, 16, 2, NV, \
+            2, LIST_COLS_V16)                                                 \
+    DEFINE_LANES_LIST(lanes_list1_avx512_##NV, AVX512, v16f, v16i, 16, 1, NV, \
+            4, LIST_COLS_V16)
 LANES_LISTS(1, 8)
 LANES_LISTS(2, 6)
 LANES_LISTS(3, 5)
 LANES_LISTS(4, 4)
+/* AVX2 has the one the row vectors loop runs (one block, one vector). */
+DEFINE_LANES_LIST(lanes_list1_avx2_1, AVX2, v8f, v8i, 8, 1, 1, 4,
+        LIST_COLS_V8)
 #endif
 
 /* One set per CPU target, static: a run's arguments point at theirs
@@ -506,7 +529,7 @@ static const block_kernels_t kernels_avx512 = {
                         {lanes_taps_two_3_1, lanes_taps_two_3_2}}}};
 static const block_kernels_t kernels_avx2 = {{block_avx2_1, block_avx2_2},
         {short_avx2_1, short_avx2_2}, {single_avx2_1, single_avx2_2}, {{0}},
-        {{0}}, {{0}}, {{0}}, {0}, 2, 8, {{{0}}}};
+        {{0}}, {{0}}, {[LIST_1] = {lanes_list1_avx2_1}}, {0}, 2, 8, {{{0}}}};
 #endif
 static const block_kernels_t kernels_portable = {
         {block_portable_1, block_portable_2},

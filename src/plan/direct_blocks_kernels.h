@@ -74,7 +74,8 @@ typedef struct block_kernels {
             lanes_short[LANES_BY_COUNT][NV_MAX],
             lanes_single[LANES_BY_COUNT][NV_MAX];
     /* the spread copy's blocks from a list, of several rows: blocks of
-     * list_many[NV - 1] pixels, of 4, 2 and 1 (LIST_*) */
+     * list_many[NV - 1] pixels, of 4, 2 and 1 (LIST_*); AVX2 has only
+     * [LIST_1][0], the row vectors loop's */
     lanes_list_fn lanes_list[LIST_SIZES][NV_MAX];
     int list_many[NV_MAX];
     int nv_max;

@@ -38,9 +38,12 @@ int direct_applicable(const dgrad_plan_t *plan, int kind) {
 
 int direct_avx2_differs(const dgrad_plan_t *plan) {
     if (plan->direct == DIRECT_ROWS) return direct_rows_avx2_differs(plan);
+    /* the row vectors loop's AVX2 form runs only where AVX-512 is
+     * missing (its 16 lanes hold the same rows in fewer calls); the phase
+     * pair loop is AVX-512 (and AMX) only */
     if (plan->direct == DIRECT_ROW_VECTORS || plan->direct == DIRECT_PHASE_PAIR
             || plan->direct == DIRECT_PHASE_PAIR_AMX)
-        return 0; /* AVX-512 (and AMX) only */
+        return 0;
     if (plan->direct == DIRECT_GEMM_ROWS) return 0; /* sgemm picks its own */
     return cpu_has_avx2_fma() && cpu_has_avx512f();
 }

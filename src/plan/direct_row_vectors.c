@@ -26,8 +26,11 @@
  * rows of 7 pixels, which the blocks loop covers in 5 calls (3 whole
  * blocks and 4 ends), each 27 terms of one input channel on vectors of
  * 16 lanes holding 2 values; here each row is one call on 14 of 16
- * lanes. The work is bounded (ROWV_MAX_FMAS) below where the other own
+ * lanes. The work is bounded (ROWV_MAX_MACS) below where the other own
  * loops share rows over threads, so it runs on the calling thread.
+ * Vectors are of 16 lanes with AVX-512, of 8 with AVX2 (vector_lanes):
+ * the tables, the spread input and the packed weights are made at that
+ * width, and the kernel is that target's.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -45,25 +48,25 @@
 #include "dtype.h"
 #include "gather_avx512.h"
 
-/* Values of an output row at most (8 vectors of 16 lanes): 5 x 16
- * depthwise channels (deconv_ci_2d:depthwise) take 5. */
+/* Values of an output row at most (8 vectors of 16 lanes, 16 of 8): 5 x
+ * 16 depthwise channels (deconv_ci_2d:depthwise) take 80. */
 #define ROWV_MAX_LANES 128
 /* Input channels of a group at most (vectors of a term). */
 #define ROWV_MAX_GROUP_CHANNELS 16
 /* Floats of the spread input and of the packed weights at most: both
  * stay in L1 or L2 beside the output. */
 #define ROWV_MAX_FLOATS ((int64_t)1 << 14)
-/* Vector FMAs of an execution at most (terms of every output vector
- * times the channels of a group): 4096 x 16 lanes is under the 1e5
- * multiply-adds from which the other own loops share their rows out
- * over threads (direct_for_rows_after). */
-#define ROWV_MAX_FMAS ((int64_t)1 << 12)
+/* Multiply-adds of an execution at most (terms of every output vector
+ * times the channels of a group times the lanes): 2^16 is under the 1e5
+ * from which the other own loops share their rows out over threads
+ * (direct_for_rows_after). */
+#define ROWV_MAX_MACS ((int64_t)1 << 16)
 
 /* The plan's tables (direct_row_vectors_prepare; one allocation,
- * plan_destroy frees it). Vector v of an output row holds lanes [16 v,
- * 16 v + 16) of its lanes (x, co), co fastest. */
+ * plan_destroy frees it). Vector v of an output row holds lanes [vl v,
+ * vl v + vl) of its lanes (x, co), co fastest. */
 typedef struct row_vectors {
-    int64_t nvec, lanes, taps, outer_taps, rows_in, rows_out;
+    int64_t vl, nvec, lanes, taps, outer_taps, rows_in, rows_out;
     int64_t w_last; /* the user's weights' last element */
     lanes_list_fn kernel; /* the list kernel of one block, one vector */
     /* [vector][tap kw][channel i][lane]: an input row's element, or -1 */
@@ -80,12 +83,23 @@ typedef struct row_vectors {
     int64_t *out_off;
 } row_vectors_t;
 
+/* Lanes of a vector: 16 with AVX-512 (unless the plan asks for AVX2's
+ * kernels), 8 with AVX2 and FMA, 0 (the loop does not apply) without. */
+static int64_t vector_lanes(const dgrad_plan_t *plan) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (cpu_has_avx512f() && !plan->direct_avx2) return 16;
+    if (cpu_has_avx2_fma()) return 8;
+#endif
+    (void)plan;
+    return 0;
+}
+
 static int64_t lanes_of(const dgrad_problem_t *p) {
     return p->Y[p->nsp - 1] * p->Cout;
 }
 
-static int64_t vectors_of(const dgrad_problem_t *p) {
-    return (lanes_of(p) + 15) / 16;
+static int64_t vectors_of(const dgrad_problem_t *p, int64_t vl) {
+    return (lanes_of(p) + vl - 1) / vl;
 }
 
 /* Kernel positions of the outer axes (every combination), input rows
@@ -113,14 +127,14 @@ static int64_t cig_of(const dgrad_problem_t *p) {
 }
 
 /* Floats of the spread input: each input row's vectors by taps by
- * channels of a group, 16 each. */
-static int64_t spread_floats(const dgrad_problem_t *p) {
-    return rows_in(p) * vectors_of(p) * p->K[p->nsp - 1] * cig_of(p) * 16;
+ * channels of a group, @p vl each. */
+static int64_t spread_floats(const dgrad_problem_t *p, int64_t vl) {
+    return rows_in(p) * vectors_of(p, vl) * p->K[p->nsp - 1] * cig_of(p) * vl;
 }
 
-static int64_t weights_floats(const dgrad_problem_t *p) {
-    return vectors_of(p) * outer_kernel(p) * p->K[p->nsp - 1] * cig_of(p)
-            * 16;
+static int64_t weights_floats(const dgrad_problem_t *p, int64_t vl) {
+    return vectors_of(p, vl) * outer_kernel(p) * p->K[p->nsp - 1] * cig_of(p)
+            * vl;
 }
 
 /* Whether the loop reads and writes the user's 16-bit tensors itself
@@ -145,12 +159,12 @@ static void row_terms(const dgrad_problem_t *p, const row_vectors_t *rv,
         int64_t n, const int64_t *y, int64_t v, int64_t *soff,
         int64_t *woff, int64_t *nterms) {
     int l = p->nsp - 1;
-    int64_t K = p->K[l], cig = cig_of(p);
+    int64_t K = p->K[l], cig = cig_of(p), vl = rv->vl;
     *nterms = 0;
     for (int64_t kw = 0; kw < K; kw++) {
-        const int32_t *idx = rv->spread_idx + (v * K + kw) * cig * 16;
+        const int32_t *idx = rv->spread_idx + (v * K + kw) * cig * vl;
         int reach = 0;
-        for (int64_t j = 0; j < 16; j++) reach |= idx[j] >= 0;
+        for (int64_t j = 0; j < vl; j++) reach |= idx[j] >= 0;
         if (!reach) continue;
         int64_t k[DGRAD_MAX_SPATIAL] = {0};
         for (int64_t ko = 0; ko < rv->outer_taps; ko++) {
@@ -164,8 +178,8 @@ static void row_terms(const dgrad_problem_t *p, const row_vectors_t *rv,
             }
             for (int i = l - 1; i >= 0 && ++k[i] == p->K[i]; i--) k[i] = 0;
             if (!in) continue;
-            soff[*nterms] = ((row * rv->nvec + v) * K + kw) * cig * 16;
-            woff[*nterms] = ((v * rv->outer_taps + ko) * K + kw) * cig * 16;
+            soff[*nterms] = ((row * rv->nvec + v) * K + kw) * cig * vl;
+            woff[*nterms] = ((v * rv->outer_taps + ko) * K + kw) * cig * vl;
             ++*nterms;
         }
     }
@@ -177,8 +191,9 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
     const int64_t *is = plan->in.io_strides, *os = plan->out.io_strides;
     const int64_t *ws = p->wei_strides;
     int l = p->nsp - 1;
+    int64_t vl = vector_lanes(plan);
     epilogue_t ep;
-    if (!cpu_has_avx512f() || plan->direct_avx2 || p->Cout > ROWV_MAX_LANES
+    if (!vl || p->Cout > ROWV_MAX_LANES
             || p->Y[l] > ROWV_MAX_LANES / p->Cout
             || cig_of(p) > ROWV_MAX_GROUP_CHANNELS
             || (p->n_post_ops
@@ -195,14 +210,13 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
             ri *= p->X[i];
             ro *= p->Y[i];
             if (ko > ROWV_MAX_FLOATS || ri > ROWV_MAX_FLOATS
-                    || ro > ROWV_MAX_FMAS)
+                    || ro > ROWV_MAX_MACS)
                 return 0;
         }
     }
-    if (ri > ROWV_MAX_FLOATS / (vectors_of(p) * p->K[l] * cig_of(p) * 16)
-            || ko > ROWV_MAX_FLOATS / (vectors_of(p) * p->K[l] * cig_of(p)
-                            * 16)
-            || ro * vectors_of(p) * ko * p->K[l] * cig_of(p) > ROWV_MAX_FMAS)
+    int64_t row_floats = vectors_of(p, vl) * p->K[l] * cig_of(p) * vl;
+    if (ri > ROWV_MAX_FLOATS / row_floats || ko > ROWV_MAX_FLOATS / row_floats
+            || ro * ko * row_floats > ROWV_MAX_MACS)
         return 0;
     /* strides >= 0, and 32-bit offsets within an input row, a row of the
      * output, the weights (each stride bounded first: no product of
@@ -227,7 +241,8 @@ int direct_row_vectors_applicable(const dgrad_plan_t *plan) {
  * f32 output row, that row rounded, the input widened. */
 size_t direct_row_vectors_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
-    return ((size_t)(spread_floats(p) + 3 * vectors_of(p) * 16
+    int64_t vl = vector_lanes(plan);
+    return ((size_t)(spread_floats(p, vl) + 3 * vectors_of(p, vl) * vl
                             + (rows_16bit(plan) ? input_span_of(plan) : 0))
                            * sizeof(float)
                    + 63)
@@ -235,7 +250,8 @@ size_t direct_row_vectors_scratch(const dgrad_plan_t *plan) {
 }
 
 size_t direct_row_vectors_weights_size(const dgrad_plan_t *plan) {
-    return (size_t)weights_floats(&plan->p) * sizeof(float);
+    return (size_t)weights_floats(&plan->p, vector_lanes(plan))
+            * sizeof(float);
 }
 
 /* The tables into @p rv's arrays. */
@@ -245,9 +261,9 @@ static void tables_fill(const dgrad_plan_t *plan, row_vectors_t *rv) {
     int l = p->nsp - 1;
     int64_t K = p->K[l], cig = cig_of(p), cog = p->Cout / p->G,
             C = p->Cout, cs = plan->in.io_strides[1],
-            xs = plan->in.io_strides[2 + l];
-    for (int64_t j = 0; j < rv->nvec * 16; j++) {
-        int64_t v = j / 16, L = j % 16, x = j / C, co = j % C,
+            xs = plan->in.io_strides[2 + l], vl = rv->vl;
+    for (int64_t j = 0; j < rv->nvec * vl; j++) {
+        int64_t v = j / vl, L = j % vl, x = j / C, co = j % C,
                 g = co / cog;
         int in = j < rv->lanes;
         rv->colidx[j] = in ? (int32_t)(x * os[2 + l] + co * os[1]) : 0;
@@ -256,7 +272,7 @@ static void tables_fill(const dgrad_plan_t *plan, row_vectors_t *rv) {
             int64_t nat = x + p->PB[l] - kw * p->D[l], xi = nat / p->S[l];
             int hit = in && nat >= 0 && nat % p->S[l] == 0 && xi < p->X[l];
             for (int64_t i = 0; i < cig; i++)
-                rv->spread_idx[((v * K + kw) * cig + i) * 16 + L] = hit
+                rv->spread_idx[((v * K + kw) * cig + i) * vl + L] = hit
                         ? (int32_t)((g * cig + i) * cs + xi * xs)
                         : -1;
         }
@@ -268,7 +284,7 @@ static void tables_fill(const dgrad_plan_t *plan, row_vectors_t *rv) {
             for (int64_t kw = 0; kw < K; kw++)
                 for (int64_t i = 0; i < cig; i++)
                     rv->w_idx[(((v * rv->outer_taps + ko) * K + kw) * cig + i)
-                                    * 16
+                                    * vl
                             + L] = in ? (int32_t)(off + i * ws[1]
                                               + kw * ws[3 + l])
                                       : -1;
@@ -295,7 +311,9 @@ static void tables_fill(const dgrad_plan_t *plan, row_vectors_t *rv) {
 int direct_row_vectors_prepare(dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
-    row_vectors_t rv = {.nvec = vectors_of(p),
+    int64_t vl = vector_lanes(plan);
+    row_vectors_t rv = {.vl = vl,
+            .nvec = vectors_of(p, vl),
             .w_last = weights_last_offset(p),
             .kernel = direct_blocks_kernels(plan)->lanes_list[LIST_1][0],
             .lanes = lanes_of(p),
@@ -303,11 +321,11 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
             .outer_taps = outer_kernel(p),
             .rows_in = rows_in(p),
             .rows_out = rows_out(p)};
-    int64_t vec = rv.nvec * 16, cig = cig_of(p),
+    int64_t vec = rv.nvec * vl, cig = cig_of(p),
             terms = rv.rows_out * rv.nvec * rv.outer_taps * rv.taps;
     /* each array at a multiple of 8 bytes after the header */
-    size_t sizes[] = {(size_t)(rv.nvec * rv.taps * cig * 16) * 4,
-            (size_t)(weights_floats(p)) * 4, (size_t)vec * 4,
+    size_t sizes[] = {(size_t)(rv.nvec * rv.taps * cig * vl) * 4,
+            (size_t)(weights_floats(p, vl)) * 4, (size_t)vec * 4,
             (size_t)vec * 4, (size_t)(rv.rows_out * (rv.nvec + 1)) * 8,
             (size_t)terms * 8, (size_t)terms * 8, (size_t)rv.rows_out * 8};
     size_t at[9];
@@ -330,17 +348,53 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
 }
 
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/* @p n floats at element offsets @p idx (-1: 0) of @p src into @p dst,
+ * 8 at a time (n a multiple of 8): f32 by AVX2 gathers, 16-bit widened
+ * element by element (only the weights are gathered from 16-bit). */
+__attribute__((target("avx2"))) static void gather_lanes8(const int32_t *idx,
+        int64_t n, dgrad_data_type_t dt, const void *src, float *dst) {
+    if (dt != dgrad_f32) {
+        const uint16_t *h = src;
+        for (int64_t j = 0; j < n; j++)
+            dst[j] = idx[j] < 0 ? 0.0f
+                    : dt == dgrad_bf16 ? dgrad_bf16_to_f32(h[idx[j]])
+                                       : dgrad_f16_to_f32(h[idx[j]]);
+        return;
+    }
+    for (int64_t j = 0; j < n; j += 8) {
+        __m256i i = _mm256_loadu_si256((const __m256i *)(idx + j));
+        __m256 k = _mm256_castsi256_ps(
+                _mm256_cmpgt_epi32(i, _mm256_set1_epi32(-1)));
+        _mm256_storeu_ps(dst + j, _mm256_mask_i32gather_ps(
+                _mm256_setzero_ps(), src, i, k, 4));
+    }
+}
+#endif
+
+/* @p n floats (a multiple of the plan's lanes) gathered by @p idx from
+ * @p src (elements of @p dt, @p last its last one's offset) into
+ * @p dst, at the plan's width. */
+static void gather_lanes(const row_vectors_t *rv, const int32_t *idx,
+        int64_t n, dgrad_data_type_t dt, const void *src, int64_t last,
+        float *dst) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (rv->vl == 16)
+        gather_vectors(idx, n / 16, dt, src, last, dst);
+    else
+        gather_lanes8(idx, n, dt, src, dst);
+#else
+    (void)rv, (void)idx, (void)n, (void)dt, (void)src, (void)last, (void)dst;
+#endif
+}
+
 /* Packed weights: the user's weight behind each lane of each (vector,
  * kernel position, channel), 0 past the row. */
 void direct_row_vectors_pack_weights(const dgrad_plan_t *plan,
         const void *user, float *packed) {
     const row_vectors_t *rv = plan->direct_row_vectors;
-#if defined(__x86_64__) && defined(__GNUC__)
-    gather_vectors(rv->w_idx, weights_floats(&plan->p) / 16, plan->p.dt, user,
-            rv->w_last, packed);
-#else
-    (void)rv, (void)user, (void)packed;
-#endif
+    gather_lanes(rv, rv->w_idx, weights_floats(&plan->p, rv->vl), plan->p.dt,
+            user, rv->w_last, packed);
 }
 
 /* The spread input rows (image, outer positions) into @p spread,
@@ -354,7 +408,7 @@ static void spread_rows(const dgrad_plan_t *plan, const void *in,
     const row_vectors_t *rv = plan->direct_row_vectors;
     const int64_t *is = plan->in.io_strides;
     int l = p->nsp - 1;
-    int64_t per_row = rv->nvec * rv->taps * cig_of(p) * 16,
+    int64_t per_row = rv->nvec * rv->taps * cig_of(p) * rv->vl,
             pos[DGRAD_MAX_SPATIAL] = {0}, n = 0;
     const float *src = in;
     if (rows_16bit(plan)) {
@@ -364,12 +418,8 @@ static void spread_rows(const dgrad_plan_t *plan, const void *in,
     for (int64_t r = 0; r < rv->rows_in; r++) {
         int64_t base = n * is[0];
         for (int i = 0; i < l; i++) base += pos[i] * is[2 + i];
-#if defined(__x86_64__) && defined(__GNUC__)
-        gather_vectors(rv->spread_idx, per_row / 16, dgrad_f32, src + base, -1,
+        gather_lanes(rv, rv->spread_idx, per_row, dgrad_f32, src + base, -1,
                 spread + r * per_row);
-#else
-        (void)src, (void)spread;
-#endif
         int i = l - 1;
         while (i >= 0 && ++pos[i] == p->X[i]) pos[i--] = 0;
         if (i < 0) n++;
@@ -381,12 +431,12 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
     const dgrad_problem_t *p = &plan->p;
     const row_vectors_t *rv = plan->direct_row_vectors;
     int wide = rows_16bit(plan), contiguous = row_contiguous(plan);
-    int64_t nv = rv->nvec, cig = cig_of(p);
-    float *spread = (float *)scratch, *brow = spread + spread_floats(p),
-          *row = brow + nv * 16;
-    uint16_t *rounded = (uint16_t *)(row + nv * 16);
-    spread_rows(plan, in, spread, row + 2 * nv * 16);
-    for (int64_t j = 0; j < nv * 16; j++)
+    int64_t nv = rv->nvec, cig = cig_of(p), vl = rv->vl;
+    float *spread = (float *)scratch, *brow = spread + spread_floats(p, vl),
+          *row = brow + nv * vl;
+    uint16_t *rounded = (uint16_t *)(row + nv * vl);
+    spread_rows(plan, in, spread, row + 2 * nv * vl);
+    for (int64_t j = 0; j < nv * vl; j++)
         brow[j] = bias && rv->lane_co[j] >= 0 ? bias[rv->lane_co[j]] : 0.0f;
     /* the whole chain is the epilogue (direct_row_vectors_applicable) */
     epilogue_t ep = {0};
@@ -395,13 +445,13 @@ void direct_row_vectors_run(const dgrad_plan_t *plan, const void *in,
     for (int64_t r = 0; r < rv->rows_out; r++) {
         const int64_t *at = rv->terms_at + r * (nv + 1);
         for (int64_t v = 0; v < nv; v++) {
-            int64_t ncols = rv->lanes - 16 * v < 16 ? rv->lanes - 16 * v : 16,
-                    dst = wide ? 16 * v
-                            : contiguous ? rv->out_off[r] + 16 * v
+            int64_t ncols = rv->lanes - vl * v < vl ? rv->lanes - vl * v : vl,
+                    dst = wide ? vl * v
+                            : contiguous ? rv->out_off[r] + vl * v
                                          : rv->out_off[r];
             rv->kernel(spread, rv->soff + at[v], at[v + 1] - at[v], &first,
-                    cig, w, rv->woff + at[v], 16, brow + 16 * v, ncols,
-                    wide || contiguous ? NULL : rv->colidx + 16 * v, &ep,
+                    cig, w, rv->woff + at[v], vl, brow + vl * v, ncols,
+                    wide || contiguous ? NULL : rv->colidx + vl * v, &ep,
                     wide ? row : (float *)out, &dst, 1);
         }
         if (!wide) continue;

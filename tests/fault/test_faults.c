@@ -24,6 +24,7 @@
 #include "dtype.h"
 #include "fault_injection.h"
 #include "onednn.h"
+#include "plan/plan_impl.h"
 #include "problem.h"
 #include "reference.h"
 
@@ -437,7 +438,7 @@ static const spec_t onnx_blocks_lists = {dgrad_op_conv_transpose, dgrad_f32,
         {16, 4, 3, 3}, 4, 1, 0, 0, 0, {1, 16, 5, 7}, 0};
 /* Rows of 5 pixels of 2 channels on NCX, stride 2, padding, a bias: with
  * the row vectors loop asked for, its tables made at compile
- * (direct_row_vectors.c), with AVX-512. */
+ * (direct_row_vectors.c), with AVX-512 or AVX2. */
 static const spec_t onnx_row_vectors = {dgrad_op_conv_transpose, dgrad_f32,
         {{"strides", "2,2"}, {"pads", "1,1,1,1"}}, {1, 3, 3, 3},
         {3, 2, 3, 3}, 4, 1, 0, 0, 0, {1, 2, 5, 5}, 0};
@@ -872,18 +873,23 @@ Test(faults, phase_fold, .timeout = 600) {
 
 /* Under @p policy with own loop kind @p kind (DGRAD_OWN_LOOP=blocks: 3,
  * =row_vectors: 4, =phase_pair: 5, =phase_pair_amx: 6, =gemm_rows: 7),
- * @p spec compiles to @p impl; then its compile and warm execution are
+ * @p spec compiles to @p impl where the CPU runs that loop (@p cpu),
+ * else to another plan; then its compile and warm execution are
  * swept in each of the @p n types @p dts, with a bias and the scenario's
  * chain if any (@p what names them). */
 static void sweep_own_loop_kind(dgrad_plan_policy_t *policy, int kind,
-        spec_t spec, const char *impl, const char *what,
+        int cpu, spec_t spec, const char *impl, const char *what,
         const dgrad_data_type_t *dts, int n) {
     char got[64], name[160];
     policy->own_loop_kind = kind;
     dgrad_api_set_policy_for_testing(policy);
-    cr_assert_str_eq(compiled_says(with(spec, dts[0], 1, 0),
-                             dgrad_compiled_op_impl_name, got, sizeof got),
-            impl);
+    compiled_says(with(spec, dts[0], 1, 0), dgrad_compiled_op_impl_name, got,
+            sizeof got);
+    if (!cpu) {
+        cr_assert_str_neq(got, impl, "%s without the CPU it needs", what);
+        return;
+    }
+    cr_assert_str_eq(got, impl);
     for (int i = 0; i < n; i++) {
         spec_t s = with(spec, dts[i], 1, 0);
         const char *type = dts[i] == dgrad_f16 ? ", f16"
@@ -959,14 +965,17 @@ Test(faults, own_loop, .timeout = 600) {
      * vectors loop, its tables made at compile (f16: the input widened
      * by the loop, the output rounded by it). */
     const dgrad_data_type_t f32_f16[] = {dgrad_f32, dgrad_f16};
-    sweep_own_loop_kind(&policy, 3, onnx_blocks_lists, "dgrad:direct_blocks",
-            "blocks lanes from lists", f32_f16, 2);
-    sweep_own_loop_kind(&policy, 4, onnx_row_vectors,
-            "dgrad:direct_row_vectors", "row vectors", f32_f16, 2);
+    sweep_own_loop_kind(&policy, 3, 1, onnx_blocks_lists,
+            "dgrad:direct_blocks", "blocks lanes from lists", f32_f16, 2);
+    sweep_own_loop_kind(&policy, 4, cpu_has_avx512f() || cpu_has_avx2_fma(),
+            onnx_row_vectors, "dgrad:direct_row_vectors", "row vectors",
+            f32_f16, 2);
     /* The phase pair loop, its table made at compile (f16: the input
      * widened into the execution's scratch, the output rounded by it). */
-    sweep_own_loop_kind(&policy, 5, onnx_phase_pair,
-            "dgrad:direct_phase_pair", "phase pair", f32_f16, 2);
+    sweep_own_loop_kind(&policy, 5,
+            cpu_has_avx512f() && cpu_has_avx512bw() && cpu_has_avx512vl(),
+            onnx_phase_pair, "dgrad:direct_phase_pair", "phase pair",
+            f32_f16, 2);
     /* Its AMX form in bf16 where the CPU has AMX (its table made at
      * compile, the input interleaved into the execution's scratch);
      * elsewhere the kind applies to nothing (onednn/own_loop_phase_pair_amx
@@ -978,13 +987,13 @@ Test(faults, own_loop, .timeout = 600) {
             dgrad_compiled_op_impl_name, amx, sizeof amx);
     const dgrad_data_type_t bf16[] = {dgrad_bf16};
     if (!strcmp(amx, "dgrad:direct_phase_pair_amx"))
-        sweep_own_loop_kind(&policy, 6, onnx_phase_pair,
+        sweep_own_loop_kind(&policy, 6, 1, onnx_phase_pair,
                 "dgrad:direct_phase_pair_amx", "phase pair on AMX", bf16, 1);
     /* The gemm rows loop, which carries no chain (f16: on f32 copies of
      * the tensors): its columns and open rows in the execution's
      * scratch, its products oneDNN's sgemm. */
     scenario_post_op = NULL;
-    sweep_own_loop_kind(&policy, 7, onnx_gemm_rows, "dgrad:gemm_rows",
+    sweep_own_loop_kind(&policy, 7, 1, onnx_gemm_rows, "dgrad:gemm_rows",
             "gemm rows", f32_f16, 2);
     dgrad_api_set_policy_for_testing(NULL);
 }
