@@ -83,15 +83,12 @@ typedef struct row_vectors {
     int64_t *out_off;
 } row_vectors_t;
 
-/* Lanes of a vector: 16 with AVX-512 (unless the plan asks for AVX2's
- * kernels), 8 with AVX2 and FMA, 0 (the loop does not apply) without. */
+/* Lanes of a vector: the width of the plan's kernel set where it has
+ * the one-block list kernel (16 with AVX-512, 8 with AVX2), else 0 (the
+ * loop does not apply). */
 static int64_t vector_lanes(const dgrad_plan_t *plan) {
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (cpu_has_avx512f() && !plan->direct_avx2) return 16;
-    if (cpu_has_avx2_fma()) return 8;
-#endif
-    (void)plan;
-    return 0;
+    const block_kernels_t *k = direct_blocks_kernels(plan);
+    return k->lanes_list[LIST_1][0] ? k->w : 0;
 }
 
 static int64_t lanes_of(const dgrad_problem_t *p) {
@@ -355,11 +352,8 @@ int direct_row_vectors_prepare(dgrad_plan_t *plan) {
 __attribute__((target("avx2"))) static void gather_lanes8(const int32_t *idx,
         int64_t n, dgrad_data_type_t dt, const void *src, float *dst) {
     if (dt != dgrad_f32) {
-        const uint16_t *h = src;
         for (int64_t j = 0; j < n; j++)
-            dst[j] = idx[j] < 0 ? 0.0f
-                    : dt == dgrad_bf16 ? dgrad_bf16_to_f32(h[idx[j]])
-                                       : dgrad_f16_to_f32(h[idx[j]]);
+            dst[j] = idx[j] < 0 ? 0.0f : (float)dgrad_load(src, dt, idx[j]);
         return;
     }
     for (int64_t j = 0; j < n; j += 8) {
