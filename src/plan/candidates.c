@@ -182,11 +182,10 @@ static int candidate_pds(const dgrad_problem_t *problem,
                     fold ? dnnl_query_dst_md : dnnl_query_diff_src_md};
             md_ref_t io[2] = {md_ref(&tmpl->in.io_md),
                     md_ref(&tmpl->out.io_md)};
-            pds[n].pd = pd;
-            pds[n].cand = i;
-            pds[n].fold = fold;
-            pds[n].extend_tail = extend_tail;
-            pds[n].reorders = 0;
+            /* the fields not named start at zero: a candidate's chain
+             * is carried until search times it as a pass */
+            pds[n] = (cand_pd_t){.pd = pd, .cand = i, .fold = fold,
+                    .extend_tail = extend_tail};
             for (int t = 0; t < 2; t++)
                 pds[n].reorders += !md_equal(io[t], pd_md(pd, q[t]));
             pds[n].wei_reorder = fold || !md_equal(md_ref(&tmpl->wei.io_md),
