@@ -547,6 +547,24 @@ static void blocks_span(const blocks_args_t *a, const row_work_t *r,
     }
 }
 
+/* The row of image @p n at outer position @p y, just stored into the
+ * f32 staging output at @p out_off, rounded into the user's output
+ * channel by channel (direct_blocks_rounds_output). */
+static void blocks_round_row(const blocks_args_t *a, int64_t n,
+        const int64_t *y, int64_t out_off) {
+    const dgrad_problem_t *p = &a->plan->p;
+    const int64_t *os = a->plan->out.io_strides, *us = p->out_strides;
+    int l = p->nsp - 1;
+    int64_t user_off = n * us[0];
+    for (int i = 0; i < l; i++) user_off += y[i] * us[2 + i];
+    size_t es = dgrad_data_type_size(p->dt);
+    for (int64_t co = 0; co < p->Cout; co++)
+        convert_run_from_f32(p->dt, (const float *)a->out + out_off
+                        + co * os[1],
+                a->round_into + (size_t)(user_off + co * us[1]) * es,
+                p->Y[l]);
+}
+
 /* One output row (image @p n, outer output position @p y), the bias row
  * already at the start of @p scratch. Its terms are the combinations of
  * outer taps whose input rows are in the input; a row none reaches (K <
@@ -617,6 +635,7 @@ static void blocks_row(const blocks_args_t *a, const char *in,
         float *row = brow + a->row_buf;
         blocks_span(a, &r, (const float *)in, is[2 + l], row, 0, x0, x1);
         blocks_store_row(a, row, (float *)a->out + out_off);
+        if (a->round_into) blocks_round_row(a, n, y, out_off);
         return;
     }
     /* the terms' rows widened (X pixels of Cin channels), each term at
@@ -677,6 +696,33 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
     }
 }
 
+/* Thread @p th of @p nth's share of the input widened into the staging
+ * copy: the rows (image, outer input positions) in the same proportion
+ * as its share of the output's rows, every channel of each. */
+static void blocks_widen_share(const blocks_args_t *a, int th, int nth) {
+    const dgrad_problem_t *p = &a->plan->p;
+    const int64_t *us = p->in_strides, *ss = a->plan->in.io_strides;
+    int l = p->nsp - 1;
+    int64_t outer = 1, r0, r1;
+    for (int i = 0; i < l; i++) outer *= p->X[i];
+    direct_share_of(p->N * outer, th, nth, &r0, &r1);
+    size_t es = dgrad_data_type_size(p->dt);
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t rest = r % outer, uo = r / outer * us[0],
+                so = r / outer * ss[0];
+        for (int i = l - 1; i >= 0; i--) {
+            uo += rest % p->X[i] * us[2 + i];
+            so += rest % p->X[i] * ss[2 + i];
+            rest /= p->X[i];
+        }
+        for (int64_t ci = 0; ci < p->Cin; ci++)
+            convert_run_to_f32(p->dt,
+                    a->widen_from + (size_t)(uo + ci * us[1]) * es,
+                    /* the staging copy: the context's own buffer */
+                    (float *)(uintptr_t)a->in + so + ci * ss[1], p->X[l]);
+    }
+}
+
 /* Thread @p th of @p nth's part of what precedes the rows: its share of
  * the spread input's pixels (or, into its own scratch, those of the
  * images its rows are in) and of the packed weights' rows (or all of
@@ -687,6 +733,7 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
  * also came in a slower mode, 13-19 us, in either build). */
 static void before_rows_share(void *arg, int th, int nth) {
     const blocks_args_t *a = arg;
+    if (a->widen_from) blocks_widen_share(a, th, nth);
 #if defined(__x86_64__) && defined(__GNUC__)
     const dgrad_problem_t *p = &a->plan->p;
     int64_t px = spread_floats(p) / (a->rows * 16);
@@ -750,6 +797,8 @@ static void blocks_args_geometry(blocks_args_t *args,
     args->lo = -div_floor(-p->PB[l], p->S[l]);
     args->hi = div_floor(p->Y[l] + p->PB[l], p->S[l]) - 1;
     args->in_f32 = rows_in_f32(plan);
+    args->round_into = NULL; /* direct_blocks_run's to set */
+    args->widen_from = NULL;
     args->out_cl = output_cl(plan);
     args->row_buf = row_buffers(p);
     if (args->lanes)
@@ -801,6 +850,38 @@ int direct_blocks_prepare(dgrad_plan_t *plan) {
     return blocks_lists_make(&args, &plan->direct_lists);
 }
 
+/* Where the plan stages a 16-bit problem in f32 and stores rows channel
+ * by channel (not channels-last, not from lists), each thread rounds the
+ * rows it stored into the user's output right after (blocks_round_rows)
+ * instead of one pass over the whole staging copy after the region: that
+ * pass read on the calling thread what the other thread had written, and
+ * the other thread's next stores took those lines back.
+ * `fcn8s:upscore2` in f16 NCX (21 channels, 34x34 out) ran its rows in
+ * 16 us on the calling thread and 29 on the other, against 19 each in
+ * f32; with the input widened the same way (below), f16 went from 34-35
+ * to 25 us and bf16 from 35-38 to 24-27 (f32 19; `DGRAD_OWN_LOOP=blocks
+ * dgrad bench --data-format NCX --weights-format OIX --dt f16|bf16`,
+ * bench/README.md, thirty-eighth look). Rows along the last axis must be
+ * runs of unit stride on both sides. */
+int direct_blocks_rounds_output(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    return plan->staged && p->dt != dgrad_f32 && !output_cl(plan)
+            && !(blocks_lanes_form(plan) && spread_listed(plan))
+            && plan->out.io_strides[2 + l] == 1 && p->out_strides[2 + l] == 1;
+}
+
+/* The input the same way, before the rows (before_rows_share): each
+ * thread widens the input rows of its share of the outer positions, so
+ * that the rows a thread reads are mostly in its own cache; not where
+ * the input is spread (the spread reads the staging copy). */
+int direct_blocks_widens_input(const dgrad_plan_t *plan) {
+    const dgrad_problem_t *p = &plan->p;
+    int l = p->nsp - 1;
+    return direct_blocks_rounds_output(plan) && !lanes_spread(plan)
+            && plan->in.io_strides[2 + l] == 1 && p->in_strides[2 + l] == 1;
+}
+
 /* The whole output: rows (image, outer output positions) shared out over
  * the OpenMP threads, each with its own scratch; the weights packed
  * first where they are the user's, by the same threads. FCN-8s's
@@ -811,7 +892,8 @@ int direct_blocks_prepare(dgrad_plan_t *plan) {
  * --constant-weights, packed once). */
 void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
         const void *w, float *pack_into, const float *bias,
-        const void *const *operands, void *out, char *scratch) {
+        const void *const *operands, void *out, void *round_into,
+        const void *widen_from, char *scratch) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t outer = 1;
@@ -829,6 +911,8 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     args.bias = bias;
     args.operands = operands;
     args.out = out;
+    args.round_into = round_into;
+    args.widen_from = widen_from;
     args.user_w = pack_into ? w : NULL;
     args.pack_into = pack_into;
     args.user_in = in;
@@ -847,12 +931,13 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     }
     /* the threads wait for each other only where they share what they
      * made first */
-    int shares = args.spread_into || (pack_into && !args.private_off);
+    int shares = args.spread_into || (pack_into && !args.private_off)
+            || widen_from;
     direct_for_rows_after(plan, rows, 0,
             (double)rows * (double)p->X[l] * (double)cols(p)
                     * (double)args.rows
                     * (double)(outer_taps(p) * axis_taps(p, l)),
             per_thread, scratch,
-            pack_into || spread ? before_rows_share : NULL,
+            pack_into || spread || widen_from ? before_rows_share : NULL,
             shares, blocks_row_of, &args);
 }

@@ -102,6 +102,14 @@ typedef struct blocks_args {
     const void *const *operands;
     char *out;
     size_t esize; /* bytes of an element of in and out */
+    /* the user's 16-bit output where the plan stages in f32 and the
+     * threads round the rows they stored (direct_blocks_rounds_output),
+     * else NULL */
+    char *round_into;
+    /* the user's 16-bit input where the threads widen it into the f32
+     * staging copy (in) first, each its share of the rows
+     * (direct_blocks_widens_input), else NULL */
+    const char *widen_from;
     const void *user_w; /* the user's weights, packed first into */
     float *pack_into;   /* this (w), or NULL: w is packed */
     int64_t rows;       /* packed rows per term (blocks_term_rows) */

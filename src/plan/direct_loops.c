@@ -137,12 +137,23 @@ int direct_taps_init(dgrad_plan_t *plan) {
     }
 }
 
+int direct_rounds_output(const dgrad_plan_t *plan) {
+    return plan->direct == DIRECT_BLOCKS_CL
+            && direct_blocks_rounds_output(plan);
+}
+
+int direct_widens_input(const dgrad_plan_t *plan) {
+    return plan->direct == DIRECT_BLOCKS_CL
+            && direct_blocks_widens_input(plan);
+}
+
 void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
         float *pack_into, const float *bias, const void *const *operands,
-        void *out, char *scratch) {
+        void *out, void *round_into, const void *widen_from,
+        char *scratch) {
     if (plan->direct == DIRECT_BLOCKS_CL) {
         direct_blocks_run(plan, in, w, pack_into, bias, operands, out,
-                scratch);
+                round_into, widen_from, scratch);
         return;
     }
     if (pack_into) {

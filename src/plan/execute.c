@@ -499,7 +499,9 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
         io = folded;
     } else if (plan->staged) {
         void *stage = step_exists(&tp->reorder) ? c->stage[t] : conv;
-        convert(&tp->cv, plan->p.dt, 1, user, stage);
+        /* dgrad's loop may widen the input in its own region */
+        if (!(t == T_IN && direct_widens_input(plan)))
+            convert(&tp->cv, plan->p.dt, 1, user, stage);
         io = stage;
     }
     *conv_ptr = io;
@@ -598,9 +600,12 @@ static dnnl_status_t run_bias(exec_ctx_t *c, const void *bias,
 
 /* dgrad's own loop on the (staged) input, the weights (packed, or the
  * user's where @p prepared is 0: the loop packs them) and f32 bias, into
- * the output or its staging copy. */
-static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
-        int prepared, const void *bias, void *out) {
+ * the output or its staging copy (which the loop rounds into @p user_out
+ * where direct_rounds_output, as it widens @p user_in into the staged
+ * input @p in where direct_widens_input). */
+static void run_direct(exec_ctx_t *c, const void *user_in, const void *in,
+        const void *wei, int prepared, const void *bias, void *out,
+        void *user_out) {
     const dgrad_plan_t *plan = c->plan;
     if (bias)
         for (int64_t ch = 0; ch < plan->p.Cout; ch++)
@@ -608,7 +613,8 @@ static void run_direct(exec_ctx_t *c, const void *in, const void *wei,
                     ch * plan->p.bias_stride);
     direct_run(plan, in, wei, prepared ? NULL : (float *)c->conv[T_WEI],
             bias ? c->bias_f32 : NULL, plan->post.fused ? c->operands : NULL,
-            out, c->scratch);
+            out, direct_rounds_output(plan) ? user_out : NULL,
+            direct_widens_input(plan) ? user_in : NULL, c->scratch);
 }
 
 /* Where @p weights are the bytes the context last prepared, those
@@ -665,11 +671,13 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
     const void *conv_in = NULL, *conv_wei = weights;
     dnnl_status_t s = bring_in(c, T_IN, in, NULL, &conv_in);
     if (s == dnnl_success && plan->direct) {
-        run_direct(c, conv_in, weights, weights_prepared, bias, conv_out);
+        run_direct(c, in, conv_in, weights, weights_prepared, bias,
+                conv_out, out_box);
         if (remember)
             weights_seen(c, weights,
                     direct_packs_into(plan) ? c->conv[T_WEI] : NULL);
-        return bring_out(c, conv_out, out_box);
+        return direct_rounds_output(plan) ? dnnl_success
+                                          : bring_out(c, conv_out, out_box);
     }
     if (s == dnnl_success && !weights_prepared)
         s = bring_in(c, T_WEI, weights, NULL, &conv_wei);

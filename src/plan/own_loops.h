@@ -61,10 +61,23 @@ void direct_pack_weights(const dgrad_plan_t *plan, const void *user,
  * with @p operands (the binary post-ops', NULL when the plan carries no
  * chain: plan->post.fused), each row then takes the chain. Where
  * @p pack_into is not NULL, @p w is the user's weights, which the loop
- * first packs there (direct_weights_size bytes). */
+ * first packs there (direct_weights_size bytes). Where
+ * direct_rounds_output, @p out is the f32 staging copy and @p round_into
+ * the user's output, which the loop's threads write from it (else
+ * @p round_into is NULL and the caller converts); where
+ * direct_widens_input, @p in is the f32 staging copy, which the loop
+ * widens from @p widen_from first (else NULL). */
 void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
         float *pack_into, const float *bias, const void *const *operands,
-        void *out, char *scratch);
+        void *out, void *round_into, const void *widen_from,
+        char *scratch);
+/* Whether @p plan's loop rounds its staged f32 output into the user's
+ * 16-bit output itself, each thread the rows it computed (no conversion
+ * pass after it). */
+int direct_rounds_output(const dgrad_plan_t *plan);
+/* Whether @p plan's loop widens the user's 16-bit input into its f32
+ * staging copy itself (no conversion pass before it). */
+int direct_widens_input(const dgrad_plan_t *plan);
 
 /* Width of one entry of axis @p i's tap table (direct_taps.c). */
 int64_t direct_taps_width(const dgrad_problem_t *p, int i);
@@ -158,12 +171,24 @@ void direct_blocks_pack_weights(const dgrad_plan_t *plan, const void *user,
 /* Whether a run with user weights packs them into pack_into, shared by
  * the threads (else each packs all of them into its own scratch). */
 int direct_blocks_packs_shared(const dgrad_plan_t *plan);
+/* Whether a run of @p plan rounds its f32 staging output into the user's
+ * 16-bit one itself (direct_blocks_run's @p round_into), each thread the
+ * rows it computed. */
+int direct_blocks_rounds_output(const dgrad_plan_t *plan);
+/* Whether such a run also widens the user's 16-bit input into the f32
+ * staging copy itself, in the region, before its rows (@p in is then the
+ * staging copy, unwritten, and @p widen_from the user's input). */
+int direct_blocks_widens_input(const dgrad_plan_t *plan);
 /* With @p pack_into not NULL, packs the user's weights @p w there first,
  * each thread a share of the packed rows, in the region that then runs
- * the rows. */
+ * the rows. With @p round_into not NULL (direct_blocks_rounds_output),
+ * each row stored into the staging output @p out is rounded there too;
+ * with @p widen_from not NULL (direct_blocks_widens_input), the threads
+ * first widen it into the staging input @p in. */
 void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
         const void *w, float *pack_into, const float *bias,
-        const void *const *operands, void *out, char *scratch);
+        const void *const *operands, void *out, void *round_into,
+        const void *widen_from, char *scratch);
 
 /* ------------------------------------------------- direct_row_vectors.c */
 
