@@ -852,7 +852,7 @@ int direct_blocks_prepare(dgrad_plan_t *plan) {
 
 /* Where the plan stages a 16-bit problem in f32 and stores rows channel
  * by channel (not channels-last, not from lists), each thread rounds the
- * rows it stored into the user's output right after (blocks_round_rows)
+ * rows it stored into the user's output right after (blocks_round_row)
  * instead of one pass over the whole staging copy after the region: that
  * pass read on the calling thread what the other thread had written, and
  * the other thread's next stores took those lines back.
