@@ -3034,6 +3034,31 @@ Test(onednn, a_fold_over_a_depth_shorter_than_its_window) {
         }
 }
 
+/* A backward-data plan with a result position no tap reaches (depth:
+ * an input of 1 under a window of 2 dilated by 2, front padding 1, so
+ * position 0 reads positions -1 and 1): oneDNN 3.7.1's AMX brgemm
+ * backward-data kernel crashed on it (conformance case sweep-full#2574,
+ * bf16, an Intel Xeon with AMX; onednn_defects.c, positions_without_taps);
+ * without the fence this test crashes there.
+ * Every type, both activation layouts, no fold and no own loop,
+ * candidates ranked, not timed, so that the first implementation
+ * offered is the one run. */
+Test(onednn, a_result_position_no_tap_reaches) {
+    dgrad_data_type_t dts[] = {dgrad_f32, dgrad_bf16, dgrad_f16};
+    policy()->layout_search = 0;
+    policy()->phase_fold = 0;
+    policy()->own_loop = 0;
+    for (int i = 0; i < 3; i++)
+        for (int a = 0; a < 2; a++) {
+            shape_t s = {.nsp = 3, .dt = dts[i], .N = 1, .G = 1, .Cin = 2,
+                    .Cout = 3, .X = {1, 1, 2}, .K = {2, 1, 4},
+                    .S = {1, 1, 1}, .D = {2, 2, 1}, .PB = {1, 0, 0},
+                    .Y = {1, 1, 5}, .act_layout = a ? NXC : NCX};
+            dgrad_problem_t p = make_problem(&s);
+            check_problem_ex(&p, 1, 0);
+        }
+}
+
 /* The own loops' kernel set as the policy asks (own_kernels 2: AVX2 on
  * a CPU with AVX-512, the timed choice's other candidate; 1: the widest),
  * each plan matching the reference: the rows loop in every type (16-bit

@@ -10,7 +10,9 @@
  *   and 2.6's AMX brgemm convolution, which reads past a heap block;
  * - 1x1 forward convolutions not created (onednn_1x1_forward_crashes),
  *   nor brgemm ones with windows wholly in the padding or with the
- *   depth taps they drop (pd_safe_for_padding);
+ *   depth taps they drop (pd_safe_for_padding), nor brgemm
+ *   backward-data ones with positions no tap reaches
+ *   (pd_bwd_safe_for_padding);
  * - post-op chains that repeat an eltwise algorithm with other
  *   parameters kept from oneDNN where it mixes them up
  *   (eltwise_params_shared).
@@ -257,6 +259,53 @@ dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
     while (pd_untrusted(*pd)
             || (strstr(pd_impl_name(*pd), "brg")
                     && (whole || depth_taps_dropped(*pd, nsp, pl, extent))))
+        if (next_impl_or_none(pd, 1) != dnnl_success)
+            return dnnl_unimplemented;
+    return dnnl_success;
+}
+
+/* The brgemm backward-data convolution of 3.7.1 crashes the same way
+ * (SIGSEGV in brgemm_convolution_fwd_t::perform_outwork, under
+ * brgemm_convolution_bwd_t) where a position of its result has no tap
+ * in its input: `dgrad conform --sweep full` case sweep-full#2574 in bf16
+ * (3D, 2 -> 3 channels, input 1x1x2, window 2x1x4 dilated 2x2x1, front
+ * padding 1 on depth, so depth position 0 reads positions -1 and 1 of
+ * an axis of 1), "brg_conv_bwd:avx10_1_512_amx+brg_conv_fwd:...", on an
+ * Intel Xeon with AMX; fenced on every 3.x, as the depth taps are. */
+static int positions_without_taps(const_dnnl_primitive_desc_t pd, int nsp,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pl) {
+    md_ref_t src = pd_md(pd, dnnl_query_diff_src_md),
+             dst = pd_md(pd, dnnl_query_diff_dst_md),
+             wei = pd_md(pd, dnnl_query_weights_md);
+    if (!src || !dst || !wei) return 0;
+    int ns = md_ndims(src), nw = md_ndims(wei);
+    int64_t sd[DNNL_MAX_NDIMS], dd[DNNL_MAX_NDIMS], wd[DNNL_MAX_NDIMS];
+    md_dims(src, sd);
+    md_dims(dst, dd);
+    md_dims(wei, wd);
+    for (int i = 0; i < nsp; i++) {
+        int64_t Y = sd[ns - nsp + i], X = dd[ns - nsp + i],
+                K = wd[nw - nsp + i], step = dilates[i] + 1;
+        for (int64_t o = 0; o < Y; o++) {
+            int reached = 0;
+            for (int64_t k = 0; k < K && !reached; k++) {
+                int64_t t = o + pl[i] - k * step;
+                reached = t >= 0 && t % strides[i] == 0
+                        && t / strides[i] < X;
+            }
+            if (!reached) return 1;
+        }
+    }
+    return 0;
+}
+
+dnnl_status_t pd_bwd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pl) {
+    if (!*pd || dnnl_version()->major < 3) return dnnl_success;
+    while (pd_untrusted(*pd)
+            || (strstr(pd_impl_name(*pd), "brg")
+                    && positions_without_taps(*pd, nsp, strides, dilates,
+                            pl)))
         if (next_impl_or_none(pd, 1) != dnnl_success)
             return dnnl_unimplemented;
     return dnnl_success;

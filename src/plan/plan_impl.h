@@ -549,6 +549,11 @@ int onednn_1x1_forward_crashes(void);
  * dnnl_unimplemented when none is left. */
 dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
         const int64_t *pl, const int64_t *pr, const int64_t *extent);
+/* The same for a backward-data pd of @p strides, @p dilates (oneDNN's,
+ * 0 for none) and front pads @p pl: a brgemm one where a result position
+ * has no tap in the input gives way to the next implementation. */
+dnnl_status_t pd_bwd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pl);
 /* Whether this oneDNN's binary primitive mixes up the parameters of
  * eltwise post-ops of one algorithm (measured once per process). */
 int eltwise_params_shared(void);

@@ -82,6 +82,9 @@ dnnl_status_t create_conv_pd(const dgrad_plan_t *plan,
                 md_ref(&wei), md_ref(&in), strides, dilates, pl, pr, hint,
                 attr));
         s = pd_trusted_or_next(pd, s);
+        if (s == dnnl_success)
+            s = pd_bwd_safe_for_padding(pd, plan->p.nsp, strides, dilates,
+                    pl);
     }
     dnnl_primitive_desc_destroy(hint);
     dnnl_primitive_attr_destroy(attr);
