@@ -81,7 +81,7 @@ static int rows_in_f32(const dgrad_plan_t *plan) {
  * channels apart (channels-last): blocks are stored straight into it;
  * other layouts (NCX) get each row through a channels-last row in
  * scratch, stored channel by channel (blocks_store_row). */
-static int output_cl(const dgrad_plan_t *plan) {
+int blocks_output_cl(const dgrad_plan_t *plan) {
     const int64_t *os = plan->out.io_strides;
     return os[1] == 1 && os[2 + plan->p.nsp - 1] == plan->p.Cout;
 }
@@ -178,7 +178,7 @@ static int listable(const dgrad_plan_t *plan) {
     return padded_cols(p) <= NV_MAX * 16
             && (p->n_post_ops == 0
                     || post_chain_epilogue(p, &ep) >= p->n_post_ops)
-            && (output_cl(plan) || rows_in_f32(plan)
+            && (blocks_output_cl(plan) || rows_in_f32(plan)
                     || (p->S[l] - 1) * os[2 + l] + (p->Cout - 1) * os[1]
                             <= INT32_MAX);
 }
@@ -232,7 +232,7 @@ int blocks_lanes_form(const dgrad_plan_t *plan) {
 }
 
 /* Whether the lanes form spreads the input first. */
-static int lanes_spread(const dgrad_plan_t *plan) {
+int blocks_lanes_spread(const dgrad_plan_t *plan) {
     return blocks_lanes_form(plan) && spread_fits(plan);
 }
 
@@ -250,17 +250,17 @@ static int lanes_spread(const dgrad_plan_t *plan) {
 #define SPREAD_PRIVATE_MAX_BYTES ((int64_t)64 << 10)
 
 /* Whether each thread spreads the whole input into its own scratch
- * (lanes_spread, few bytes, and the policy not asking for one shared
- * copy). */
+ * (blocks_lanes_spread, few bytes, and the policy not asking for one
+ * shared copy). */
 static int spread_private(const dgrad_plan_t *plan) {
-    return lanes_spread(plan) && plan->policy.spread_input != 3
+    return blocks_lanes_spread(plan) && plan->policy.spread_input != 3
             && spread_floats(&plan->p) * (int64_t)sizeof(float)
                     <= SPREAD_PRIVATE_MAX_BYTES;
 }
 
 /* Whether the spread rows run from lists (blocks_listed). */
-static int spread_listed(const dgrad_plan_t *plan) {
-    return lanes_spread(plan) && listable(plan);
+int blocks_spread_listed(const dgrad_plan_t *plan) {
+    return blocks_lanes_spread(plan) && listable(plan);
 }
 
 /* Rows of a run blocks_listed takes at a time: LIST_MAX_ROWS, and where
@@ -275,7 +275,7 @@ static int64_t list_rows(const dgrad_plan_t *plan) {
 
 int direct_blocks_lanes(const dgrad_plan_t *plan) {
     if (plan->direct != DIRECT_BLOCKS_CL || !blocks_lanes_form(plan)) return 0;
-    return spread_listed(plan) ? 3 : lanes_spread(plan) ? 2 : 1;
+    return blocks_spread_listed(plan) ? 3 : blocks_lanes_spread(plan) ? 2 : 1;
 }
 
 int64_t blocks_term_rows(const dgrad_plan_t *plan) {
@@ -289,7 +289,8 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
     if (p->G > BLOCKS_MAX_GROUPS || p->Cin > BLOCKS_MAX_CHANNELS
             || p->Cout > BLOCKS_MAX_CHANNELS
             || p->S[l] > BLOCKS_MAX_COLS / p->Cout
-            || (!output_cl(plan) && p->Y[l] > BLOCKS_MAX_ROW_VALUES / p->Cout))
+            || (!blocks_output_cl(plan)
+                    && p->Y[l] > BLOCKS_MAX_ROW_VALUES / p->Cout))
         return 0;
     int64_t phases = 1, terms = 1;
     for (int i = 0; i < p->nsp; i++) {
@@ -311,12 +312,12 @@ int direct_blocks_applicable(const dgrad_plan_t *plan) {
      * WIDENED_MAX_ROWS of them) and rounded into a channels-last output;
      * other layouts go through f32 copies of the whole tensors
      * (plan->staged) */
-    if (rows_in_f32(plan) && spread_listed(plan))
+    if (rows_in_f32(plan) && blocks_spread_listed(plan))
         return p->Y[l] <= BLOCKS_MAX_ROW_VALUES / p->Cout
                 && phases * terms * p->Cin
                 <= BLOCKS_MAX_WEIGHTS / padded_cols(p);
     if (rows_in_f32(plan)
-            && (is[1] != 1 || !output_cl(plan)
+            && (is[1] != 1 || !blocks_output_cl(plan)
                     || widened_rows(p) > WIDENED_MAX_ROWS
                     || p->X[l] > BLOCKS_MAX_ROW_VALUES / p->Cin))
         return 0;
@@ -367,18 +368,18 @@ static size_t thread_rows_scratch(const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
     int l = p->nsp - 1;
     int64_t n = row_buffers(p);
-    if (rows_in_f32(plan) && spread_listed(plan))
+    if (rows_in_f32(plan) && blocks_spread_listed(plan))
         n += 3 * list_rows(plan) * p->Y[l] * p->Cout;
     else if (rows_in_f32(plan))
         n += widened_rows(p) * p->X[l] * p->Cin + stretch_pixels(p) * cols(p);
-    else if (!output_cl(plan))
+    else if (!blocks_output_cl(plan))
         n += p->Y[l] * p->Cout;
     return ((size_t)n * sizeof(float) + 63) / 64 * 64;
 }
 
-/* Bytes of the spread input (lanes_spread; 0 without it). */
+/* Bytes of the spread input (blocks_lanes_spread; 0 without it). */
 static size_t spread_bytes(const dgrad_plan_t *plan) {
-    return lanes_spread(plan)
+    return blocks_lanes_spread(plan)
             ? ((size_t)spread_floats(&plan->p) * sizeof(float) + 63) / 64
                     * 64
             : 0;
@@ -547,24 +548,6 @@ static void blocks_span(const blocks_args_t *a, const row_work_t *r,
     }
 }
 
-/* The row of image @p n at outer position @p y, just stored into the
- * f32 staging output at @p out_off, rounded into the user's output
- * channel by channel (direct_blocks_rounds_output). */
-static void blocks_round_row(const blocks_args_t *a, int64_t n,
-        const int64_t *y, int64_t out_off) {
-    const dgrad_problem_t *p = &a->plan->p;
-    const int64_t *os = a->plan->out.io_strides, *us = p->out_strides;
-    int l = p->nsp - 1;
-    int64_t user_off = n * us[0];
-    for (int i = 0; i < l; i++) user_off += y[i] * us[2 + i];
-    size_t es = dgrad_data_type_size(p->dt);
-    for (int64_t co = 0; co < p->Cout; co++)
-        convert_run_from_f32(p->dt, (const float *)a->out + out_off
-                        + co * os[1],
-                a->round_into + (size_t)(user_off + co * us[1]) * es,
-                p->Y[l]);
-}
-
 /* One output row (image @p n, outer output position @p y), the bias row
  * already at the start of @p scratch. Its terms are the combinations of
  * outer taps whose input rows are in the input; a row none reaches (K <
@@ -696,33 +679,6 @@ static void blocks_row_of(void *arg, int64_t n, const int64_t *y,
     }
 }
 
-/* Thread @p th of @p nth's share of the input widened into the staging
- * copy: the rows (image, outer input positions) in the same proportion
- * as its share of the output's rows, every channel of each. */
-static void blocks_widen_share(const blocks_args_t *a, int th, int nth) {
-    const dgrad_problem_t *p = &a->plan->p;
-    const int64_t *us = p->in_strides, *ss = a->plan->in.io_strides;
-    int l = p->nsp - 1;
-    int64_t outer = 1, r0, r1;
-    for (int i = 0; i < l; i++) outer *= p->X[i];
-    direct_share_of(p->N * outer, th, nth, &r0, &r1);
-    size_t es = dgrad_data_type_size(p->dt);
-    for (int64_t r = r0; r < r1; r++) {
-        int64_t rest = r % outer, uo = r / outer * us[0],
-                so = r / outer * ss[0];
-        for (int i = l - 1; i >= 0; i--) {
-            uo += rest % p->X[i] * us[2 + i];
-            so += rest % p->X[i] * ss[2 + i];
-            rest /= p->X[i];
-        }
-        for (int64_t ci = 0; ci < p->Cin; ci++)
-            convert_run_to_f32(p->dt,
-                    a->widen_from + (size_t)(uo + ci * us[1]) * es,
-                    /* the staging copy: the context's own buffer */
-                    (float *)(uintptr_t)a->in + so + ci * ss[1], p->X[l]);
-    }
-}
-
 /* Thread @p th of @p nth's part of what precedes the rows: its share of
  * the spread input's pixels (or, into its own scratch, those of the
  * images its rows are in) and of the packed weights' rows (or all of
@@ -776,7 +732,7 @@ static void before_rows_share(void *arg, int th, int nth) {
 static void blocks_args_geometry(blocks_args_t *args,
         const dgrad_plan_t *plan) {
     const dgrad_problem_t *p = &plan->p;
-    int l = p->nsp - 1, spread = lanes_spread(plan);
+    int l = p->nsp - 1, spread = blocks_lanes_spread(plan);
     /* in place: a compound literal assigned to *args zeroes a stack copy
      * of the whole struct (1.7 KB) and copies it over, at every run */
     memset(args, 0, sizeof *args);
@@ -799,7 +755,7 @@ static void blocks_args_geometry(blocks_args_t *args,
     args->in_f32 = rows_in_f32(plan);
     args->round_into = NULL; /* direct_blocks_run's to set */
     args->widen_from = NULL;
-    args->out_cl = output_cl(plan);
+    args->out_cl = blocks_output_cl(plan);
     args->row_buf = row_buffers(p);
     if (args->lanes)
         args->by = spread ? LANES_BY_SPREAD
@@ -810,7 +766,7 @@ static void blocks_args_geometry(blocks_args_t *args,
     if (args->lo < args->T - 1) args->lo = args->T - 1;
     if (args->hi > p->X[l] - 1) args->hi = p->X[l] - 1;
     if (plan->post.fused) args->from = post_chain_epilogue(p, &args->ep);
-    args->listed = args->lanes && spread_listed(plan);
+    args->listed = args->lanes && blocks_spread_listed(plan);
     if (args->listed && !args->out_cl && !args->in_f32) {
         /* column j = (b, co), co fastest: counted, not divided */
         const int64_t *os = plan->out.io_strides;
@@ -844,42 +800,10 @@ static void blocks_args_geometry(blocks_args_t *args,
 }
 
 int direct_blocks_prepare(dgrad_plan_t *plan) {
-    if (!spread_listed(plan)) return 1;
+    if (!blocks_spread_listed(plan)) return 1;
     blocks_args_t args;
     blocks_args_geometry(&args, plan);
     return blocks_lists_make(&args, &plan->direct_lists);
-}
-
-/* Where the plan stages a 16-bit problem in f32 and stores rows channel
- * by channel (not channels-last, not from lists), each thread rounds the
- * rows it stored into the user's output right after (blocks_round_row)
- * instead of one pass over the whole staging copy after the region: that
- * pass read on the calling thread what the other thread had written, and
- * the other thread's next stores took those lines back.
- * `fcn8s:upscore2` in f16 NCX (21 channels, 34x34 out) ran its rows in
- * 16 us on the calling thread and 29 on the other, against 19 each in
- * f32; with the input widened the same way (below), f16 went from 34-35
- * to 25 us and bf16 from 35-38 to 24-27 (f32 19; `DGRAD_OWN_LOOP=blocks
- * dgrad bench --data-format NCX --weights-format OIX --dt f16|bf16`,
- * bench/README.md, thirty-eighth look). Rows along the last axis must be
- * runs of unit stride on both sides. */
-int direct_blocks_rounds_output(const dgrad_plan_t *plan) {
-    const dgrad_problem_t *p = &plan->p;
-    int l = p->nsp - 1;
-    return plan->staged && p->dt != dgrad_f32 && !output_cl(plan)
-            && !(blocks_lanes_form(plan) && spread_listed(plan))
-            && plan->out.io_strides[2 + l] == 1 && p->out_strides[2 + l] == 1;
-}
-
-/* The input the same way, before the rows (before_rows_share): each
- * thread widens the input rows of its share of the outer positions, so
- * that the rows a thread reads are mostly in its own cache; not where
- * the input is spread (the spread reads the staging copy). */
-int direct_blocks_widens_input(const dgrad_plan_t *plan) {
-    const dgrad_problem_t *p = &plan->p;
-    int l = p->nsp - 1;
-    return direct_blocks_rounds_output(plan) && !lanes_spread(plan)
-            && plan->in.io_strides[2 + l] == 1 && p->in_strides[2 + l] == 1;
 }
 
 /* The whole output: rows (image, outer output positions) shared out over
@@ -899,7 +823,7 @@ void direct_blocks_run(const dgrad_plan_t *plan, const void *in,
     int64_t outer = 1;
     for (int i = 0; i < l; i++) outer *= p->Y[i];
     int64_t rows = p->N * outer;
-    int spread = lanes_spread(plan);
+    int spread = blocks_lanes_spread(plan);
     size_t rows_scratch = thread_rows_scratch(plan),
            private = private_weights(plan->prepared_weights_bytes),
            own_spread = spread && spread_private(plan) ? spread_bytes(plan)

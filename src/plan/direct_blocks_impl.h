@@ -130,7 +130,7 @@ typedef struct blocks_args {
      * axis_taps of each axis (T: the last), outer_taps; a row's blocks x0
      * .. x1, of which lo .. hi run in one call (blocks_span); the
      * kernels' epilogue and the chain's step after it; rows_in_f32,
-     * output_cl, the lanes form's LANES_BY_* and row_buffers */
+     * blocks_output_cl, the lanes form's LANES_BY_* and row_buffers */
     int64_t nc, np, taps[DGRAD_MAX_SPATIAL], T, ot, x0, x1, lo, hi;
     epilogue_t ep;
     int from, in_f32, out_cl, by;
@@ -170,10 +170,16 @@ typedef struct blocks_lists {
     int64_t nsets, ncalls, nterms, nblocks;
 } blocks_lists_t;
 
-/* direct_blocks.c: whether groups run in the lanes form, and the packed
- * rows per term (every input channel, or one per channel of a group). */
+/* direct_blocks.c: whether groups run in the lanes form, the packed
+ * rows per term (every input channel, or one per channel of a group),
+ * whether the output is channels-last along its last axis (blocks go
+ * straight into it), whether the lanes form spreads the input first,
+ * and whether the spread rows run from lists (blocks_listed). */
 int blocks_lanes_form(const dgrad_plan_t *plan);
 int64_t blocks_term_rows(const dgrad_plan_t *plan);
+int blocks_output_cl(const dgrad_plan_t *plan);
+int blocks_lanes_spread(const dgrad_plan_t *plan);
+int blocks_spread_listed(const dgrad_plan_t *plan);
 
 /* direct_blocks_pack.c: rows of the packed weights, and rows [@p r0,
  * @p r1) of them packed from the user's weights (the zeros after them
@@ -217,6 +223,14 @@ void blocks_widened_reset(widened_t *wd);
 int64_t blocks_widened_slot(const blocks_args_t *a, const char *in,
         int64_t in_off, widened_t *wd, float *rows);
 void blocks_store_row(const blocks_args_t *a, const float *row, float *out);
+/* Where the loop stages a 16-bit problem in f32 itself
+ * (direct_blocks_rounds_output, direct_blocks_widens_input): the row of
+ * image @p n at outer output position @p y, just stored into the staging
+ * output at @p out_off, rounded into the user's output; and thread @p th
+ * of @p nth's share of the input rows widened into the staging input. */
+void blocks_round_row(const blocks_args_t *a, int64_t n, const int64_t *y,
+        int64_t out_off);
+void blocks_widen_share(const blocks_args_t *a, int th, int nth);
 
 /* direct_blocks_spread.c: pixels [@p i0, @p i1) of the spread input
  * into @p into (AVX-512; a 16-bit input widened on the way), and a run

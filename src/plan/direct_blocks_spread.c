@@ -96,7 +96,7 @@ __attribute__((target("avx512f"))) static void spread_transposed(
 }
 
 /* Input pixels [@p i0, @p i1) (image, then positions) spread
- * (lanes_spread) into @p into: where an image's positions are one run,
+ * (blocks_lanes_spread) into @p into: where an image's positions are one run,
  * spread_transposed's way; else the pixel's channels loaded, or gathered
  * a channel stride apart (a 16-bit pixel's widened one by one first: at
  * most LANES_MAX_CIN of them), then permuted by each row of the pattern
