@@ -3038,8 +3038,8 @@ Test(onednn, a_fold_over_a_depth_shorter_than_its_window) {
  * an input of 1 under a window of 2 dilated by 2, front padding 1, so
  * position 0 reads positions -1 and 1): oneDNN 3.7.1's AMX brgemm
  * backward-data kernel crashed on it (conformance case sweep-full#2574,
- * bf16, an Intel Xeon with AMX; onednn_defects.c, positions_without_taps);
- * without the fence this test crashes there.
+ * bf16, an Intel Xeon with AMX; onednn_defects.c,
+ * pd_positions_without_taps); without the fence this test crashes there.
  * Every type, both activation layouts, no fold and no own loop,
  * candidates ranked, not timed, so that the first implementation
  * offered is the one run. */

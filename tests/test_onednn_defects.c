@@ -9,7 +9,9 @@
  * output whose batch stride is not the dense one (the box of a plan that
  * computes its tail) either compute right or are distrusted (pd_untrusted),
  * and so is 2.6's AMX brgemm forward convolution, which reads past a heap
- * block as it is created.
+ * block as it is created. The predicate that fences 3.x's brgemm backward
+ * data off results with positions no tap reaches is checked on shapes
+ * worked out by hand.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -489,4 +491,54 @@ Test(eltwise_params, the_probe_matches_the_measured_versions) {
         cr_expect_eq(shared, 1);
     if (v->major == 3 && v->minor == 7 && v->patch == 1)
         cr_expect_eq(shared, 0);
+}
+
+/* Whether plain f32 backward-data pd of 3D result @p Y (3 channels) from
+ * input @p X (2 channels) under window @p K, strides @p S, oneDNN
+ * dilations @p di and pads @p pl / @p pr has a result position no tap
+ * reaches, as pd_bwd_safe_for_padding reads it. */
+static int no_tap_case(const int64_t *Y, const int64_t *X, const int64_t *K,
+        const int64_t *S, const int64_t *di, const int64_t *pl,
+        const int64_t *pr) {
+    cr_assert_eq(engine_init(), dnnl_success);
+    int64_t sd[5] = {1, 3, Y[0], Y[1], Y[2]}, dd[5] = {1, 2, X[0], X[1], X[2]};
+    int64_t wd[5] = {2, 3, K[0], K[1], K[2]};
+    md_t smd = MD_EMPTY, dmd = MD_EMPTY, wmd = MD_EMPTY;
+    cr_assert_eq(md_tagged(&smd, 5, sd, dnnl_f32, dnnl_abcde), dnnl_success);
+    cr_assert_eq(md_tagged(&dmd, 5, dd, dnnl_f32, dnnl_abcde), dnnl_success);
+    cr_assert_eq(md_tagged(&wmd, 5, wd, dnnl_f32, dnnl_abcde), dnnl_success);
+    dnnl_primitive_desc_t pd = NULL;
+    cr_assert_eq(conv_backward_data_pd(&pd, engine, md_ref(&smd),
+                         md_ref(&wmd), md_ref(&dmd), S, di, pl, pr, NULL,
+                         NULL),
+            dnnl_success);
+    int none = pd_positions_without_taps(pd, 3, S, di, pl);
+    dnnl_primitive_desc_destroy(pd);
+    md_free(&smd);
+    md_free(&dmd);
+    md_free(&wmd);
+    return none;
+}
+
+/* The predicate behind the fence on 3.x's brgemm backward data, on
+ * every machine (the crash it guards against needs AMX): sweep-full#2574's
+ * shape, where depth position 0 reads positions -1 and 1 of an axis of
+ * 1; the same with no front padding, where it reads 0; and a window of 1
+ * at stride 2, where odd positions of the last axis have no tap. */
+Test(pd_bwd_safe_for_padding, finds_result_positions_no_tap_reaches) {
+    const int64_t one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+    const int64_t Y[3] = {1, 1, 5}, X[3] = {1, 1, 2}, K[3] = {2, 1, 4};
+    const int64_t di[3] = {1, 1, 0};
+    const int64_t pl_front[3] = {1, 0, 0}, pr_front[3] = {1, 0, 0};
+    const int64_t pr_back[3] = {2, 0, 0};
+    cr_expect_eq(no_tap_case(Y, X, K, one, di, pl_front, pr_front), 1,
+            "depth position 0 reads -1 and 1 of an axis of 1");
+    cr_expect_eq(no_tap_case(Y, X, K, one, di, zero, pr_back), 0,
+            "depth position 0 reads position 0");
+    const int64_t Xs[3] = {1, 1, 3}, S2[3] = {1, 1, 2};
+    cr_expect_eq(no_tap_case(Y, Xs, one, S2, zero, zero, zero), 1,
+            "a window of 1 at stride 2 leaves odd positions without taps");
+    const int64_t K2[3] = {1, 1, 2}, Y6[3] = {1, 1, 6};
+    cr_expect_eq(no_tap_case(Y6, Xs, K2, S2, zero, zero, zero), 0,
+            "a window of 2 at stride 2 reaches every position");
 }

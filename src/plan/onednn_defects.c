@@ -271,8 +271,9 @@ dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
  * (3D, 2 -> 3 channels, input 1x1x2, window 2x1x4 dilated 2x2x1, front
  * padding 1 on depth, so depth position 0 reads positions -1 and 1 of
  * an axis of 1), "brg_conv_bwd:avx10_1_512_amx+brg_conv_fwd:...", on an
- * Intel Xeon with AMX; fenced on every 3.x, as the depth taps are. */
-static int positions_without_taps(const_dnnl_primitive_desc_t pd, int nsp,
+ * Intel Xeon with AMX; fenced on every 3.x, as the depth taps are.
+ * tests/test_onednn_defects.c checks the predicate on every machine. */
+int pd_positions_without_taps(const_dnnl_primitive_desc_t pd, int nsp,
         const int64_t *strides, const int64_t *dilates, const int64_t *pl) {
     md_ref_t src = pd_md(pd, dnnl_query_diff_src_md),
              dst = pd_md(pd, dnnl_query_diff_dst_md),
@@ -304,7 +305,7 @@ dnnl_status_t pd_bwd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
     if (!*pd || dnnl_version()->major < 3) return dnnl_success;
     while (pd_untrusted(*pd)
             || (strstr(pd_impl_name(*pd), "brg")
-                    && positions_without_taps(*pd, nsp, strides, dilates,
+                    && pd_positions_without_taps(*pd, nsp, strides, dilates,
                             pl)))
         if (next_impl_or_none(pd, 1) != dnnl_success)
             return dnnl_unimplemented;

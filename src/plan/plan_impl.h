@@ -554,6 +554,11 @@ dnnl_status_t pd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
  * has no tap in the input gives way to the next implementation. */
 dnnl_status_t pd_bwd_safe_for_padding(dnnl_primitive_desc_t *pd, int nsp,
         const int64_t *strides, const int64_t *dilates, const int64_t *pl);
+/* Whether some position of backward-data pd @p pd's result (diff_src)
+ * has no tap in its input (diff_dst), as pd_bwd_safe_for_padding reads
+ * it. */
+int pd_positions_without_taps(const_dnnl_primitive_desc_t pd, int nsp,
+        const int64_t *strides, const int64_t *dilates, const int64_t *pl);
 /* Whether this oneDNN's binary primitive mixes up the parameters of
  * eltwise post-ops of one algorithm (measured once per process). */
 int eltwise_params_shared(void);
