@@ -175,7 +175,8 @@ const char *dgrad_plan_chain_carrier(const dgrad_plan_t *plan);
 
 /* What brings the user's weights into the plan's layout at each
  * execution: a oneDNN reorder's implementation name, "dgrad:scatter"
- * (small_copy.c), "dgrad:fold scatter" (the fold's own, fused), or "none"
+ * (small_copy.c), "dgrad:channel_blocks" (channel_blocks.c), "dgrad:fold
+ * scatter" (the fold's own, fused), or "none"
  * (the weights are read as given, or the plan packs them in its own
  * loop). For tests. */
 const char *dgrad_plan_weights_step(const dgrad_plan_t *plan);

@@ -23,19 +23,20 @@ typedef struct copy_case {
     int64_t from_strides[6]; /* all 0: from_tag */
     dnnl_format_tag_t from_tag, to_tag;
     dnnl_data_type_t from_dt, to_dt;
+    int64_t to_strides[6]; /* all 0: to_tag */
 } copy_case_t;
 
 static const copy_case_t fitting[] = {
         /* masknet's weights [OC, IC, K], given K-first (XIO) */
         {3, {64, 3, 7}, {3, 1, 192}, 0, dnnl_ABc16a16b2a, dnnl_bf16,
-                dnnl_bf16},
+                dnnl_bf16, {0}},
         {4, {20, 3, 2, 5}, {0}, dnnl_abcd, dnnl_ABcd16a16b, dnnl_f32,
-                dnnl_f32},
+                dnnl_f32, {0}},
         {6, {2, 3, 5, 2, 3, 2}, {0}, dnnl_abcdef, dnnl_aBCdef16c16b,
-                dnnl_f32, dnnl_f32},
+                dnnl_f32, dnnl_f32, {0}},
         /* NXC input of 2 images 7 elements apart beyond their 3x5x20 */
         {4, {2, 20, 3, 5}, {307, 1, 100, 20}, 0, dnnl_aBcd16b, dnnl_bf16,
-                dnnl_bf16},
+                dnnl_bf16, {0}},
 };
 
 static void make_mds(const copy_case_t *c, md_t *from, md_t *to) {
@@ -46,7 +47,11 @@ static void make_mds(const copy_case_t *c, md_t *from, md_t *to) {
                          : md_tagged(from, c->nd, c->dims, c->from_dt,
                                    c->from_tag),
             dnnl_success);
-    cr_assert_eq(md_tagged(to, c->nd, c->dims, c->to_dt, c->to_tag),
+    int to_strided = 0;
+    for (int a = 0; a < c->nd; a++) to_strided |= c->to_strides[a] != 0;
+    cr_assert_eq(to_strided
+                    ? md_strided(to, c->nd, c->dims, c->to_dt, c->to_strides)
+                    : md_tagged(to, c->nd, c->dims, c->to_dt, c->to_tag),
             dnnl_success);
 }
 
@@ -119,10 +124,12 @@ static void *run_step(const step_t *step, md_ref_t from, md_ref_t to,
     return dst;
 }
 
-/* Offers the scatter for case @p c under @p plan's policy; returns
- * whether the step became it, after checking its bytes against oneDNN's
- * reorder's. */
-static int offer_and_compare(const dgrad_plan_t *plan, const copy_case_t *c) {
+/* Offers dgrad's own copies for case @p c under @p plan's policy, into
+ * the user's output where @p into_user; returns which the step became
+ * (0: oneDNN's reorder stayed), after checking its bytes against
+ * oneDNN's reorder's. */
+static int offer_into(const dgrad_plan_t *plan, const copy_case_t *c,
+        int into_user) {
     md_t from = MD_EMPTY, to = MD_EMPTY;
     step_t onednn, step;
     cr_assert_eq(engine_init(), dnnl_success);
@@ -138,12 +145,18 @@ static int offer_and_compare(const dgrad_plan_t *plan, const copy_case_t *c) {
     cr_assert_eq(reorder_make_safe(&onednn, md_ref(&from), md_ref(&to)),
             dnnl_success);
     make_reorder_step(md_ref(&from), md_ref(&to), &step);
-    cr_assert_eq(small_copy_offer(plan, &step, md_ref(&from), md_ref(&to)),
+    cr_assert_eq(small_copy_offer(plan, &step, md_ref(&from), md_ref(&to),
+                         into_user),
             dnnl_success);
-    int taken = step.own == OWN_COPY_SCATTER;
+    int taken = step.own;
     if (taken) {
         cr_assert_null(step.prim);
-        cr_assert_str_eq(step.impl, "dgrad:scatter");
+        cr_assert(taken == OWN_COPY_SCATTER
+                || taken == OWN_COPY_CHANNEL_BLOCKS);
+        cr_assert(!into_user || taken == OWN_COPY_CHANNEL_BLOCKS,
+                "the scatter into the user's output");
+        cr_assert_str_eq(step.impl, taken == OWN_COPY_SCATTER
+                        ? "dgrad:scatter" : "dgrad:channel_blocks");
     } else {
         cr_assert_not_null(step.prim);
         cr_assert_eq(reorder_make_safe(&step, md_ref(&from), md_ref(&to)),
@@ -167,10 +180,16 @@ static int offer_and_compare(const dgrad_plan_t *plan, const copy_case_t *c) {
     return taken;
 }
 
+/* The same into a plan's own buffer. */
+static int offer_and_compare(const dgrad_plan_t *plan, const copy_case_t *c) {
+    return offer_into(plan, c, 0);
+}
+
 Test(small_copy, the_scatter_writes_what_onednn_reorders) {
     dgrad_plan_t *plan = plan_with(2, 1);
     for (size_t i = 0; i < sizeof fitting / sizeof fitting[0]; i++)
-        cr_assert(offer_and_compare(plan, &fitting[i]), "case %zu", i);
+        cr_assert_eq(offer_and_compare(plan, &fitting[i]), OWN_COPY_SCATTER,
+                "case %zu", i);
     free(plan);
 }
 
@@ -193,15 +212,75 @@ Test(small_copy, not_where_it_must_not_stand_in) {
      * blocks is 66 KB; and a conversion between two types */
     dgrad_plan_t *always = plan_with(2, 1);
     const copy_case_t big = {2, {128, 129}, {0}, dnnl_ab, dnnl_AB16a16b,
-            dnnl_f32, dnnl_f32};
+            dnnl_f32, dnnl_f32, {0}};
     const copy_case_t edge = {2, {128, 128}, {0}, dnnl_ab, dnnl_AB16a16b,
-            dnnl_f32, dnnl_f32};
+            dnnl_f32, dnnl_f32, {0}};
     const copy_case_t types = {4, {20, 3, 2, 5}, {0}, dnnl_abcd,
-            dnnl_ABcd16a16b, dnnl_f32, dnnl_bf16};
+            dnnl_ABcd16a16b, dnnl_f32, dnnl_bf16, {0}};
     cr_assert_not(offer_and_compare(always, &big));
     cr_assert(offer_and_compare(always, &edge)); /* 64 KiB exactly */
     cr_assert_not(offer_and_compare(always, &types));
     free(never);
     free(untimed);
     free(always);
+}
+
+/* Plain activations into 16-channel blocks and back (channel_blocks.c):
+ * 1D to 3D, every type, channels past the last whole block (20, 40) and
+ * pixel runs past the last 16 (27, 60, 9), images with gaps between
+ * them on the plain side. */
+static const copy_case_t channel_blocked[] = {
+        {3, {2, 256, 27}, {0}, dnnl_abc, dnnl_aBc16b, dnnl_bf16, dnnl_bf16,
+                {0}},
+        {3, {2, 20, 27}, {20 * 27 + 7, 27, 1}, 0, dnnl_aBc16b, dnnl_f16,
+                dnnl_f16, {0}},
+        {4, {2, 40, 6, 10}, {0}, dnnl_abcd, dnnl_aBcd16b, dnnl_f32,
+                dnnl_f32, {0}},
+        {5, {1, 20, 3, 1, 3}, {0}, dnnl_abcde, dnnl_aBcde16b, dnnl_bf16,
+                dnnl_bf16, {0}},
+        {4, {3, 17, 3, 3}, {17 * 9 + 5, 9, 3, 1}, 0, dnnl_aBcd16b,
+                dnnl_f32, dnnl_f32, {0}},
+};
+
+/* Case @p c the other way: from its blocks into its plain layout. */
+static copy_case_t unblocked(const copy_case_t *c) {
+    copy_case_t u = *c;
+    u.from_tag = c->to_tag;
+    u.to_tag = c->from_tag;
+    memset(u.from_strides, 0, sizeof u.from_strides);
+    memcpy(u.to_strides, c->from_strides, sizeof u.to_strides);
+    return u;
+}
+
+/* Whether this CPU runs the channel blocks copy of type @p dt. */
+static int cpu_runs_channel_blocks(dnnl_data_type_t dt) {
+    return cpu_has_avx512f()
+            && (dnnl_data_type_size(dt) == 4 || cpu_has_avx512bw());
+}
+
+Test(small_copy, channel_blocks_write_what_onednn_reorders) {
+    dgrad_plan_t *always = plan_with(2, 1), *timed = plan_with(1, 1);
+    for (size_t i = 0; i < sizeof channel_blocked / sizeof *channel_blocked;
+            i++) {
+        const copy_case_t *c = &channel_blocked[i];
+        copy_case_t back = unblocked(c);
+        int runs = cpu_runs_channel_blocks(c->from_dt);
+        /* into a plan's buffer the scatter where the CPU has no AVX-512 */
+        cr_assert_eq(offer_into(always, c, 0),
+                runs ? OWN_COPY_CHANNEL_BLOCKS : OWN_COPY_SCATTER,
+                "case %zu", i);
+        /* into the user's output only the channel blocks, which leave
+         * the bytes between its images as they were */
+        cr_assert_eq(offer_into(always, &back, 1),
+                runs ? OWN_COPY_CHANNEL_BLOCKS : 0, "case %zu back", i);
+        cr_log_info("case %zu timed: %d, back %d", i,
+                offer_into(timed, c, 0), offer_into(timed, &back, 1));
+    }
+    /* a channels-last tensor does not fit, into the user's output the
+     * scatter is not offered */
+    cr_assert_eq(offer_into(always, &fitting[3], 0), OWN_COPY_SCATTER);
+    copy_case_t nxc_back = unblocked(&fitting[3]);
+    cr_assert_eq(offer_into(always, &nxc_back, 1), 0);
+    free(always);
+    free(timed);
 }

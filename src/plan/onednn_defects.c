@@ -570,6 +570,10 @@ void own_reorder_run(const step_t *step, const void *from, void *to) {
         small_copy_run(step, from, to);
         return;
     }
+    if (step->own == OWN_COPY_CHANNEL_BLOCKS) {
+        channel_blocks_run(step, from, to);
+        return;
+    }
     /* Every index of the padded outer axes; padding gets zeros, as
      * oneDNN's reorders leave it. */
     int64_t outer = 1;

@@ -39,8 +39,9 @@ typedef struct step {
     dnnl_primitive_t prim;
     /* Run by dgrad's own copy between these layouts instead of a
      * primitive (prim NULL): OWN_COPY_PADDED where oneDNN's reorder is
-     * wrong here (onednn_defects.c), OWN_COPY_SCATTER where a small one
-     * was slower (small_copy.c); 0: a primitive. */
+     * wrong here (onednn_defects.c), OWN_COPY_SCATTER or
+     * OWN_COPY_CHANNEL_BLOCKS where a small one was slower (small_copy.c,
+     * channel_blocks.c); 0: a primitive. */
     int own;
     md_layout_t own_from, own_to;
     /* The scatter's (source, destination) element offsets, own_count
@@ -586,17 +587,34 @@ static inline int step_exists(const step_t *s) {
 
 /* ------------------------------------------------------- small_copy.c */
 
-enum { OWN_COPY_PADDED = 1, OWN_COPY_SCATTER = 2 };
+enum {
+    OWN_COPY_PADDED = 1,
+    OWN_COPY_SCATTER = 2,
+    OWN_COPY_CHANNEL_BLOCKS = 3
+};
 /* After @p step's reorder from @p from to @p to was made (and made safe):
- * turns it into dgrad's scatter where the policy and the timing say so
- * (small_copy.c). The destination must be a whole buffer of the plan's
- * (its padding is zeroed, the rest written). */
+ * turns it into dgrad's scatter or channel blocks copy where the policy
+ * and the timing say so (small_copy.c). The scatter only where the
+ * destination is a whole buffer of the plan's (its padding is zeroed,
+ * the rest written), not the user's output (@p into_user). */
 dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
-        md_ref_t from, md_ref_t to);
+        md_ref_t from, md_ref_t to, int into_user);
 /* The scatter of @p step (own OWN_COPY_SCATTER), on the calling thread. */
 void small_copy_run(const step_t *step, const void *from, void *to);
 /* Sorts @p step's pairs by source offset (after they were changed). */
 void small_copy_sort(step_t *step);
+
+/* ---------------------------------------------------- channel_blocks.c */
+
+/* Whether a plain tensor (N, C, then spatial axes in one run) goes into
+ * 16-channel blocks with dense pixels, or back, from layout @p f to
+ * layout @p t by dgrad's own copy, on this CPU (AVX-512; BW for 2-byte
+ * types). */
+int channel_blocks_fits(const md_layout_t *f, const md_layout_t *t);
+/* That copy of @p step (own OWN_COPY_CHANNEL_BLOCKS), on the calling
+ * thread: into blocks every element written, the channels past C zero;
+ * into the plain tensor only its elements. */
+void channel_blocks_run(const step_t *step, const void *from, void *to);
 
 /* ------------------------------------------------------------ chunks.c */
 

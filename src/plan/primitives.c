@@ -170,10 +170,10 @@ dnnl_status_t make_reorder(dgrad_plan_t *plan, tensor_path_t *t,
     chunking_free(&ch);
     if (s == dnnl_success) s = make_step(&t->reorder, pd, &plan->scratch_size);
     if (s == dnnl_success) s = reorder_make_safe(&t->reorder, from, to);
-    /* Into the plan's conv buffer (never the user's output): small ones
-     * may run as dgrad's scatter. */
-    if (s == dnnl_success && !to_io)
-        s = small_copy_offer(plan, &t->reorder, from, to);
+    /* Small ones may run as dgrad's own copies (the scatter only into
+     * the plan's conv buffer, never the user's output). */
+    if (s == dnnl_success)
+        s = small_copy_offer(plan, &t->reorder, from, to, to_io);
     dnnl_primitive_desc_destroy(pd);
     dnnl_primitive_desc_destroy(chunk_pd);
     return s;

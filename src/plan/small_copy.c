@@ -1,5 +1,6 @@
 /*
- * Small reorders into a plan's own buffers, as dgrad's own scatter.
+ * Small reorders as dgrad's own copies: the scatter into a plan's own
+ * buffers, and the channel blocks copy.
  *
  * A plan whose weights are not constant reorders them into the kernel's
  * layout at every execution, and the input too where its layout is not
@@ -14,11 +15,14 @@
  * Where it is offered: a reorder into the plan's conv buffer (never into
  * the user's output, whose bytes outside the box must stay), of at most
  * SMALL_COPY_MAX_BYTES either side, between blocked layouts of one
- * 2-byte or 4-byte type. Where it is taken: where it ran faster than
- * oneDNN's reorder at planning (the policy's small_copy 1), or wherever
- * it is offered (2: tests, DGRAD_SMALL_COPY=always); never with 0
+ * 2-byte or 4-byte type. Beside it, and into the user's output too, the
+ * channel blocks copy (channel_blocks.c) where the layouts are a plain
+ * activation tensor and its 16-channel blocks. Where one is taken: where
+ * it ran fastest, against oneDNN's reorder and each other, at planning
+ * (the policy's small_copy 1), or wherever it is offered, the channel
+ * blocks first (2: tests, DGRAD_SMALL_COPY=always); never with 0
  * (DGRAD_SMALL_COPY=0), nor with 1 when planning is untimed
- * (DGRAD_LAYOUT_SEARCH=0). Both are timed on scratch buffers under the
+ * (DGRAD_LAYOUT_SEARCH=0). All are timed on scratch buffers under the
  * plan's thread count, each round taking turns, the best round of each
  * kept. The scatter reads the source in its memory order from a table
  * of (source, destination) offsets made once: per-axis offsets summed
@@ -101,7 +105,8 @@ void small_copy_sort(step_t *step) {
             2 * sizeof *step->own_pairs, by_source);
 }
 
-/* Whether the scatter can stand in for a reorder from @p from to @p to. */
+/* Whether dgrad's own copies may stand in for a reorder from @p from to
+ * @p to (each then checks its own fit). */
 static int offered(const dgrad_plan_t *plan, const step_t *step,
         md_ref_t from, md_ref_t to) {
     md_layout_t f, t;
@@ -120,67 +125,100 @@ static int offered(const dgrad_plan_t *plan, const step_t *step,
 }
 
 /* The best of SMALL_COPY_ROUNDS rounds, in microseconds per call, of
- * oneDNN's reorder (@p times[0]) and of the scatter (@p times[1]), both
- * on @p r's buffers. */
-static dnnl_status_t time_both(const step_t *step, const step_t *scatter,
-        const scratch_reorder_t *r, double *times) {
+ * oneDNN's reorder (@p times[0]) and of each of @p n own copies @p owns
+ * (@p times[1 + i]; NULL ones not timed, INFINITY), all on @p r's
+ * buffers. */
+static dnnl_status_t time_all(const step_t *step, const step_t *const *owns,
+        int n, const scratch_reorder_t *r, double *times) {
     dnnl_status_t s = dnnl_success;
-    times[0] = times[1] = INFINITY;
+    for (int i = 0; i <= n; i++) times[i] = INFINITY;
+    double us_per_call = 1e3 / SMALL_COPY_CALLS; /* from ms a batch */
     for (int round = -1; round < SMALL_COPY_ROUNDS && s == dnnl_success;
             round++) {
-        /* Round -1 warms both up, untimed. */
+        /* Round -1 warms them up, untimed. */
         double t0 = now_ms();
         for (int i = 0; i < SMALL_COPY_CALLS && s == dnnl_success; i++)
             s = scratch_reorder_run(r, step);
         double t1 = now_ms();
-        for (int i = 0; i < SMALL_COPY_CALLS && s == dnnl_success; i++)
-            small_copy_run(scatter, r->from, r->to);
-        double t2 = now_ms();
-        double us_per_call = 1e3 / SMALL_COPY_CALLS; /* from ms a batch */
-        if (round >= 0) {
-            times[0] = fmin(times[0], (t1 - t0) * us_per_call);
-            times[1] = fmin(times[1], (t2 - t1) * us_per_call);
+        if (round >= 0) times[0] = fmin(times[0], (t1 - t0) * us_per_call);
+        for (int k = 0; k < n; k++) {
+            if (!owns[k]) continue;
+            t0 = now_ms();
+            for (int i = 0; i < SMALL_COPY_CALLS; i++)
+                own_reorder_run(owns[k], r->from, r->to);
+            t1 = now_ms();
+            if (round >= 0)
+                times[1 + k] = fmin(times[1 + k], (t1 - t0) * us_per_call);
         }
     }
     return s;
 }
 
-dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
-        md_ref_t from, md_ref_t to) {
-    if (!offered(plan, step, from, to)) return dnnl_success;
-    step_t scatter = {0};
-    dnnl_status_t s = own_copy_make(&scatter, from, to);
-    if (s == dnnl_success) s = make_pairs(&scatter);
-    if (s == dnnl_success) {
-        int64_t padded = 1, count = 1;
-        for (int a = 0; a < scatter.own_to.ndims; a++) {
-            padded *= scatter.own_to.padded_dims[a];
-            count *= scatter.own_to.dims[a];
-        }
-        scatter.own = OWN_COPY_SCATTER;
-        scatter.own_to_padded = padded != count;
-        scatter.own_to_bytes = md_size(to);
-        snprintf(scatter.impl, sizeof scatter.impl, "dgrad:scatter");
+/* The scatter from @p from to @p to into @p scatter. */
+static dnnl_status_t scatter_make(step_t *scatter, md_ref_t from,
+        md_ref_t to) {
+    dnnl_status_t s = own_copy_make(scatter, from, to);
+    if (s == dnnl_success) s = make_pairs(scatter);
+    if (s != dnnl_success) return s;
+    int64_t padded = 1, count = 1;
+    for (int a = 0; a < scatter->own_to.ndims; a++) {
+        padded *= scatter->own_to.padded_dims[a];
+        count *= scatter->own_to.dims[a];
     }
-    double times[2] = {INFINITY, 0};
+    scatter->own = OWN_COPY_SCATTER;
+    scatter->own_to_padded = padded != count;
+    scatter->own_to_bytes = md_size(to);
+    snprintf(scatter->impl, sizeof scatter->impl, "dgrad:scatter");
+    return dnnl_success;
+}
+
+/* The channel blocks copy (channel_blocks.c) into @p blocks where it
+ * fits; returns whether it does. */
+static int channel_blocks_make(step_t *blocks, md_ref_t from, md_ref_t to) {
+    if (!md_layout(from, &blocks->own_from) || !md_layout(to, &blocks->own_to)
+            || !channel_blocks_fits(&blocks->own_from, &blocks->own_to))
+        return 0;
+    blocks->own = OWN_COPY_CHANNEL_BLOCKS;
+    blocks->n_chunks = 1;
+    snprintf(blocks->impl, sizeof blocks->impl, "dgrad:channel_blocks");
+    return 1;
+}
+
+dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
+        md_ref_t from, md_ref_t to, int into_user) {
+    if (!offered(plan, step, from, to)) return dnnl_success;
+    step_t own[2] = {{0}, {0}};
+    int fits = channel_blocks_make(&own[1], from, to);
+    if (into_user && !fits) return dnnl_success;
+    dnnl_status_t s = into_user ? dnnl_success
+                                : scatter_make(&own[0], from, to);
+    /* untimed (policy 2): the channel blocks where they fit */
+    double times[3] = {INFINITY, fits || into_user ? INFINITY : 0,
+            fits ? 0 : INFINITY};
     if (s == dnnl_success && plan->policy.small_copy == 1) {
         scratch_reorder_t r;
+        const step_t *owns[2] = {into_user ? NULL : &own[0],
+                fits ? &own[1] : NULL};
         s = scratch_reorder_make(&r, step, from, to);
         if (s == dnnl_success) {
             memset(r.from, 0, md_size(from));
-            s = time_both(step, &scatter, &r, times);
+            s = time_all(step, owns, 2, &r, times);
         }
         scratch_reorder_free(&r);
         if (s == dnnl_success && layout_search_verbose())
             fprintf(stderr, "dgrad layout search: %zu bytes: reorder %s "
-                    "%.2f us, dgrad:scatter %.2f us\n", md_size(to),
-                    step->impl, times[0], times[1]);
+                    "%.2f us, dgrad:scatter %.2f us, "
+                    "dgrad:channel_blocks %.2f us\n", md_size(to),
+                    step->impl, times[0], times[1], times[2]);
     }
-    if (s == dnnl_success && times[1] < times[0]) {
+    int best = times[1] < times[0] ? 1 : 0;
+    if (times[2] < times[best]) best = 2;
+    if (s == dnnl_success && best) {
         step_free(step);
-        *step = scatter;
-    } else {
-        step_free(&scatter);
+        *step = own[best - 1];
+        own[best - 1] = (step_t){0};
     }
+    step_free(&own[0]);
+    step_free(&own[1]);
     return s;
 }
