@@ -6,11 +6,14 @@
  * run's end and the channels past C masked.
  *
  * oneDNN 2.6's `jit:uni` reorder of alexnet:deconv2_1d's bf16 input
- * (2 x 256 x 27, 27 KB, NCX into aBc16b) took 4.15 us on one thread and
- * 5.98 on two, and of its 2 x 96 x 27 output the other way 1.71 and
- * 5.94 (best of 20 x 200 calls, AMD EPYC Zen 5); dgrad's scatter took
- * 5.0 us on the input, this copy 0.3 (bench/README.md, thirty-ninth
- * look).
+ * (2 x 256 x 27, 27 KB, NCX into aBc16b) took 4.1 us on one thread and
+ * 6.4-6.6 on two, dgrad's scatter 5.2-5.7 and this copy 0.86-0.90; of
+ * its output (2 x 96 x 27) the other way 1.6 and 5.0-5.2 against 0.32-
+ * 0.38 (AMD EPYC Zen 5, planning's own timing: `DGRAD_LAYOUT_SEARCH=
+ * verbose dgrad bench --dt bf16 --data-format NCX
+ * g2mb2oc96ow27ic256iw27kw5pw2`; bench/README.md, thirty-ninth look).
+ * f32 copies run at about oneDNN's `jit:blk` one-thread speed: timing
+ * keeps whichever is faster.
  *
  * Offered beside the scatter (small_copy.c), under its conditions (at
  * most SMALL_COPY_MAX_BYTES a side, a destination at its offset 0), and
