@@ -192,9 +192,11 @@ dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
     if (into_user && !fits) return dnnl_success;
     dnnl_status_t s = into_user ? dnnl_success
                                 : scatter_make(&own[0], from, to);
-    /* untimed (policy 2): the channel blocks where they fit */
-    double times[3] = {INFINITY, fits || into_user ? INFINITY : 0,
-            fits ? 0 : INFINITY};
+    /* times[0] oneDNN's reorder, then the scatter and the channel
+     * blocks; untimed (policy 2), the channel blocks where they fit,
+     * else the scatter */
+    double times[3] = {INFINITY, INFINITY, INFINITY};
+    times[fits ? 2 : 1] = 0;
     if (s == dnnl_success && plan->policy.small_copy == 1) {
         scratch_reorder_t r;
         const step_t *owns[2] = {into_user ? NULL : &own[0],
