@@ -333,6 +333,8 @@ static dgrad_plan_t *direct_plan(const dgrad_problem_t *problem,
         plan_destroy(plan);
         return NULL;
     }
+    plan->direct_rounds_out = direct_rounds_output(plan);
+    plan->direct_widens_in = direct_widens_input(plan);
     /* Buffers the execution sizes by these descs: the activations as
      * they are, the packed weights as one f32 run. */
     int64_t wn = (int64_t)(direct_weights_size(plan) / sizeof(float));

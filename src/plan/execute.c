@@ -500,7 +500,7 @@ static dnnl_status_t bring_in(exec_ctx_t *c, int t, const void *user,
     } else if (plan->staged) {
         void *stage = step_exists(&tp->reorder) ? c->stage[t] : conv;
         /* dgrad's loop may widen the input in its own region */
-        if (!(t == T_IN && direct_widens_input(plan)))
+        if (!(t == T_IN && plan->direct_widens_in))
             convert(&tp->cv, plan->p.dt, 1, user, stage);
         io = stage;
     }
@@ -613,8 +613,8 @@ static void run_direct(exec_ctx_t *c, const void *user_in, const void *in,
                     ch * plan->p.bias_stride);
     direct_run(plan, in, wei, prepared ? NULL : (float *)c->conv[T_WEI],
             bias ? c->bias_f32 : NULL, plan->post.fused ? c->operands : NULL,
-            out, direct_rounds_output(plan) ? user_out : NULL,
-            direct_widens_input(plan) ? user_in : NULL, c->scratch);
+            out, plan->direct_rounds_out ? user_out : NULL,
+            plan->direct_widens_in ? user_in : NULL, c->scratch);
 }
 
 /* Where @p weights are the bytes the context last prepared, those
@@ -676,7 +676,7 @@ static dnnl_status_t run_all(exec_ctx_t *c, const void *in,
         if (remember)
             weights_seen(c, weights,
                     direct_packs_into(plan) ? c->conv[T_WEI] : NULL);
-        return direct_rounds_output(plan) ? dnnl_success
+        return plan->direct_rounds_out ? dnnl_success
                                           : bring_out(c, conv_out, out_box);
     }
     if (s == dnnl_success && !weights_prepared)

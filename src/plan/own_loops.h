@@ -73,10 +73,12 @@ void direct_run(const dgrad_plan_t *plan, const void *in, const void *w,
         char *scratch);
 /* Whether @p plan's loop rounds its staged f32 output into the user's
  * 16-bit output itself, each thread the rows it computed (no conversion
- * pass after it). */
+ * pass after it); planning keeps the answer in plan->direct_rounds_out,
+ * which execution reads. */
 int direct_rounds_output(const dgrad_plan_t *plan);
 /* Whether @p plan's loop widens the user's 16-bit input into its f32
- * staging copy itself (no conversion pass before it). */
+ * staging copy itself (no conversion pass before it); kept in
+ * plan->direct_widens_in. */
 int direct_widens_input(const dgrad_plan_t *plan);
 
 /* Width of one entry of axis @p i's tap table (direct_taps.c). */

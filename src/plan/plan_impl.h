@@ -256,6 +256,10 @@ struct dgrad_plan {
     int direct_avx2;               /* its kernels are AVX2 ones though the
                                       CPU has AVX-512 (timed faster:
                                       challenge_with_direct) */
+    /* its rows round the f32 staging output into the user's output
+     * (direct_rounds_output) and widen the user's input into the staged
+     * one (direct_widens_input), decided once at planning */
+    int direct_rounds_out, direct_widens_in;
     post_pass_t post;              /* the post-ops, after everything */
     size_t scratch_size;           /* largest scratchpad of all steps */
     _Atomic(exec_ctx_t *) spare;   /* an idle context, taken lock-free */

@@ -190,16 +190,20 @@ dnnl_status_t small_copy_offer(const dgrad_plan_t *plan, step_t *step,
     step_t own[2] = {{0}, {0}};
     int fits = channel_blocks_make(&own[1], from, to);
     if (into_user && !fits) return dnnl_success;
-    dnnl_status_t s = into_user ? dnnl_success
-                                : scatter_make(&own[0], from, to);
+    int timed = plan->policy.small_copy == 1;
+    /* the scatter never writes the user's output; untimed (policy 2) it
+     * is only taken where the channel blocks do not fit */
+    int scatter = !into_user && (timed || !fits);
+    dnnl_status_t s = scatter ? scatter_make(&own[0], from, to)
+                              : dnnl_success;
     /* times[0] oneDNN's reorder, then the scatter and the channel
-     * blocks; untimed (policy 2), the channel blocks where they fit,
-     * else the scatter */
+     * blocks; untimed, the channel blocks where they fit, else the
+     * scatter */
     double times[3] = {INFINITY, INFINITY, INFINITY};
     times[fits ? 2 : 1] = 0;
-    if (s == dnnl_success && plan->policy.small_copy == 1) {
+    if (s == dnnl_success && timed) {
         scratch_reorder_t r;
-        const step_t *owns[2] = {into_user ? NULL : &own[0],
+        const step_t *owns[2] = {scatter ? &own[0] : NULL,
                 fits ? &own[1] : NULL};
         s = scratch_reorder_make(&r, step, from, to);
         if (s == dnnl_success) {
